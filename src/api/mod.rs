@@ -1,0 +1,13 @@
+//! Wire types: what callers and admins send and receive.
+
+pub mod error;
+
+pub use error::{ApiError, AttemptSummary, ErrorType};
+pub mod chat;
+
+pub use chat::{passthrough_error, ChatRequest};
+pub mod route;
+
+pub use route::Route;
+pub mod auth;
+pub mod views;

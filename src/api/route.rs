@@ -1,0 +1,223 @@
+//! Paths to routes, validated once: a handler receives typed names, never raw path segments.
+
+use super::error::ApiError;
+use crate::config::{AliasName, ModelId, NameError, ProviderName, RouteName, TenantId};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Route {
+    Health,
+    ListModels,
+    ChatCompletions,
+    OpenApi,
+    Tenants,
+    Tenant(TenantId),
+    ApiKeys(TenantId),
+    ApiKey(TenantId, String),
+    Providers(TenantId),
+    Provider(TenantId, ProviderName),
+    Models(TenantId),
+    Model(TenantId, ModelId),
+    Aliases(TenantId),
+    Alias(TenantId, AliasName),
+    Rules(TenantId),
+    Rule(TenantId, RouteName),
+    Settings(TenantId),
+    Events(TenantId),
+    BreakerReset(TenantId),
+}
+
+impl Route {
+    pub fn is_admin(&self) -> bool {
+        !matches!(
+            self,
+            Self::Health | Self::ListModels | Self::ChatCompletions
+        )
+    }
+
+    pub fn parse(path: &str) -> Result<Self, ApiError> {
+        let segments: Vec<&str> = path.trim_end_matches('/').split('/').skip(1).collect();
+        match segments.as_slice() {
+            ["v1", "health"] => Ok(Self::Health),
+            ["v1", "models"] => Ok(Self::ListModels),
+            ["v1", "chat", "completions"] => Ok(Self::ChatCompletions),
+            ["admin", "v1", "openapi.json"] => Ok(Self::OpenApi),
+            ["admin", "v1", "tenants"] => Ok(Self::Tenants),
+            ["admin", "v1", "tenants", t, rest @ ..] => {
+                tenant_route(name(t, TenantId::parse)?, rest)
+            }
+            _ => Err(not_found()),
+        }
+    }
+}
+
+fn tenant_route(t: TenantId, rest: &[&str]) -> Result<Route, ApiError> {
+    Ok(match rest {
+        [] => Route::Tenant(t),
+        ["api-keys"] => Route::ApiKeys(t),
+        ["api-keys", id] => Route::ApiKey(t, decode(id)?),
+        ["providers"] => Route::Providers(t),
+        ["providers", p] => Route::Provider(t, name(p, ProviderName::parse)?),
+        ["models"] => Route::Models(t),
+        ["models", m] => Route::Model(t, name(m, ModelId::parse)?),
+        ["aliases"] => Route::Aliases(t),
+        ["aliases", a] => Route::Alias(t, name(a, AliasName::parse)?),
+        ["routing-rules"] => Route::Rules(t),
+        ["routing-rules", m] => Route::Rule(t, name(m, RouteName::parse)?),
+        ["settings"] => Route::Settings(t),
+        ["events"] => Route::Events(t),
+        ["breakers", "reset"] => Route::BreakerReset(t),
+        _ => return Err(not_found()),
+    })
+}
+
+fn not_found() -> ApiError {
+    ApiError::invalid_request(404, "not_found", "No such route.")
+}
+
+fn name<T>(segment: &str, parse: fn(&str) -> Result<T, NameError>) -> Result<T, ApiError> {
+    let decoded = decode(segment)?;
+    parse(&decoded)
+        .map_err(|e| ApiError::invalid_request(400, "invalid_path", format!("Invalid path: {e}.")))
+}
+
+/// Percent-decoding of one path segment (model ids carry `/` as `%2F`).
+pub fn decode(segment: &str) -> Result<String, ApiError> {
+    let bad =
+        || ApiError::invalid_request(400, "invalid_path", "Invalid percent-encoding in path.");
+    let bytes = segment.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = segment.get(i + 1..i + 3).ok_or_else(bad)?;
+            out.push(u8::from_str_radix(hex, 16).map_err(|_| bad())?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).map_err(|_| bad())
+}
+
+/// Every admin operation as (method, path template): the OpenAPI document must list exactly
+/// these, and the end-to-end suite checks the worker answers each of them.
+pub const ADMIN_OPERATIONS: &[(&str, &str)] = &[
+    ("get", "/admin/v1/openapi.json"),
+    ("get", "/admin/v1/tenants"),
+    ("post", "/admin/v1/tenants"),
+    ("get", "/admin/v1/tenants/{tenant}"),
+    ("delete", "/admin/v1/tenants/{tenant}"),
+    ("get", "/admin/v1/tenants/{tenant}/api-keys"),
+    ("post", "/admin/v1/tenants/{tenant}/api-keys"),
+    ("delete", "/admin/v1/tenants/{tenant}/api-keys/{key_id}"),
+    ("get", "/admin/v1/tenants/{tenant}/providers"),
+    ("get", "/admin/v1/tenants/{tenant}/providers/{provider}"),
+    ("put", "/admin/v1/tenants/{tenant}/providers/{provider}"),
+    ("delete", "/admin/v1/tenants/{tenant}/providers/{provider}"),
+    ("get", "/admin/v1/tenants/{tenant}/models"),
+    ("get", "/admin/v1/tenants/{tenant}/models/{model}"),
+    ("put", "/admin/v1/tenants/{tenant}/models/{model}"),
+    ("delete", "/admin/v1/tenants/{tenant}/models/{model}"),
+    ("get", "/admin/v1/tenants/{tenant}/aliases"),
+    ("get", "/admin/v1/tenants/{tenant}/aliases/{alias}"),
+    ("put", "/admin/v1/tenants/{tenant}/aliases/{alias}"),
+    ("delete", "/admin/v1/tenants/{tenant}/aliases/{alias}"),
+    ("get", "/admin/v1/tenants/{tenant}/routing-rules"),
+    ("put", "/admin/v1/tenants/{tenant}/routing-rules"),
+    ("delete", "/admin/v1/tenants/{tenant}/routing-rules/{match}"),
+    ("get", "/admin/v1/tenants/{tenant}/settings"),
+    ("put", "/admin/v1/tenants/{tenant}/settings"),
+    ("get", "/admin/v1/tenants/{tenant}/events"),
+    ("post", "/admin/v1/tenants/{tenant}/breakers/reset"),
+];
+
+/// A concrete path for a template, with example names.
+pub fn example_path(template: &str) -> String {
+    template
+        .replace("{tenant}", "acme")
+        .replace("{key_id}", "ck_0000")
+        .replace("{provider}", "openai")
+        .replace("{model}", "gpt-4o")
+        .replace("{alias}", "fast")
+        .replace("{match}", "best")
+}
+
+/// The admin API's OpenAPI 3.1 document, served at `/admin/v1/openapi.json`.
+pub const OPENAPI: &str = include_str!("openapi.json");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn model_ids_arrive_percent_encoded() {
+        assert_eq!(
+            Route::parse("/admin/v1/tenants/acme/models/meta-llama%2FLlama-3.3-70B"),
+            Ok(Route::Model(
+                TenantId::parse("acme").unwrap(),
+                ModelId::parse("meta-llama/Llama-3.3-70B").unwrap()
+            ))
+        );
+    }
+
+    #[test]
+    fn invalid_names_in_paths_are_400_not_404() {
+        let e = Route::parse("/admin/v1/tenants/Bad_Id").unwrap_err();
+        assert_eq!(e.status, 400);
+        let e = Route::parse(&format!("/admin/v1/tenants/{}", "a".repeat(64))).unwrap_err();
+        assert_eq!(e.status, 400);
+    }
+
+    #[test]
+    fn unknown_paths_are_404() {
+        for p in [
+            "/",
+            "/v2/chat",
+            "/admin/v1/tenants/acme/nope",
+            "/admin/v1/tenants/acme/models/a/b",
+        ] {
+            assert_eq!(Route::parse(p).map_err(|e| e.status), Err(404), "{p}");
+        }
+    }
+
+    #[test]
+    fn every_operation_parses_to_an_admin_route() {
+        for (_, t) in ADMIN_OPERATIONS {
+            let route = Route::parse(&example_path(t)).unwrap();
+            assert!(route.is_admin(), "{t}");
+        }
+    }
+
+    #[test]
+    fn openapi_document_lists_exactly_the_admin_operations() {
+        let doc: serde_json::Value = serde_json::from_str(OPENAPI).unwrap();
+        assert_eq!(doc["openapi"], "3.1.0");
+        let mut documented: Vec<(String, String)> = doc["paths"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .flat_map(|(path, ops)| {
+                ops.as_object()
+                    .unwrap()
+                    .keys()
+                    .filter(|k| ["get", "put", "post", "delete", "patch"].contains(&k.as_str()))
+                    .map(move |m| (m.clone(), path.clone()))
+            })
+            .collect();
+        let mut expected: Vec<(String, String)> = ADMIN_OPERATIONS
+            .iter()
+            .map(|(m, p)| (m.to_string(), p.to_string()))
+            .collect();
+        documented.sort();
+        expected.sort();
+        assert_eq!(documented, expected);
+    }
+
+    #[test]
+    fn bad_percent_encoding_is_refused() {
+        assert!(decode("%zz").is_err());
+        assert!(decode("%f").is_err());
+        assert_eq!(decode("a%20b").unwrap(), "a b");
+    }
+}

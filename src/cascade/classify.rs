@@ -1,0 +1,121 @@
+//! What an upstream answer means for the cascade.
+
+use serde::Serialize;
+
+/// Why a candidate (or one key of it) failed. Only this classification reaches the caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Failure {
+    RateLimit,
+    Server,
+    Timeout,
+    Network,
+    Auth,
+    NotFound,
+    UpstreamClientError,
+    /// The gateway never asked: the breaker is open.
+    BreakerOpen,
+    /// The gateway never asked: the request's budget was spent.
+    DeadlineExceeded,
+}
+
+impl Failure {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::RateLimit => "rate_limit",
+            Self::Server => "server",
+            Self::Timeout => "timeout",
+            Self::Network => "network",
+            Self::Auth => "auth",
+            Self::NotFound => "not_found",
+            Self::UpstreamClientError => "upstream_client_error",
+            Self::BreakerOpen => "breaker_open",
+            Self::DeadlineExceeded => "deadline_exceeded",
+        }
+    }
+
+    /// Failures that say the provider (for this model) is down, and so count toward its breaker.
+    /// `auth` and `not_found` count too: they only surface once every key of the pool has been
+    /// refused or the model is gone upstream, and every later request would pay for the same answer.
+    pub fn counts_toward_breaker(self) -> bool {
+        matches!(
+            self,
+            Self::Server | Self::Timeout | Self::Network | Self::Auth | Self::NotFound
+        )
+    }
+}
+
+/// What to do after an upstream answered with a status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatusVerdict {
+    Success,
+    /// The request itself is at fault: stop the cascade and pass the provider's answer through.
+    RequestCaused,
+    /// A key-level refusal: try the next key of the same provider.
+    NextKey(Failure),
+    /// The candidate failed: move down the chain.
+    NextCandidate(Failure),
+}
+
+pub fn classify_status(status: u16) -> StatusVerdict {
+    match status {
+        200..=299 => StatusVerdict::Success,
+        400 | 413 | 422 => StatusVerdict::RequestCaused,
+        429 => StatusVerdict::NextKey(Failure::RateLimit),
+        401 | 403 => StatusVerdict::NextKey(Failure::Auth),
+        404 => StatusVerdict::NextCandidate(Failure::NotFound),
+        402..=499 => StatusVerdict::NextCandidate(Failure::UpstreamClientError),
+        // 5xx, and anything a chat API should never answer (1xx, 3xx): the provider is misbehaving.
+        _ => StatusVerdict::NextCandidate(Failure::Server),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_caused_4xx_never_cascades() {
+        for s in [400, 413, 422] {
+            assert_eq!(classify_status(s), StatusVerdict::RequestCaused, "{s}");
+        }
+    }
+
+    #[test]
+    fn rate_limit_and_auth_rotate_keys_first() {
+        assert_eq!(
+            classify_status(429),
+            StatusVerdict::NextKey(Failure::RateLimit)
+        );
+        assert_eq!(classify_status(401), StatusVerdict::NextKey(Failure::Auth));
+        assert_eq!(classify_status(403), StatusVerdict::NextKey(Failure::Auth));
+    }
+
+    #[test]
+    fn other_failures_move_down_the_chain() {
+        assert_eq!(
+            classify_status(404),
+            StatusVerdict::NextCandidate(Failure::NotFound)
+        );
+        assert_eq!(
+            classify_status(409),
+            StatusVerdict::NextCandidate(Failure::UpstreamClientError)
+        );
+        for s in [500, 502, 503, 504, 529] {
+            assert_eq!(
+                classify_status(s),
+                StatusVerdict::NextCandidate(Failure::Server),
+                "{s}"
+            );
+        }
+    }
+
+    #[test]
+    fn rate_limit_does_not_count_toward_the_breaker() {
+        assert!(!Failure::RateLimit.counts_toward_breaker());
+        assert!(!Failure::UpstreamClientError.counts_toward_breaker());
+        assert!(Failure::Server.counts_toward_breaker());
+        assert!(Failure::Timeout.counts_toward_breaker());
+        assert!(Failure::Network.counts_toward_breaker());
+    }
+}

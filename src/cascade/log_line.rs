@@ -1,0 +1,102 @@
+//! The one structured JSON log line per request. Keys appear only by id; the upstream's own error
+//! text appears here and nowhere else.
+
+use super::CandidateAttempt;
+use serde_json::{json, Value};
+
+pub struct RequestLog<'a> {
+    pub request_id: &'a str,
+    pub tenant: &'a str,
+    pub requested: &'a str,
+    /// `served`, `refused`, `exhausted`, `cancelled` or `rejected` (refused before routing).
+    pub outcome: &'a str,
+    pub status: u16,
+    pub attempts: &'a [CandidateAttempt],
+    pub total_ms: u64,
+    pub d1_queries: u32,
+    pub durable_object_calls: u32,
+}
+
+const MAX_ERROR_CHARS: usize = 2_000;
+
+impl RequestLog<'_> {
+    pub fn to_json(&self) -> Value {
+        let attempts: Vec<Value> = self
+            .attempts
+            .iter()
+            .flat_map(|a| {
+                let tries: Vec<Value> = a
+                    .tries
+                    .iter()
+                    .map(|t| {
+                        json!({
+                            "provider": a.provider,
+                            "model": a.model,
+                            "key_id": t.key_id,
+                            "failure": t.failure.map(|f| f.as_str()),
+                            "status": t.status,
+                            "error": t.error.as_deref().map(|e| e.chars().take(MAX_ERROR_CHARS).collect::<String>()),
+                            "ms": t.ms,
+                        })
+                    })
+                    .collect();
+                if tries.is_empty() {
+                    // Skipped without a call: breaker open or budget spent.
+                    vec![json!({"provider": a.provider, "model": a.model, "failure": a.failure.map(|f| f.as_str())})]
+                } else {
+                    tries
+                }
+            })
+            .collect();
+        json!({
+            "msg": "request",
+            "request_id": self.request_id,
+            "tenant": self.tenant,
+            "requested": self.requested,
+            "outcome": self.outcome,
+            "status": self.status,
+            "attempts": attempts,
+            "total_ms": self.total_ms,
+            "d1_queries": self.d1_queries,
+            "durable_object_calls": self.durable_object_calls,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cascade::{Failure, KeyTry};
+
+    #[test]
+    fn each_key_try_is_listed_with_its_key_id_and_upstream_text() {
+        let attempts = [CandidateAttempt {
+            provider: "p".into(),
+            model: "m".into(),
+            failure: Some(Failure::RateLimit),
+            status: Some(429),
+            tries: vec![KeyTry {
+                key_id: "key_ab12".into(),
+                status: Some(429),
+                failure: Some(Failure::RateLimit),
+                error: Some("quota".into()),
+                ms: 3,
+            }],
+        }];
+        let line = RequestLog {
+            request_id: "req_1",
+            tenant: "acme",
+            requested: "fast",
+            outcome: "exhausted",
+            status: 502,
+            attempts: &attempts,
+            total_ms: 4,
+            d1_queries: 0,
+            durable_object_calls: 1,
+        }
+        .to_json();
+        assert_eq!(line["attempts"][0]["key_id"], "key_ab12");
+        assert_eq!(line["attempts"][0]["error"], "quota");
+        assert_eq!(line["attempts"][0]["failure"], "rate_limit");
+    }
+}

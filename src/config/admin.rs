@@ -1,0 +1,338 @@
+//! Admin request bodies: parsed strictly (unknown fields refused, the failing field named) and turned
+//! into validated config types in one step.
+
+use super::names::{AliasName, Capability, ModelId, ProviderName, RouteName, TenantId};
+use super::provider::{BaseUrl, KeyStrategy, Provider, ProviderKey, ProviderKind};
+use super::{Alias, CatalogModel, Chain, ConfigError, CostTier, SettingsOverrides};
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+
+/// Parses JSON into `T`, naming the field that failed (`breaker.window_ms: invalid type ...`).
+pub fn parse_body<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ConfigError> {
+    let de = &mut serde_json::Deserializer::from_slice(bytes);
+    serde_path_to_error::deserialize(de).map_err(|err| {
+        let path = err.path().to_string();
+        let inner = err.into_inner();
+        if inner.is_syntax() || inner.is_eof() {
+            return ConfigError::invalid("body", format!("malformed JSON ({inner})"));
+        }
+        let field = if path == "." { "body".to_owned() } else { path };
+        ConfigError::Invalid {
+            field,
+            reason: strip_position(&inner.to_string()),
+        }
+    })
+}
+
+/// serde_json appends "at line 1 column 42"; the field path already says where.
+fn strip_position(msg: &str) -> String {
+    match msg.rfind(" at line ") {
+        Some(i) => msg[..i].to_owned(),
+        None => msg.to_owned(),
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TenantBody {
+    pub id: TenantId,
+    pub name: String,
+}
+
+impl TenantBody {
+    pub fn validate(self) -> Result<(TenantId, String), ConfigError> {
+        let name = self.name.trim().to_owned();
+        if name.is_empty() || name.chars().count() > 200 || name.chars().any(char::is_control) {
+            return Err(ConfigError::invalid(
+                "name",
+                "must be 1 to 200 printable characters",
+            ));
+        }
+        Ok((self.id, name))
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderBody {
+    pub kind: ProviderKind,
+    pub base_url: BaseUrl,
+    pub keys: Vec<String>,
+    #[serde(default)]
+    pub key_strategy: KeyStrategy,
+    #[serde(default)]
+    pub timeout_ms: Option<u32>,
+}
+
+pub const MAX_KEYS: usize = 64;
+pub const DEFAULT_TIMEOUT_MS: u32 = 30_000;
+
+impl ProviderBody {
+    pub fn validate(self, name: ProviderName) -> Result<Provider, ConfigError> {
+        if self.keys.is_empty() || self.keys.len() > MAX_KEYS {
+            return Err(ConfigError::invalid(
+                "keys",
+                format!("must list 1 to {MAX_KEYS} keys"),
+            ));
+        }
+        let mut keys: Vec<ProviderKey> = Vec::with_capacity(self.keys.len());
+        for secret in self.keys {
+            let key = ProviderKey::from_secret(secret)?;
+            if keys.iter().any(|k| k.id == key.id) {
+                return Err(ConfigError::invalid("keys", "the same key is listed twice"));
+            }
+            keys.push(key);
+        }
+        let timeout_ms = self.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS);
+        if !(1..=600_000).contains(&timeout_ms) {
+            return Err(ConfigError::invalid("timeout_ms", "must be 1 to 600000"));
+        }
+        Ok(Provider {
+            name,
+            kind: self.kind,
+            base_url: self.base_url,
+            keys,
+            key_strategy: self.key_strategy,
+            timeout_ms,
+        })
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelBody {
+    pub provider: ProviderName,
+    #[serde(default)]
+    pub upstream_model: Option<String>,
+    #[serde(default)]
+    pub capabilities: Option<Vec<Capability>>,
+    pub context_window: u32,
+    #[serde(default)]
+    pub input_price_per_mtok: f64,
+    #[serde(default)]
+    pub output_price_per_mtok: f64,
+}
+
+fn price(field: &str, v: f64) -> Result<f64, ConfigError> {
+    if v.is_finite() && (0.0..=1_000_000.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(ConfigError::invalid(
+            field,
+            "must be a price from 0 to 1000000",
+        ))
+    }
+}
+
+/// Sorted and deduplicated so membership tests can binary-search.
+fn capability_set(mut caps: Vec<Capability>) -> Vec<Capability> {
+    caps.sort();
+    caps.dedup();
+    caps
+}
+
+impl ModelBody {
+    /// A model with no `capabilities` is a chat model: that is what this gateway serves.
+    pub fn validate(self, id: ModelId) -> Result<CatalogModel, ConfigError> {
+        let upstream_model = self.upstream_model.unwrap_or_else(|| id.to_string());
+        if upstream_model.is_empty()
+            || upstream_model.len() > 256
+            || upstream_model.chars().any(char::is_control)
+        {
+            return Err(ConfigError::invalid(
+                "upstream_model",
+                "must be 1 to 256 printable characters",
+            ));
+        }
+        if self.context_window == 0 {
+            return Err(ConfigError::invalid("context_window", "must be positive"));
+        }
+        let caps = match self.capabilities {
+            Some(caps) => caps,
+            None => Capability::parse("chat").into_iter().collect(),
+        };
+        Ok(CatalogModel {
+            id,
+            provider: self.provider,
+            upstream_model,
+            capabilities: capability_set(caps),
+            context_window: self.context_window,
+            input_price_per_mtok: price("input_price_per_mtok", self.input_price_per_mtok)?,
+            output_price_per_mtok: price("output_price_per_mtok", self.output_price_per_mtok)?,
+        })
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AliasBody {
+    #[serde(default)]
+    pub pin: Option<ModelId>,
+    #[serde(default)]
+    pub capabilities: Vec<Capability>,
+    #[serde(default)]
+    pub min_context_window: Option<u32>,
+    #[serde(default)]
+    pub provider_preference: Vec<ProviderName>,
+    #[serde(default)]
+    pub cost_tier: CostTier,
+}
+
+impl AliasBody {
+    pub fn validate(self) -> Result<Alias, ConfigError> {
+        let mut seen = std::collections::BTreeSet::new();
+        if let Some(dup) = self.provider_preference.iter().find(|p| !seen.insert(*p)) {
+            return Err(ConfigError::invalid(
+                "provider_preference",
+                format!("'{dup}' is listed twice"),
+            ));
+        }
+        if self.provider_preference.len() > 32 || self.capabilities.len() > 32 {
+            return Err(ConfigError::invalid(
+                "capabilities",
+                "at most 32 capabilities and 32 preferred providers",
+            ));
+        }
+        Ok(Alias {
+            pin: self.pin,
+            capabilities: capability_set(self.capabilities),
+            min_context_window: self.min_context_window,
+            provider_preference: self.provider_preference,
+            cost_tier: self.cost_tier,
+        })
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleBody {
+    #[serde(rename = "match")]
+    pub match_: RouteName,
+    pub chain: Vec<RouteName>,
+}
+
+impl RuleBody {
+    pub fn validate(self, max_depth: u32) -> Result<(RouteName, Chain), ConfigError> {
+        Ok((self.match_, Chain::new(self.chain, max_depth)?))
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BreakerReset {
+    #[serde(default)]
+    pub provider: Option<ProviderName>,
+    #[serde(default)]
+    pub model: Option<ModelId>,
+}
+
+pub fn validate_settings(o: SettingsOverrides) -> Result<SettingsOverrides, ConfigError> {
+    let within = |field: &str, v: Option<u64>, max: u64| match v {
+        Some(v) if !(1..=max).contains(&v) => {
+            Err(ConfigError::invalid(field, format!("must be 1 to {max}")))
+        }
+        _ => Ok(()),
+    };
+    within(
+        "max_fallback_depth",
+        o.max_fallback_depth.map(u64::from),
+        20,
+    )?;
+    within(
+        "breaker.error_threshold",
+        o.breaker.error_threshold.map(u64::from),
+        10_000,
+    )?;
+    within("breaker.window_ms", o.breaker.window_ms, 86_400_000)?;
+    within(
+        "breaker.open_duration_ms",
+        o.breaker.open_duration_ms,
+        86_400_000,
+    )?;
+    Ok(o)
+}
+
+/// Alias names share the caller's `model` namespace with catalog ids; this is the one check both
+/// admin writes use.
+pub fn alias_name_from(route: &str) -> Result<AliasName, ConfigError> {
+    AliasName::parse(route).map_err(|e| ConfigError::invalid("name", e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err_of<T: std::fmt::Debug>(r: Result<T, ConfigError>) -> String {
+        r.err().map(|e| e.to_string()).unwrap_or_default()
+    }
+
+    #[test]
+    fn unknown_field_is_refused_and_named() {
+        let e = err_of(parse_body::<TenantBody>(
+            br#"{"id":"a","name":"A","colour":"red"}"#,
+        ));
+        assert!(e.contains("unknown field `colour`"), "{e}");
+    }
+
+    #[test]
+    fn wrong_type_names_the_nested_field() {
+        let e = err_of(parse_body::<SettingsOverrides>(
+            br#"{"breaker":{"window_ms":"soon"}}"#,
+        ));
+        assert!(e.starts_with("breaker.window_ms: invalid type"), "{e}");
+    }
+
+    #[test]
+    fn malformed_json_is_reported_as_such() {
+        let e = err_of(parse_body::<TenantBody>(b"{\"id\":"));
+        assert!(e.starts_with("body: malformed JSON"), "{e}");
+    }
+
+    #[test]
+    fn bad_name_inside_body_names_field_and_rule() {
+        let e = err_of(parse_body::<TenantBody>(br#"{"id":"Acme!","name":"A"}"#));
+        assert_eq!(e, "id: tenant id must start with a letter or digit");
+    }
+
+    #[test]
+    fn provider_needs_at_least_one_key() {
+        let body =
+            parse_body::<ProviderBody>(br#"{"kind":"openai","base_url":"https://x/v1","keys":[]}"#);
+        let name = ProviderName::parse("openai");
+        let r = body.and_then(|b| {
+            name.map_err(|_| ConfigError::invalid("n", ""))
+                .and_then(|n| b.validate(n))
+        });
+        assert_eq!(err_of(r), "keys: must list 1 to 64 keys");
+    }
+
+    #[test]
+    fn model_without_capabilities_is_a_chat_model() {
+        let m =
+            parse_body::<ModelBody>(br#"{"provider":"p","context_window":8000}"#).and_then(|b| {
+                b.validate(ModelId::parse("m").map_err(|_| ConfigError::invalid("", ""))?)
+            });
+        let m = m.ok();
+        assert_eq!(m.as_ref().map(|m| m.upstream_model.as_str()), Some("m"));
+        assert_eq!(
+            m.map(|m| m
+                .capabilities
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()),
+            Some(vec!["chat".to_owned()])
+        );
+    }
+
+    #[test]
+    fn negative_price_is_refused() {
+        let m = parse_body::<ModelBody>(
+            br#"{"provider":"p","context_window":8000,"input_price_per_mtok":-1}"#,
+        )
+        .and_then(|b| b.validate(ModelId::parse("m").map_err(|_| ConfigError::invalid("", ""))?));
+        assert_eq!(
+            err_of(m),
+            "input_price_per_mtok: must be a price from 0 to 1000000"
+        );
+    }
+}

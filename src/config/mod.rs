@@ -1,0 +1,46 @@
+//! Validated tenant configuration. Admin input is parsed into these types once; past the admin
+//! handler an invalid alias, an empty key pool or an over-long chain cannot exist.
+
+pub mod admin;
+pub mod alias;
+pub mod model;
+pub mod names;
+pub mod provider;
+pub mod rule;
+pub mod settings;
+pub mod tenant;
+
+pub use alias::{Alias, CostTier};
+pub use model::CatalogModel;
+pub use names::{AliasName, Capability, ModelId, NameError, ProviderName, RouteName, TenantId};
+pub use provider::{BaseUrl, KeyStrategy, Provider, ProviderKey, ProviderKind};
+pub use rule::Chain;
+pub use settings::{BreakerSettings, Defaults, Settings, SettingsOverrides};
+pub use tenant::TenantConfig;
+
+/// Why admin input was refused; every message names the field or limit involved.
+#[derive(Debug, Clone, PartialEq, Eq, displaydoc::Display)]
+pub enum ConfigError {
+    /// {field}: {reason}
+    Invalid { field: String, reason: String },
+    /// chain has {len} entries but routing.max_fallback_depth allows at most {max}
+    ChainTooLong { len: usize, max: u32 },
+}
+
+impl std::error::Error for ConfigError {}
+
+impl ConfigError {
+    pub fn invalid(field: &str, reason: impl Into<String>) -> Self {
+        Self::Invalid {
+            field: field.to_owned(),
+            reason: reason.into(),
+        }
+    }
+
+    pub fn field(&self) -> Option<&str> {
+        match self {
+            Self::Invalid { field, .. } => Some(field),
+            Self::ChainTooLong { .. } => Some("chain"),
+        }
+    }
+}

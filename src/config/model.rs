@@ -1,0 +1,28 @@
+//! A catalog entry: one model a tenant can route to, on one of its providers.
+
+use super::names::{Capability, ModelId, ProviderName};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CatalogModel {
+    pub id: ModelId,
+    pub provider: ProviderName,
+    /// The name sent upstream; defaults to `id`.
+    pub upstream_model: String,
+    /// Sorted and free of duplicates.
+    pub capabilities: Vec<Capability>,
+    pub context_window: u32,
+    pub input_price_per_mtok: f64,
+    pub output_price_per_mtok: f64,
+}
+
+impl CatalogModel {
+    /// The only quality signal that exists across providers: input plus output per Mtok.
+    pub fn price(&self) -> f64 {
+        self.input_price_per_mtok + self.output_price_per_mtok
+    }
+
+    pub fn has_capability(&self, wanted: &Capability) -> bool {
+        self.capabilities.binary_search(wanted).is_ok()
+    }
+}

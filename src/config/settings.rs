@@ -1,0 +1,140 @@
+//! Routing settings: deployment defaults from `[vars]`, optionally overridden per tenant.
+
+use serde::{Deserialize, Serialize};
+
+/// Per-tenant overrides as stored; every absent value falls back to the deployment default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SettingsOverrides {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_fallback_depth: Option<u32>,
+    #[serde(default)]
+    pub breaker: BreakerOverrides,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BreakerOverrides {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_threshold: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_duration_ms: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BreakerSettings {
+    pub error_threshold: u32,
+    pub window_ms: u64,
+    pub open_duration_ms: u64,
+}
+
+/// What a tenant's requests actually run with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Settings {
+    pub max_fallback_depth: u32,
+    pub breaker: BreakerSettings,
+}
+
+/// Deployment-wide values from `[vars]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Defaults {
+    pub settings: Settings,
+    pub request_budget_ms: u64,
+    pub config_ttl_ms: u64,
+}
+
+impl Default for Defaults {
+    fn default() -> Self {
+        Self {
+            settings: Settings {
+                max_fallback_depth: 5,
+                breaker: BreakerSettings {
+                    error_threshold: 5,
+                    window_ms: 30_000,
+                    open_duration_ms: 60_000,
+                },
+            },
+            request_budget_ms: 60_000,
+            config_ttl_ms: 10_000,
+        }
+    }
+}
+
+impl Defaults {
+    /// Reads `[vars]` through `lookup`; a missing var keeps its default, a malformed one is an error
+    /// naming the var (a misconfigured deployment should fail loudly, not route with surprises).
+    pub fn from_vars(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, String> {
+        let mut d = Self::default();
+        let read = |name: &str, slot: &mut u64| -> Result<(), String> {
+            if let Some(raw) = lookup(name) {
+                *slot = raw
+                    .trim()
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|v| *v > 0)
+                    .ok_or_else(|| format!("var {name} must be a positive integer"))?;
+            }
+            Ok(())
+        };
+        let mut depth = u64::from(d.settings.max_fallback_depth);
+        let mut threshold = u64::from(d.settings.breaker.error_threshold);
+        read("ROUTING_MAX_FALLBACK_DEPTH", &mut depth)?;
+        read("BREAKER_ERROR_THRESHOLD", &mut threshold)?;
+        read("BREAKER_WINDOW_MS", &mut d.settings.breaker.window_ms)?;
+        read(
+            "BREAKER_OPEN_DURATION_MS",
+            &mut d.settings.breaker.open_duration_ms,
+        )?;
+        read("REQUEST_BUDGET_MS", &mut d.request_budget_ms)?;
+        read("CONFIG_TTL_MS", &mut d.config_ttl_ms)?;
+        d.settings.max_fallback_depth =
+            u32::try_from(depth).map_err(|_| "ROUTING_MAX_FALLBACK_DEPTH is too large")?;
+        d.settings.breaker.error_threshold =
+            u32::try_from(threshold).map_err(|_| "BREAKER_ERROR_THRESHOLD is too large")?;
+        Ok(d)
+    }
+
+    pub fn effective(&self, o: &SettingsOverrides) -> Settings {
+        let b = self.settings.breaker;
+        Settings {
+            max_fallback_depth: o
+                .max_fallback_depth
+                .unwrap_or(self.settings.max_fallback_depth),
+            breaker: BreakerSettings {
+                error_threshold: o.breaker.error_threshold.unwrap_or(b.error_threshold),
+                window_ms: o.breaker.window_ms.unwrap_or(b.window_ms),
+                open_duration_ms: o.breaker.open_duration_ms.unwrap_or(b.open_duration_ms),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn absent_overrides_fall_back_to_vars() {
+        let d = Defaults::from_vars(|n| (n == "BREAKER_WINDOW_MS").then(|| "1000".to_owned()));
+        let d = d.unwrap_or_default();
+        let o = SettingsOverrides {
+            max_fallback_depth: Some(3),
+            ..Default::default()
+        };
+        let s = d.effective(&o);
+        assert_eq!(s.max_fallback_depth, 3);
+        assert_eq!(s.breaker.window_ms, 1000);
+        assert_eq!(s.breaker.error_threshold, 5);
+    }
+
+    #[test]
+    fn malformed_var_is_named() {
+        let err = Defaults::from_vars(|n| (n == "REQUEST_BUDGET_MS").then(|| "soon".to_owned()));
+        assert_eq!(
+            err.err().as_deref(),
+            Some("var REQUEST_BUDGET_MS must be a positive integer")
+        );
+    }
+}

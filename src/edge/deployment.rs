@@ -1,0 +1,61 @@
+//! Deployment-wide settings read from `[vars]` once per isolate (they cannot change under it).
+
+use crate::api::ApiError;
+use crate::config::Defaults;
+use std::cell::OnceCell;
+use worker::{console_error, Env};
+
+#[derive(Debug, Clone, Copy)]
+pub struct Deployment {
+    pub defaults: Defaults,
+    pub max_chat_body: usize,
+    pub max_admin_body: usize,
+    /// Adds `X-CogniGate-D1-Queries` / `-DO-Calls` to responses (tests and benchmarks).
+    pub debug_counters: bool,
+}
+
+thread_local! {
+    static DEPLOYMENT: OnceCell<Deployment> = const { OnceCell::new() };
+}
+
+fn var(env: &Env, name: &str) -> Option<String> {
+    env.var(name).ok().map(|v| v.to_string())
+}
+
+fn size(env: &Env, name: &str, default: usize) -> Result<usize, String> {
+    match var(env, name) {
+        None => Ok(default),
+        Some(v) => v
+            .trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|n| *n > 0)
+            .ok_or_else(|| format!("var {name} must be a positive integer")),
+    }
+}
+
+fn read(env: &Env) -> Result<Deployment, String> {
+    Ok(Deployment {
+        defaults: Defaults::from_vars(|name| var(env, name))?,
+        max_chat_body: size(env, "MAX_CHAT_BODY_BYTES", 10 * 1024 * 1024)?,
+        max_admin_body: size(env, "MAX_ADMIN_BODY_BYTES", 64 * 1024)?,
+        debug_counters: var(env, "DEBUG_COUNTERS").is_some_and(|v| v == "true" || v == "1"),
+    })
+}
+
+pub fn deployment(env: &Env) -> Result<Deployment, ApiError> {
+    if let Some(d) = DEPLOYMENT.with(|c| c.get().copied()) {
+        return Ok(d);
+    }
+    let d = read(env).map_err(|e| {
+        console_error!(
+            "{}",
+            serde_json::json!({"msg": "invalid deployment vars", "error": e})
+        );
+        ApiError::internal()
+    })?;
+    DEPLOYMENT.with(|c| {
+        let _ = c.set(d);
+    });
+    Ok(d)
+}

@@ -1,0 +1,295 @@
+//! Caller routes: chat completions through the cascade, the model list, health.
+
+use super::deployment::Deployment;
+use super::http::{self, header, now_ms, random_bytes, Reply};
+use super::metrics::Metrics;
+use super::routing_object::{self, RoutingClient};
+use super::store;
+use super::upstream::{FetchUpstream, UpstreamBody};
+use crate::api::auth::{bearer, hash_key};
+use crate::api::{ApiError, ChatRequest};
+use crate::cascade::log_line::RequestLog;
+use crate::cascade::{exhausted_error, settle, Cascade, Clock, Ending, Limits, Outcome};
+use crate::config::{provider::hex, TenantConfig, TenantId};
+use crate::routing::{build_chain, ChainError};
+use futures::stream::{once, StreamExt};
+use serde_json::json;
+use std::rc::Rc;
+use worker::{console_log, Context, Env, Request, Response};
+
+struct WorkerClock;
+
+impl Clock for WorkerClock {
+    fn now_ms(&self) -> u64 {
+        now_ms()
+    }
+}
+
+fn invalid_api_key() -> ApiError {
+    ApiError::new(
+        401,
+        crate::api::ErrorType::AuthenticationError,
+        "invalid_api_key",
+        "Missing or invalid API key.",
+    )
+}
+
+/// Who is calling, from the cached caller-key index.
+async fn caller(
+    req: &Request,
+    env: &Env,
+    ctx: &Context,
+    dep: &Deployment,
+    metrics: &Metrics,
+) -> Result<Option<TenantId>, ApiError> {
+    let Some(auth) = header(req, "authorization") else {
+        return Ok(None);
+    };
+    let key = bearer(Some(&auth)).ok_or_else(invalid_api_key)?;
+    let tenant = store::caller_tenant(env, ctx, &hash_key(key), &dep.defaults, metrics).await?;
+    tenant.map(Some).ok_or_else(invalid_api_key)
+}
+
+async fn tenant_config(
+    req: &Request,
+    env: &Env,
+    ctx: &Context,
+    dep: &Deployment,
+    metrics: &Metrics,
+) -> Result<Rc<TenantConfig>, ApiError> {
+    let tenant = caller(req, env, ctx, dep, metrics)
+        .await?
+        .ok_or_else(invalid_api_key)?;
+    store::tenant_config(env, ctx, &tenant, &dep.defaults, metrics)
+        .await?
+        .ok_or_else(invalid_api_key)
+}
+
+pub fn new_request_id() -> String {
+    random_bytes::<8>()
+        .map(|b| format!("req_{}", hex(&b)))
+        .unwrap_or_else(|_| "req_unknown".to_owned())
+}
+
+fn chain_error(e: &ChainError) -> ApiError {
+    match e {
+        ChainError::UnknownName(_) => {
+            ApiError::invalid_request(404, "model_not_found", e.to_string()).with_param("model")
+        }
+        ChainError::NoCandidates { .. } => ApiError::new(
+            503,
+            crate::api::ErrorType::ApiError,
+            "no_candidates",
+            e.to_string(),
+        ),
+    }
+}
+
+pub async fn chat_completions(
+    mut req: Request,
+    env: &Env,
+    ctx: &Context,
+    dep: &Deployment,
+    request_id: &str,
+) -> worker::Result<Response> {
+    let started = now_ms();
+    let metrics = Metrics::default();
+    let mut log = LogContext {
+        request_id,
+        tenant: String::new(),
+        requested: String::new(),
+        started,
+        metrics: &metrics,
+    };
+    let result = async {
+        let cfg = tenant_config(&req, env, ctx, dep, &metrics).await?;
+        log.tenant = cfg.tenant.to_string();
+        let body = http::read_body(&mut req, dep.max_chat_body).await?;
+        let chat = ChatRequest::parse(&body)?;
+        log.requested = chat.model.clone();
+        let chain = build_chain(&cfg, &chat.model).map_err(|e| chain_error(&e))?;
+        let state = RoutingClient {
+            env,
+            ctx,
+            tenant: &cfg.tenant,
+            metrics: &metrics,
+        };
+        let cascade = Cascade {
+            state: &state,
+            upstream: &FetchUpstream { request: &chat },
+            clock: &WorkerClock,
+            limits: Limits {
+                budget_ms: dep.defaults.request_budget_ms,
+                breaker: cfg.settings.breaker,
+            },
+        };
+        let outcome = cascade.run(&chain).await;
+        respond(outcome, &state, &log, dep).await
+    }
+    .await;
+    match result {
+        Ok(resp) => Ok(resp),
+        Err(err) => {
+            log.emit("rejected", err.status, &[]);
+            with_request_id(http::error(&err)?, request_id)
+        }
+    }
+}
+
+struct LogContext<'a> {
+    request_id: &'a str,
+    tenant: String,
+    requested: String,
+    started: u64,
+    metrics: &'a Metrics,
+}
+
+impl LogContext<'_> {
+    fn emit(&self, outcome: &str, status: u16, attempts: &[crate::cascade::CandidateAttempt]) {
+        let line = RequestLog {
+            request_id: self.request_id,
+            tenant: &self.tenant,
+            requested: &self.requested,
+            outcome,
+            status,
+            attempts,
+            total_ms: now_ms().saturating_sub(self.started),
+            d1_queries: self.metrics.d1_queries(),
+            durable_object_calls: self.metrics.durable_object_calls(),
+        };
+        console_log!("{}", line.to_json());
+    }
+}
+
+async fn respond(
+    outcome: Outcome<UpstreamBody>,
+    state: &RoutingClient<'_>,
+    log: &LogContext<'_>,
+    dep: &Deployment,
+) -> Reply {
+    let Outcome { ending, attempts } = outcome;
+    match ending {
+        Ending::Served {
+            status,
+            body,
+            depth,
+            settlement,
+        } => {
+            settle(state, settlement).await;
+            log.emit("served", status, &attempts);
+            let served = attempts.last();
+            let resp = match body {
+                UpstreamBody::Full {
+                    content_type,
+                    bytes,
+                } => http::bytes(status, &content_type, bytes)?,
+                UpstreamBody::Stream {
+                    first,
+                    rest,
+                    controller,
+                } => {
+                    // The controller lives as long as the body; dropping it never aborts.
+                    let body = once(async move { Ok(first) })
+                        .chain(rest)
+                        .inspect(move |_| {
+                            let _ = &controller;
+                        });
+                    let resp = Response::from_stream(body).map_err(|_| ApiError::internal())?;
+                    let resp = resp.with_status(status);
+                    resp.headers()
+                        .set("content-type", "text/event-stream")
+                        .map_err(|_| ApiError::internal())?;
+                    resp
+                }
+            };
+            let h = resp.headers();
+            let set = |k: &str, v: &str| h.set(k, v).map_err(|_| ApiError::internal());
+            set("x-cognigate-fallback-depth", &depth.to_string())?;
+            set(
+                "x-cognigate-model",
+                served.map(|a| a.model.as_str()).unwrap_or(""),
+            )?;
+            set(
+                "x-cognigate-provider",
+                served.map(|a| a.provider.as_str()).unwrap_or(""),
+            )?;
+            set("x-cognigate-request-id", log.request_id)?;
+            if dep.debug_counters {
+                set(
+                    "x-cognigate-d1-queries",
+                    &log.metrics.d1_queries().to_string(),
+                )?;
+                set(
+                    "x-cognigate-do-calls",
+                    &log.metrics.durable_object_calls().to_string(),
+                )?;
+            }
+            Ok(resp)
+        }
+        Ending::Refused(err) => {
+            log.emit("refused", err.status, &attempts);
+            Err(err)
+        }
+        Ending::Exhausted => {
+            let err = exhausted_error(&attempts);
+            log.emit("exhausted", err.status, &attempts);
+            Err(err)
+        }
+        Ending::Cancelled => {
+            log.emit("cancelled", 499, &attempts);
+            Err(ApiError::invalid_request(
+                499,
+                "client_closed_request",
+                "The client closed the request.",
+            ))
+        }
+    }
+}
+
+fn with_request_id(resp: Response, request_id: &str) -> worker::Result<Response> {
+    resp.headers().set("x-cognigate-request-id", request_id)?;
+    Ok(resp)
+}
+
+pub async fn list_models(req: Request, env: &Env, ctx: &Context, dep: &Deployment) -> Reply {
+    let metrics = Metrics::default();
+    let cfg = tenant_config(&req, env, ctx, dep, &metrics).await?;
+    let models = cfg
+        .models
+        .values()
+        .map(|m| json!({"id": m.id, "object": "model", "created": 0, "owned_by": m.provider}));
+    let aliases = cfg
+        .aliases
+        .keys()
+        .map(|a| json!({"id": a, "object": "model", "created": 0, "owned_by": "cognigate-alias"}));
+    let data: Vec<_> = models.chain(aliases).collect();
+    http::json(200, &json!({"object": "list", "data": data}))
+}
+
+/// Without credentials: liveness only. With a caller key: that tenant's breakers that are not closed.
+pub async fn health(req: Request, env: &Env, ctx: &Context, dep: &Deployment) -> Reply {
+    let metrics = Metrics::default();
+    let Some(tenant) = caller(&req, env, ctx, dep, &metrics).await? else {
+        return http::json(200, &json!({"status": "ok"}));
+    };
+    let cfg = store::tenant_config(env, ctx, &tenant, &dep.defaults, &metrics)
+        .await?
+        .ok_or_else(invalid_api_key)?;
+    let tenant = &cfg.tenant;
+    let lookups = cfg.providers.keys().map(|p| async move {
+        let views = routing_object::breakers(env, tenant, p.as_str()).await;
+        (p, views)
+    });
+    let mut breakers = Vec::new();
+    for (provider, views) in futures::future::join_all(lookups).await {
+        let views = views.map_err(|e| store::storage_error("breaker state", e))?;
+        breakers.extend(views.into_iter().map(|v| {
+            let mut b = json!({"provider": provider, "model": v.model, "state": v.state});
+            if let Some(until) = v.breaker_until {
+                b["breaker_until"] = json!(until);
+            }
+            b
+        }));
+    }
+    http::json(200, &json!({"status": "ok", "breakers": breakers}))
+}

@@ -1,0 +1,73 @@
+//! Small adapters between worker HTTP types and the gateway's error vocabulary.
+
+use crate::api::ApiError;
+use futures::StreamExt;
+use serde::Serialize;
+use worker::{Headers, Request, Response};
+
+pub type Reply = std::result::Result<Response, ApiError>;
+
+pub fn json<T: Serialize>(status: u16, value: &T) -> Reply {
+    let body = serde_json::to_vec(value).map_err(|_| ApiError::internal())?;
+    bytes(status, "application/json", body)
+}
+
+pub fn bytes(status: u16, content_type: &str, body: Vec<u8>) -> Reply {
+    let headers = Headers::new();
+    headers
+        .set("content-type", content_type)
+        .map_err(|_| ApiError::internal())?;
+    Ok(Response::from_bytes(body)
+        .map_err(|_| ApiError::internal())?
+        .with_status(status)
+        .with_headers(headers))
+}
+
+pub fn error(err: &ApiError) -> worker::Result<Response> {
+    let headers = Headers::new();
+    headers.set("content-type", "application/json")?;
+    Ok(Response::from_bytes(err.to_json().into_bytes())?
+        .with_status(err.status)
+        .with_headers(headers))
+}
+
+pub fn header(req: &Request, name: &str) -> Option<String> {
+    req.headers().get(name).ok().flatten()
+}
+
+/// Reads the body, refusing with 413 past `limit` bytes (checked against Content-Length first,
+/// then while reading, so an unannounced huge body is not buffered either).
+pub async fn read_body(req: &mut Request, limit: usize) -> Result<Vec<u8>, ApiError> {
+    if let Some(len) = header(req, "content-length").and_then(|l| l.parse::<usize>().ok()) {
+        if len > limit {
+            return Err(ApiError::body_too_large(limit));
+        }
+    }
+    if req.inner().body().is_none() {
+        return Ok(Vec::new());
+    }
+    let mut stream = req.stream().map_err(|_| {
+        ApiError::invalid_request(400, "invalid_body", "The request body could not be read.")
+    })?;
+    let mut body = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|_| {
+            ApiError::invalid_request(400, "invalid_body", "The request body could not be read.")
+        })?;
+        if body.len() + chunk.len() > limit {
+            return Err(ApiError::body_too_large(limit));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+pub fn random_bytes<const N: usize>() -> Result<[u8; N], ApiError> {
+    let mut buf = [0u8; N];
+    getrandom::getrandom(&mut buf).map_err(|_| ApiError::internal())?;
+    Ok(buf)
+}
+
+pub fn now_ms() -> u64 {
+    worker::Date::now().as_millis()
+}

@@ -1,0 +1,12 @@
+//! The wasm edge: adapts D1, Durable Objects, fetch and logging to the pure core. Nothing here
+//! decides routing; it moves bytes between the runtime and the decisions.
+
+mod admin;
+mod deployment;
+mod entry;
+mod gateway;
+mod http;
+mod metrics;
+mod routing_object;
+mod store;
+mod upstream;

@@ -1,0 +1,224 @@
+//! The Durable Object holding one tenant/provider's routing state (key parks, round-robin cursor,
+//! per-model breakers), and the client the cascade uses to reach it.
+
+use super::http::now_ms;
+use super::metrics::Metrics;
+use super::store;
+use crate::cascade::RoutingState;
+use crate::config::{ProviderName, TenantId};
+use crate::state::provider_state::ModelTransition;
+use crate::state::{AcquireRequest, Admission, BreakerView, Lease, ProviderState, ReportRequest};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use std::cell::RefCell;
+use worker::{
+    console_error, console_log, durable_object, Context, DurableObject, Env, Headers, Method,
+    Request, RequestInit, Response, Result, State,
+};
+
+const STORAGE_KEY: &str = "state";
+
+#[durable_object]
+pub struct RoutingObject {
+    state: State,
+    mem: RefCell<Option<ProviderState>>,
+}
+
+#[derive(Serialize, Deserialize)]
+pub struct ResetRequest {
+    pub model: Option<String>,
+}
+
+impl DurableObject for RoutingObject {
+    fn new(state: State, _env: Env) -> Self {
+        Self {
+            state,
+            mem: RefCell::new(None),
+        }
+    }
+
+    async fn fetch(&self, mut req: Request) -> Result<Response> {
+        let mut st = self.load().await?;
+        let now = now_ms();
+        match (req.method(), req.path().as_str()) {
+            (Method::Post, "/acquire") => {
+                let body: AcquireRequest = req.json().await?;
+                let lease = st.acquire(&body, now);
+                // Only the move to half-open must survive eviction; the cursor may restart.
+                let durable = matches!(lease.admission, Admission::Probe { .. });
+                self.save(st, durable).await?;
+                Response::from_json(&lease)
+            }
+            (Method::Post, "/report") => {
+                let body: ReportRequest = req.json().await?;
+                let transitions = st.report(&body, now);
+                self.save(st, true).await?;
+                Response::from_json(&transitions)
+            }
+            (Method::Post, "/reset") => {
+                let body: ResetRequest = req.json().await?;
+                let transitions = st.reset(body.model.as_deref());
+                self.save(st, true).await?;
+                Response::from_json(&transitions)
+            }
+            (Method::Get, "/breakers") => Response::from_json(&st.not_closed(now)),
+            (Method::Post, "/wipe") => {
+                self.state.storage().delete_all().await?;
+                *self.mem.borrow_mut() = Some(ProviderState::default());
+                Response::from_json(&Vec::<ModelTransition>::new())
+            }
+            _ => Response::error("no such routing-object route", 404),
+        }
+    }
+}
+
+impl RoutingObject {
+    /// The in-memory copy, loaded from storage once per object lifetime.
+    async fn load(&self) -> Result<ProviderState> {
+        if let Some(st) = self.mem.borrow().as_ref() {
+            return Ok(st.clone());
+        }
+        let stored: Option<ProviderState> = self.state.storage().get(STORAGE_KEY).await?;
+        let st = stored.unwrap_or_default();
+        // Storage reads hold the input gate, so no other request loaded meanwhile.
+        *self.mem.borrow_mut() = Some(st.clone());
+        Ok(st)
+    }
+
+    async fn save(&self, st: ProviderState, durable: bool) -> Result<()> {
+        if durable {
+            self.state.storage().put(STORAGE_KEY, &st).await?;
+        }
+        *self.mem.borrow_mut() = Some(st);
+        Ok(())
+    }
+}
+
+/// The cascade's `RoutingState` port over the object's fetch interface. It fails open: if the
+/// object cannot be reached, the candidate is tried with its keys in configured order, because a
+/// routing-state outage must not become a gateway outage.
+pub struct RoutingClient<'a> {
+    pub env: &'a Env,
+    pub ctx: &'a Context,
+    pub tenant: &'a TenantId,
+    pub metrics: &'a Metrics,
+}
+
+impl RoutingClient<'_> {
+    async fn call<T: DeserializeOwned>(
+        &self,
+        provider: &str,
+        method: Method,
+        path: &str,
+        body: Option<String>,
+    ) -> Result<T> {
+        self.metrics.durable_object_call();
+        call_object(self.env, self.tenant, provider, method, path, body).await
+    }
+
+    fn record(&self, provider: &ProviderName, transitions: Vec<ModelTransition>) {
+        record_transitions(
+            self.env,
+            self.ctx,
+            self.tenant,
+            provider.as_str(),
+            transitions,
+        );
+    }
+}
+
+pub async fn call_object<T: DeserializeOwned>(
+    env: &Env,
+    tenant: &TenantId,
+    provider: &str,
+    method: Method,
+    path: &str,
+    body: Option<String>,
+) -> Result<T> {
+    let stub = env
+        .durable_object("ROUTING")?
+        .get_by_name(&format!("{tenant}/{provider}"))?;
+    let headers = Headers::new();
+    headers.set("content-type", "application/json")?;
+    let mut init = RequestInit::new();
+    init.with_method(method)
+        .with_headers(headers)
+        .with_body(body.map(Into::into));
+    let req = Request::new_with_init(&format!("https://routing{path}"), &init)?;
+    let mut resp = stub.fetch_with_request(req).await?;
+    if resp.status_code() != 200 {
+        return Err(worker::Error::RustError(format!(
+            "routing object answered {}",
+            resp.status_code()
+        )));
+    }
+    resp.json().await
+}
+
+/// Logs each breaker transition as a structured line and stores it as an event record.
+pub fn record_transitions(
+    env: &Env,
+    ctx: &Context,
+    tenant: &TenantId,
+    provider: &str,
+    transitions: Vec<ModelTransition>,
+) {
+    for t in transitions {
+        let at = now_ms();
+        let mut event = serde_json::json!(t);
+        let kind = event
+            .get("event")
+            .and_then(|k| k.as_str())
+            .unwrap_or("breaker")
+            .to_owned();
+        if let Some(obj) = event.as_object_mut() {
+            obj.insert("tenant".into(), tenant.as_str().into());
+            obj.insert("provider".into(), provider.into());
+            obj.insert("time".into(), at.into());
+        }
+        console_log!("{}", event);
+        let (env, tenant, body) = (env.clone(), tenant.to_string(), event.to_string());
+        ctx.wait_until(async move { store::insert_event(&env, &tenant, &kind, at, &body).await });
+    }
+}
+
+impl RoutingState for RoutingClient<'_> {
+    async fn acquire(&self, provider: &ProviderName, req: AcquireRequest) -> Lease {
+        let body = serde_json::to_string(&req).ok();
+        match self
+            .call(provider.as_str(), Method::Post, "/acquire", body)
+            .await
+        {
+            Ok(lease) => lease,
+            Err(e) => {
+                console_error!(
+                    "{}",
+                    serde_json::json!({"msg": "routing object unreachable, failing open", "provider": provider, "error": e.to_string()})
+                );
+                Lease {
+                    admission: Admission::Pass,
+                    keys: req.keys,
+                }
+            }
+        }
+    }
+
+    async fn report(&self, provider: &ProviderName, req: ReportRequest) {
+        let body = serde_json::to_string(&req).ok();
+        match self
+            .call(provider.as_str(), Method::Post, "/report", body)
+            .await
+        {
+            Ok(transitions) => self.record(provider, transitions),
+            Err(e) => console_error!(
+                "{}",
+                serde_json::json!({"msg": "routing report lost", "provider": provider, "error": e.to_string()})
+            ),
+        }
+    }
+}
+
+/// Every breaker of `provider` that is not closed.
+pub async fn breakers(env: &Env, tenant: &TenantId, provider: &str) -> Result<Vec<BreakerView>> {
+    call_object(env, tenant, provider, Method::Get, "/breakers", None).await
+}

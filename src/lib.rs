@@ -1,0 +1,18 @@
+//! CogniGate: a multi-tenant LLM gateway for Cloudflare Workers.
+//!
+//! Everything that decides (resolution, chains, failure classification, Retry-After, key pools,
+//! breakers, the cascade loop) is plain Rust with time passed in, tested on the host. The `edge`
+//! module, compiled only for wasm32, adapts D1, Durable Objects and fetch to those decisions.
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+
+pub mod api;
+pub mod cascade;
+pub mod config;
+pub mod routing;
+pub mod state;
+
+#[cfg(not(target_arch = "wasm32"))]
+pub mod mock;
+
+#[cfg(target_arch = "wasm32")]
+mod edge;

@@ -1,0 +1,235 @@
+//! Spec §2, building the chain: one candidate per position, dead positions dropped, no model twice.
+
+use super::resolve::{lookup, resolve_alias, Target};
+use crate::config::{Alias, CatalogModel, Provider, RouteName, TenantConfig};
+
+/// One model to try, with the provider that serves it.
+#[derive(Debug, Clone, Copy)]
+pub struct Candidate<'c> {
+    pub model: &'c CatalogModel,
+    pub provider: &'c Provider,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, displaydoc::Display)]
+pub enum ChainError {
+    /// The model '{0}' does not exist.
+    UnknownName(String),
+    /// No routing candidate is available for '{name}': {reasons}.
+    NoCandidates { name: String, reasons: String },
+}
+
+impl std::error::Error for ChainError {}
+
+pub fn build_chain<'c>(
+    cfg: &'c TenantConfig,
+    requested: &str,
+) -> Result<Vec<Candidate<'c>>, ChainError> {
+    let single = [requested];
+    let entries: Box<dyn Iterator<Item = &str>> = match cfg.rules.get(requested) {
+        Some(chain) => Box::new(chain.entries().iter().map(|e| e.as_str())),
+        None if lookup(cfg, requested).is_some() => Box::new(single.into_iter()),
+        None => return Err(ChainError::UnknownName(requested.to_owned())),
+    };
+    let mut candidates: Vec<Candidate<'c>> = Vec::new();
+    let mut reasons: Vec<String> = Vec::new();
+    for entry in entries {
+        match candidate_for(cfg, entry) {
+            Ok(c) if candidates.iter().any(|seen| seen.model.id == c.model.id) => {}
+            Ok(c) => candidates.push(c),
+            Err(why) => reasons.push(why),
+        }
+    }
+    if candidates.is_empty() {
+        return Err(ChainError::NoCandidates {
+            name: requested.to_owned(),
+            reasons: reasons.join("; "),
+        });
+    }
+    Ok(candidates)
+}
+
+/// Why each entry resolves to nothing today; a rule is still accepted with these as warnings.
+pub fn dead_entries(cfg: &TenantConfig, entries: &[RouteName]) -> Vec<String> {
+    entries
+        .iter()
+        .filter_map(|e| candidate_for(cfg, e.as_str()).err())
+        .collect()
+}
+
+/// The one candidate a chain position contributes, or why it contributes none.
+fn candidate_for<'c>(cfg: &'c TenantConfig, entry: &str) -> Result<Candidate<'c>, String> {
+    let model = match lookup(cfg, entry) {
+        Some(Target::Model(m)) => m,
+        Some(Target::Alias(name, alias)) => resolve_alias(&cfg.models, alias)
+            .ok_or_else(|| format!("alias '{name}' matches no model ({})", describe(alias)))?,
+        None => return Err(format!("'{entry}' is neither a model nor an alias")),
+    };
+    let provider = cfg.providers.get(&model.provider).ok_or_else(|| {
+        format!(
+            "model '{}' names missing provider '{}'",
+            model.id, model.provider
+        )
+    })?;
+    Ok(Candidate { model, provider })
+}
+
+fn describe(alias: &Alias) -> String {
+    let caps: Vec<&str> = alias.capabilities.iter().map(|c| c.as_str()).collect();
+    let mut parts = vec![format!("capabilities [{}]", caps.join(", "))];
+    if let Some(min) = alias.min_context_window {
+        parts.push(format!("min_context_window {min}"));
+    }
+    if let Some(pin) = &alias.pin {
+        parts.push(format!("pin '{pin}' not in catalog"));
+    }
+    parts.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::admin::{parse_body, AliasBody, ModelBody, ProviderBody};
+    use crate::config::{AliasName, Chain, Defaults, ModelId, ProviderName, RouteName, TenantId};
+
+    fn cfg() -> TenantConfig {
+        let mut cfg = TenantConfig {
+            tenant: TenantId::parse("t").unwrap(),
+            providers: Default::default(),
+            models: Default::default(),
+            aliases: Default::default(),
+            rules: Default::default(),
+            settings: Defaults::default().settings,
+        };
+        for p in ["openai", "together"] {
+            let body: ProviderBody =
+                parse_body(br#"{"kind":"openai","base_url":"http://x/v1","keys":["k"]}"#).unwrap();
+            let name = ProviderName::parse(p).unwrap();
+            cfg.providers
+                .insert(name.clone(), body.validate(name).unwrap());
+        }
+        cfg
+    }
+
+    fn add_model(cfg: &mut TenantConfig, id: &str, provider: &str, price: f64, ctx: u32) {
+        let json = format!(
+            r#"{{"provider":"{provider}","context_window":{ctx},"input_price_per_mtok":{price}}}"#
+        );
+        let body: ModelBody = parse_body(json.as_bytes()).unwrap();
+        let id = ModelId::parse(id).unwrap();
+        cfg.models.insert(id.clone(), body.validate(id).unwrap());
+    }
+
+    fn add_alias(cfg: &mut TenantConfig, name: &str, json: &str) {
+        let body: AliasBody = parse_body(json.as_bytes()).unwrap();
+        cfg.aliases
+            .insert(AliasName::parse(name).unwrap(), body.validate().unwrap());
+    }
+
+    fn add_rule(cfg: &mut TenantConfig, matches: &str, chain: &[&str]) {
+        let entries = chain.iter().map(|e| RouteName::parse(e).unwrap()).collect();
+        cfg.rules.insert(
+            RouteName::parse(matches).unwrap(),
+            Chain::new(entries, 5).unwrap(),
+        );
+    }
+
+    fn ids(r: Result<Vec<Candidate<'_>>, ChainError>) -> Vec<String> {
+        r.unwrap().iter().map(|c| c.model.id.to_string()).collect()
+    }
+
+    #[test]
+    fn with_no_rule_the_chain_is_the_requested_name() {
+        let mut c = cfg();
+        add_model(&mut c, "gpt-4o", "openai", 5.0, 128_000);
+        assert_eq!(ids(build_chain(&c, "gpt-4o")), ["gpt-4o"]);
+    }
+
+    #[test]
+    fn rule_chain_is_tried_left_to_right() {
+        let mut c = cfg();
+        add_model(&mut c, "gpt-4o", "openai", 5.0, 128_000);
+        add_model(&mut c, "llama-3.3-70b", "together", 1.0, 128_000);
+        add_rule(&mut c, "best", &["llama-3.3-70b", "gpt-4o"]);
+        assert_eq!(ids(build_chain(&c, "best")), ["llama-3.3-70b", "gpt-4o"]);
+    }
+
+    #[test]
+    fn alias_in_a_chain_yields_one_candidate_not_all_of_its_matches() {
+        let mut c = cfg();
+        for (id, price) in [("a", 1.0), ("b", 2.0), ("c", 3.0)] {
+            add_model(&mut c, id, "openai", price, 8000);
+        }
+        add_alias(
+            &mut c,
+            "fast",
+            r#"{"capabilities":["chat"],"cost_tier":"cheapest"}"#,
+        );
+        add_rule(&mut c, "x", &["fast", "c"]);
+        assert_eq!(ids(build_chain(&c, "x")), ["a", "c"]);
+    }
+
+    #[test]
+    fn position_that_resolves_to_nothing_is_dropped() {
+        let mut c = cfg();
+        add_model(&mut c, "small", "openai", 1.0, 8000);
+        add_alias(
+            &mut c,
+            "long",
+            r#"{"capabilities":["chat"],"min_context_window":128000}"#,
+        );
+        add_rule(&mut c, "x", &["retired-model", "long", "small"]);
+        assert_eq!(ids(build_chain(&c, "x")), ["small"]);
+    }
+
+    #[test]
+    fn model_already_in_the_chain_is_not_tried_twice() {
+        let mut c = cfg();
+        add_model(&mut c, "a", "openai", 1.0, 8000);
+        add_model(&mut c, "b", "openai", 2.0, 8000);
+        add_alias(&mut c, "fast", r#"{"cost_tier":"cheapest"}"#);
+        add_rule(&mut c, "x", &["a", "fast", "b", "a"]);
+        assert_eq!(ids(build_chain(&c, "x")), ["a", "b"]);
+    }
+
+    #[test]
+    fn rule_wins_over_a_model_of_the_same_name() {
+        let mut c = cfg();
+        add_model(&mut c, "a", "openai", 1.0, 8000);
+        add_model(&mut c, "b", "openai", 1.0, 8000);
+        add_rule(&mut c, "a", &["b", "a"]);
+        assert_eq!(ids(build_chain(&c, "a")), ["b", "a"]);
+    }
+
+    #[test]
+    fn unknown_name_is_model_not_found() {
+        let c = cfg();
+        assert_eq!(
+            build_chain(&c, "nope").err(),
+            Some(ChainError::UnknownName("nope".into()))
+        );
+    }
+
+    #[test]
+    fn known_name_with_no_candidate_names_what_could_not_be_satisfied() {
+        let mut c = cfg();
+        add_model(&mut c, "small", "openai", 1.0, 8000);
+        add_alias(
+            &mut c,
+            "long",
+            r#"{"capabilities":["chat"],"min_context_window":128000}"#,
+        );
+        let err = build_chain(&c, "long").err().map(|e| e.to_string());
+        assert_eq!(
+            err.as_deref(),
+            Some("No routing candidate is available for 'long': alias 'long' matches no model (capabilities [chat], min_context_window 128000).")
+        );
+    }
+
+    #[test]
+    fn rule_matching_a_virtual_name_is_known() {
+        let mut c = cfg();
+        add_model(&mut c, "a", "openai", 1.0, 8000);
+        add_rule(&mut c, "my-app", &["gone", "a"]);
+        assert_eq!(ids(build_chain(&c, "my-app")), ["a"]);
+    }
+}

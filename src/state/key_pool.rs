@@ -1,0 +1,139 @@
+//! A provider's key pool: Retry-After park windows and the shared round-robin cursor.
+
+use crate::config::KeyStrategy;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeyPool {
+    /// Not persisted: losing it on eviction only restarts the rotation.
+    #[serde(skip)]
+    cursor: u64,
+    /// Key id → epoch ms until which it is parked.
+    parked: BTreeMap<String, u64>,
+}
+
+impl KeyPool {
+    /// The keys one request tries, in order. Parked keys are skipped; when every key is parked the
+    /// whole pool is tried anyway (soonest-free first), because a window is an estimate, not a fact.
+    pub fn plan(&mut self, keys: &[String], strategy: KeyStrategy, now: u64) -> Vec<String> {
+        self.parked
+            .retain(|k, until| *until > now && keys.contains(k));
+        if keys.is_empty() {
+            return Vec::new();
+        }
+        let start = match strategy {
+            KeyStrategy::Failover => 0,
+            KeyStrategy::RoundRobin => {
+                let start = (self.cursor % keys.len() as u64) as usize;
+                self.cursor = self.cursor.wrapping_add(1);
+                start
+            }
+        };
+        let rotated = keys[start..].iter().chain(&keys[..start]);
+        let free: Vec<String> = rotated
+            .clone()
+            .filter(|k| !self.parked.contains_key(*k))
+            .cloned()
+            .collect();
+        if !free.is_empty() {
+            return free;
+        }
+        let mut all: Vec<String> = rotated.cloned().collect();
+        all.sort_by_key(|k| self.parked.get(k).copied().unwrap_or(0));
+        all
+    }
+
+    /// Parks `key` until `until` (the latest report wins); a window already over parks nothing.
+    pub fn park(&mut self, key: &str, until: u64, now: u64) -> bool {
+        if until <= now {
+            return false;
+        }
+        self.parked.insert(key.to_owned(), until) != Some(until)
+    }
+
+    pub fn parked_until(&self, key: &str) -> Option<u64> {
+        self.parked.get(key).copied()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(n: usize) -> Vec<String> {
+        (1..=n).map(|i| format!("k{i}")).collect()
+    }
+
+    #[test]
+    fn round_robin_starts_each_request_one_key_further() {
+        let mut pool = KeyPool::default();
+        let k = keys(3);
+        let firsts: Vec<String> = (0..6)
+            .map(|_| pool.plan(&k, KeyStrategy::RoundRobin, 0)[0].clone())
+            .collect();
+        assert_eq!(firsts, ["k1", "k2", "k3", "k1", "k2", "k3"]);
+    }
+
+    #[test]
+    fn whichever_the_start_the_whole_pool_is_planned() {
+        let mut pool = KeyPool::default();
+        let k = keys(3);
+        pool.plan(&k, KeyStrategy::RoundRobin, 0);
+        assert_eq!(
+            pool.plan(&k, KeyStrategy::RoundRobin, 0),
+            ["k2", "k3", "k1"]
+        );
+    }
+
+    #[test]
+    fn failover_always_starts_at_the_first_key() {
+        let mut pool = KeyPool::default();
+        let k = keys(3);
+        for _ in 0..3 {
+            assert_eq!(pool.plan(&k, KeyStrategy::Failover, 0), ["k1", "k2", "k3"]);
+        }
+    }
+
+    #[test]
+    fn parked_key_is_skipped_until_its_window_ends_exactly() {
+        let mut pool = KeyPool::default();
+        let k = keys(2);
+        pool.park("k1", 5_000, 0);
+        assert_eq!(pool.plan(&k, KeyStrategy::Failover, 4_999), ["k2"]);
+        assert_eq!(pool.plan(&k, KeyStrategy::Failover, 5_000), ["k1", "k2"]);
+    }
+
+    #[test]
+    fn when_every_key_is_parked_the_whole_pool_is_tried_anyway() {
+        let mut pool = KeyPool::default();
+        let k = keys(3);
+        pool.park("k1", 9_000, 0);
+        pool.park("k2", 3_000, 0);
+        pool.park("k3", 6_000, 0);
+        assert_eq!(pool.plan(&k, KeyStrategy::Failover, 1), ["k2", "k3", "k1"]);
+    }
+
+    #[test]
+    fn window_already_over_parks_nothing() {
+        let mut pool = KeyPool::default();
+        assert!(!pool.park("k1", 100, 100));
+        assert_eq!(pool.parked_until("k1"), None);
+    }
+
+    #[test]
+    fn latest_report_sets_the_window() {
+        let mut pool = KeyPool::default();
+        pool.park("k1", 9_000, 0);
+        pool.park("k1", 2_000, 1_000);
+        assert_eq!(pool.parked_until("k1"), Some(2_000));
+    }
+
+    #[test]
+    fn parks_of_keys_no_longer_in_the_pool_are_forgotten() {
+        let mut pool = KeyPool::default();
+        pool.park("gone", 9_000, 0);
+        pool.plan(&keys(1), KeyStrategy::Failover, 1);
+        assert_eq!(pool.parked_until("gone"), None);
+    }
+}

@@ -1,0 +1,289 @@
+//! Everything the routing Durable Object of one tenant/provider holds, and the two messages it
+//! answers: `acquire` before a candidate is tried (breaker admission + key order, one round trip)
+//! and `report` after it (parks and the breaker verdict, sent only when it changes something).
+
+use super::breaker::{Admission, Breaker, Transition};
+use super::key_pool::KeyPool;
+use crate::config::{BreakerSettings, KeyStrategy};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProviderState {
+    #[serde(default)]
+    keys: KeyPool,
+    /// Model id → breaker. A closed breaker with no recent failures is not stored.
+    #[serde(default)]
+    breakers: BTreeMap<String, Breaker>,
+    #[serde(default)]
+    next_token: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AcquireRequest {
+    pub model: String,
+    pub keys: Vec<String>,
+    pub strategy: KeyStrategy,
+    /// How long a probe may stay out before another request may probe instead.
+    pub probe_timeout_ms: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Lease {
+    #[serde(flatten)]
+    pub admission: Admission,
+    /// Keys to try in order; empty when skipped.
+    pub keys: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Park {
+    pub key: String,
+    pub until: u64,
+}
+
+/// How the candidate ended, as far as its breaker cares.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "verdict", rename_all = "snake_case")]
+pub enum Verdict {
+    Success,
+    /// A failure that counts toward the breaker.
+    Failure {
+        reason: String,
+    },
+    /// No verdict (client cancel, request-caused 4xx, rate-limited pool): frees a probe.
+    Neutral,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReportRequest {
+    pub model: String,
+    #[serde(default)]
+    pub parks: Vec<Park>,
+    pub verdict: Verdict,
+    #[serde(default)]
+    pub probe: Option<u64>,
+    pub breaker: BreakerSettings,
+}
+
+impl ReportRequest {
+    /// Reports that would change nothing are not sent: a success or neutral end outside a probe
+    /// with no parks leaves every window and breaker as it was.
+    pub fn changes_anything(&self) -> bool {
+        !self.parks.is_empty()
+            || self.probe.is_some()
+            || matches!(self.verdict, Verdict::Failure { .. })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BreakerStatus {
+    Open,
+    HalfOpen,
+}
+
+/// A breaker that is not closed, as `/v1/health` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BreakerView {
+    pub model: String,
+    pub state: BreakerStatus,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub breaker_until: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelTransition {
+    pub model: String,
+    #[serde(flatten)]
+    pub transition: Transition,
+}
+
+impl ProviderState {
+    pub fn acquire(&mut self, req: &AcquireRequest, now: u64) -> Lease {
+        let admission = match self.breakers.get_mut(&req.model) {
+            None => Admission::Pass,
+            Some(b) => {
+                self.next_token += 1;
+                b.admit(now, req.probe_timeout_ms, self.next_token)
+            }
+        };
+        let keys = match admission {
+            Admission::Skip { .. } => Vec::new(),
+            Admission::Pass | Admission::Probe { .. } => {
+                self.keys.plan(&req.keys, req.strategy, now)
+            }
+        };
+        Lease { admission, keys }
+    }
+
+    pub fn report(&mut self, req: &ReportRequest, now: u64) -> Vec<ModelTransition> {
+        for park in &req.parks {
+            self.keys.park(&park.key, park.until, now);
+        }
+        let breaker = self.breakers.entry(req.model.clone()).or_default();
+        let transition = match &req.verdict {
+            Verdict::Success => breaker.success(req.probe),
+            Verdict::Failure { reason } => breaker.failure(now, &req.breaker, req.probe, reason),
+            Verdict::Neutral => {
+                breaker.release(req.probe, now);
+                None
+            }
+        };
+        self.forget_idle(&req.model);
+        transition
+            .map(|t| ModelTransition {
+                model: req.model.clone(),
+                transition: t,
+            })
+            .into_iter()
+            .collect()
+    }
+
+    /// Closes by hand every breaker, or only `model`'s.
+    pub fn reset(&mut self, model: Option<&str>) -> Vec<ModelTransition> {
+        let mut out = Vec::new();
+        for (m, b) in self.breakers.iter_mut() {
+            if model.is_some_and(|want| want != m) {
+                continue;
+            }
+            if let Some(t) = b.reset("manual reset") {
+                out.push(ModelTransition {
+                    model: m.clone(),
+                    transition: t,
+                });
+            }
+        }
+        self.breakers.retain(|_, b| !b.is_closed());
+        out
+    }
+
+    pub fn not_closed(&self, now: u64) -> Vec<BreakerView> {
+        self.breakers
+            .iter()
+            .filter_map(|(model, b)| {
+                let (state, breaker_until) = match *b {
+                    Breaker::Closed { .. } => return None,
+                    Breaker::Open { until } if now < until => (BreakerStatus::Open, Some(until)),
+                    Breaker::Open { .. } | Breaker::HalfOpen { .. } => {
+                        (BreakerStatus::HalfOpen, None)
+                    }
+                };
+                Some(BreakerView {
+                    model: model.clone(),
+                    state,
+                    breaker_until,
+                })
+            })
+            .collect()
+    }
+
+    pub fn parked_until(&self, key: &str) -> Option<u64> {
+        self.keys.parked_until(key)
+    }
+
+    fn forget_idle(&mut self, model: &str) {
+        if self.breakers.get(model) == Some(&Breaker::default()) {
+            self.breakers.remove(model);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: BreakerSettings = BreakerSettings {
+        error_threshold: 2,
+        window_ms: 1_000,
+        open_duration_ms: 5_000,
+    };
+
+    fn acquire(model: &str) -> AcquireRequest {
+        AcquireRequest {
+            model: model.into(),
+            keys: vec!["a".into(), "b".into()],
+            strategy: KeyStrategy::Failover,
+            probe_timeout_ms: 1_000,
+        }
+    }
+
+    fn failure(model: &str) -> ReportRequest {
+        ReportRequest {
+            model: model.into(),
+            parks: vec![],
+            verdict: Verdict::Failure {
+                reason: "server".into(),
+            },
+            probe: None,
+            breaker: S,
+        }
+    }
+
+    #[test]
+    fn one_models_outage_leaves_the_providers_other_models_in_rotation() {
+        let mut st = ProviderState::default();
+        st.report(&failure("down"), 0);
+        let t = st.report(&failure("down"), 1);
+        assert_eq!(t.len(), 1);
+        assert!(matches!(
+            st.acquire(&acquire("down"), 2).admission,
+            Admission::Skip { .. }
+        ));
+        assert_eq!(st.acquire(&acquire("up"), 2).admission, Admission::Pass);
+        assert_eq!(st.acquire(&acquire("up"), 2).keys, ["a", "b"]);
+    }
+
+    #[test]
+    fn skipped_candidate_gets_no_keys() {
+        let mut st = ProviderState::default();
+        st.report(&failure("m"), 0);
+        st.report(&failure("m"), 0);
+        assert!(st.acquire(&acquire("m"), 1).keys.is_empty());
+    }
+
+    #[test]
+    fn success_outside_a_probe_is_not_worth_sending() {
+        let r = ReportRequest {
+            verdict: Verdict::Success,
+            ..failure("m")
+        };
+        assert!(!r.changes_anything());
+        assert!(failure("m").changes_anything());
+    }
+
+    #[test]
+    fn health_view_lists_open_with_until_and_half_open_without() {
+        let mut st = ProviderState::default();
+        st.report(&failure("m"), 0);
+        st.report(&failure("m"), 0);
+        assert_eq!(
+            st.not_closed(1),
+            [BreakerView {
+                model: "m".into(),
+                state: BreakerStatus::Open,
+                breaker_until: Some(5_000)
+            }]
+        );
+        assert_eq!(st.not_closed(5_000)[0].state, BreakerStatus::HalfOpen);
+    }
+
+    #[test]
+    fn state_round_trips_through_storage_json() {
+        let mut st = ProviderState::default();
+        st.report(
+            &ReportRequest {
+                parks: vec![Park {
+                    key: "a".into(),
+                    until: 9_000,
+                }],
+                ..failure("m")
+            },
+            0,
+        );
+        let json = serde_json::to_string(&st).unwrap();
+        let back: ProviderState = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.parked_until("a"), Some(9_000));
+        assert_eq!(back.breakers, st.breakers);
+    }
+}

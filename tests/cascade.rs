@@ -1,0 +1,438 @@
+//! Spec §3 "Running the cascade", proven rule by rule over fake ports with an injected clock.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+
+use cognigate::cascade::retry_after::imf_fixdate;
+use cognigate::cascade::{settle, Cascade, Ending, Failure, Limits, Outcome};
+use cognigate::config::{BreakerSettings, TenantConfig};
+use cognigate::routing::build_chain;
+use cognigate::state::Verdict;
+use futures::executor::block_on;
+use support::fakes::{tenant, FakeClock, FakeState, FakeUpstream, Script};
+
+const LIMITS: Limits = Limits {
+    budget_ms: 60_000,
+    breaker: BreakerSettings {
+        error_threshold: 5,
+        window_ms: 30_000,
+        open_duration_ms: 60_000,
+    },
+};
+
+struct World<'c> {
+    cfg: TenantConfig,
+    clock: &'c FakeClock,
+    state: FakeState<'c>,
+    upstream: FakeUpstream<'c>,
+}
+
+impl<'c> World<'c> {
+    fn new(clock: &'c FakeClock, keys: usize, strategy: &str) -> Self {
+        Self {
+            cfg: tenant(keys, strategy),
+            clock,
+            state: FakeState::new(clock),
+            upstream: FakeUpstream::new(clock),
+        }
+    }
+
+    fn run(&self, name: &str) -> Outcome<String> {
+        self.run_with(name, LIMITS)
+    }
+
+    fn run_with(&self, name: &str, limits: Limits) -> Outcome<String> {
+        let chain = build_chain(&self.cfg, name).unwrap();
+        let cascade = Cascade {
+            state: &self.state,
+            upstream: &self.upstream,
+            clock: self.clock,
+            limits,
+        };
+        let mut outcome = block_on(cascade.run(&chain));
+        // As the edge does for a non-streamed answer: settle at once.
+        if let Ending::Served { settlement, .. } = &mut outcome.ending {
+            block_on(settle(&self.state, settlement.clone()));
+        }
+        outcome
+    }
+}
+
+fn served(o: &Outcome<String>) -> (String, usize) {
+    match &o.ending {
+        Ending::Served { body, depth, .. } => (body.clone(), *depth),
+        other => panic!("expected a served answer, got {other:?}"),
+    }
+}
+
+fn failures(o: &Outcome<String>) -> Vec<(String, Option<Failure>, Option<u16>)> {
+    o.attempts
+        .iter()
+        .map(|a| (a.model.clone(), a.failure, a.status))
+        .collect()
+}
+
+const RATE_LIMITED: Script = Script::Status(429, None, r#"{"error":{"message":"slow down"}}"#);
+
+#[test]
+fn a_429_rotates_to_the_next_key_and_retries_the_same_model_without_depth() {
+    let clock = FakeClock::default();
+    let w = World::new(&clock, 2, "failover");
+    w.upstream.script("m1", &[RATE_LIMITED]);
+    let o = w.run("chain");
+    assert_eq!(served(&o), ("answer from m1".into(), 0));
+    assert_eq!(w.upstream.keys_used(), ["p1-k1", "p1-k2"]);
+}
+
+#[test]
+fn only_when_every_key_returned_429_does_the_cascade_move_on() {
+    let clock = FakeClock::default();
+    let w = World::new(&clock, 3, "failover");
+    w.upstream
+        .script("m1", &[RATE_LIMITED, RATE_LIMITED, RATE_LIMITED]);
+    let o = w.run("chain");
+    assert_eq!(served(&o), ("answer from m2".into(), 1));
+    assert_eq!(w.upstream.keys_used(), ["p1-k1", "p1-k2", "p1-k3", "p2-k1"]);
+    assert_eq!(
+        failures(&o)[0],
+        ("m1".into(), Some(Failure::RateLimit), Some(429))
+    );
+}
+
+#[test]
+fn round_robin_starts_each_request_one_key_further() {
+    let clock = FakeClock::default();
+    let w = World::new(&clock, 3, "round_robin");
+    for _ in 0..6 {
+        w.run("m1");
+    }
+    assert_eq!(
+        w.upstream.keys_used(),
+        ["p1-k1", "p1-k2", "p1-k3", "p1-k1", "p1-k2", "p1-k3"]
+    );
+}
+
+#[test]
+fn round_robin_still_tries_the_whole_pool_before_moving_on() {
+    let clock = FakeClock::default();
+    let w = World::new(&clock, 3, "round_robin");
+    w.run("m1");
+    w.upstream
+        .script("m1", &[RATE_LIMITED, RATE_LIMITED, RATE_LIMITED]);
+    let o = w.run("chain");
+    assert_eq!(served(&o).1, 1);
+    assert_eq!(&w.upstream.keys_used()[1..4], ["p1-k2", "p1-k3", "p1-k1"]);
+}
+
+#[test]
+fn failover_always_starts_at_the_first_key() {
+    let clock = FakeClock::default();
+    let w = World::new(&clock, 3, "failover");
+    for _ in 0..3 {
+        w.run("m1");
+    }
+    assert_eq!(w.upstream.keys_used(), ["p1-k1", "p1-k1", "p1-k1"]);
+}
+
+#[test]
+fn retry_after_seconds_parks_the_key_for_exactly_that_long() {
+    let clock = FakeClock(1_000_000.into());
+    let w = World::new(&clock, 2, "failover");
+    w.upstream
+        .script("m1", &[Script::Status(429, Some("30"), "")]);
+    w.run("m1");
+    // The 429 arrived after the fake's 10 ms of latency.
+    let parked_at = 1_000_000 + 10;
+    // Later requests skip the parked key...
+    w.run("m1");
+    assert_eq!(w.upstream.keys_used(), ["p1-k1", "p1-k2", "p1-k2"]);
+    // ...until exactly 30 s after the 429 arrived.
+    clock.0.set(parked_at + 29_999);
+    w.run("m1");
+    assert_eq!(w.upstream.keys_used().last().unwrap(), "p1-k2");
+    clock.0.set(parked_at + 30_000);
+    w.run("m1");
+    assert_eq!(w.upstream.keys_used().last().unwrap(), "p1-k1");
+}
+
+#[test]
+fn retry_after_http_date_parks_the_key_until_that_date() {
+    let clock = FakeClock(1_800_000_000_000.into());
+    let w = World::new(&clock, 2, "failover");
+    let until = 1_800_000_045_000;
+    let header: &'static str = Box::leak(imf_fixdate(until).into_boxed_str());
+    w.upstream
+        .script("m1", &[Script::Status(429, Some(header), "")]);
+    w.run("m1");
+    let parks: Vec<_> = w
+        .state
+        .reports
+        .borrow()
+        .iter()
+        .flat_map(|r| r.parks.clone())
+        .collect();
+    assert_eq!(parks.len(), 1);
+    assert_eq!(
+        (parks[0].key.as_str(), parks[0].until),
+        (
+            w.cfg.providers.values().next().unwrap().keys[0].id.as_str(),
+            until
+        )
+    );
+    w.run("m1");
+    assert_eq!(w.upstream.keys_used(), ["p1-k1", "p1-k2", "p1-k2"]);
+}
+
+#[test]
+fn no_retry_after_means_no_park_and_no_report() {
+    let clock = FakeClock::default();
+    let w = World::new(&clock, 2, "failover");
+    w.upstream.script("m1", &[RATE_LIMITED]);
+    w.run("m1");
+    w.run("m1");
+    assert_eq!(w.upstream.keys_used(), ["p1-k1", "p1-k2", "p1-k1"]);
+    assert!(w.state.reports.borrow().is_empty());
+}
+
+#[test]
+fn unparsable_or_past_retry_after_parks_nothing() {
+    let clock = FakeClock(1_800_000_000_000.into());
+    let w = World::new(&clock, 2, "failover");
+    w.upstream
+        .script("m1", &[Script::Status(429, Some("soon"), "")]);
+    w.run("m1");
+    w.upstream.script(
+        "m1",
+        &[Script::Status(
+            429,
+            Some("Sun, 06 Nov 1994 08:49:37 GMT"),
+            "",
+        )],
+    );
+    w.run("m1");
+    w.run("m1");
+    assert_eq!(w.upstream.keys_used().last().unwrap(), "p1-k1");
+}
+
+#[test]
+fn when_every_key_is_parked_the_whole_pool_is_tried_anyway() {
+    let clock = FakeClock::default();
+    let w = World::new(&clock, 2, "failover");
+    w.upstream.script(
+        "m1",
+        &[
+            Script::Status(429, Some("60"), ""),
+            Script::Status(429, Some("60"), ""),
+        ],
+    );
+    w.run("chain");
+    let before = w.upstream.count();
+    let o = w.run("m1");
+    assert_eq!(served(&o).1, 0);
+    assert_eq!(
+        w.upstream.count() - before,
+        1,
+        "a parked pool is still tried"
+    );
+}
+
+#[test]
+fn a_request_caused_400_stops_the_cascade_with_one_call_and_the_providers_message() {
+    for status in [400, 413, 422] {
+        let clock = FakeClock::default();
+        let w = World::new(&clock, 3, "failover");
+        w.upstream.script(
+            "m1",
+            &[Script::Status(
+                status,
+                None,
+                r#"{"error":{"message":"Your prompt was flagged","type":"invalid_request_error","code":"content_policy_violation"}}"#,
+            )],
+        );
+        let o = w.run("chain");
+        let Ending::Refused(err) = &o.ending else {
+            panic!("expected refusal, got {:?}", o.ending)
+        };
+        assert_eq!(err.status, status);
+        assert_eq!(err.message, "Your prompt was flagged");
+        assert_eq!(err.code.as_deref(), Some("content_policy_violation"));
+        assert_eq!(w.upstream.count(), 1, "no rotation, no cascade");
+    }
+}
+
+#[test]
+fn auth_failure_rotates_to_the_next_key_first() {
+    let clock = FakeClock::default();
+    let w = World::new(&clock, 2, "failover");
+    w.upstream
+        .script("m1", &[Script::Status(401, None, "bad key")]);
+    let o = w.run("chain");
+    assert_eq!(served(&o), ("answer from m1".into(), 0));
+    assert_eq!(w.upstream.keys_used(), ["p1-k1", "p1-k2"]);
+}
+
+#[test]
+fn server_timeout_and_network_failures_move_down_the_chain_without_rotation() {
+    for (script, failure) in [
+        (Script::Status(503, None, "down"), Failure::Server),
+        (Script::Timeout, Failure::Timeout),
+        (Script::Network, Failure::Network),
+        (Script::Broken, Failure::Server),
+        (
+            Script::Status(404, None, "no such model"),
+            Failure::NotFound,
+        ),
+        (
+            Script::Status(409, None, "conflict"),
+            Failure::UpstreamClientError,
+        ),
+    ] {
+        let clock = FakeClock::default();
+        let w = World::new(&clock, 3, "failover");
+        w.upstream.script("m1", std::slice::from_ref(&script));
+        let o = w.run("chain");
+        assert_eq!(served(&o).1, 1, "{script:?}");
+        assert_eq!(failures(&o)[0].1, Some(failure), "{script:?}");
+        assert_eq!(w.upstream.keys_used(), ["p1-k1", "p2-k1"], "{script:?}");
+    }
+}
+
+#[test]
+fn when_everything_fails_the_502_lists_each_candidate_in_order_without_upstream_text() {
+    let clock = FakeClock::default();
+    let w = World::new(&clock, 1, "failover");
+    w.upstream.script(
+        "m1",
+        &[Script::Status(429, None, "quota exceeded for org-secret")],
+    );
+    w.upstream
+        .script("m2", &[Script::Status(503, None, "upstream stack trace")]);
+    // Open m3's breaker first.
+    for _ in 0..5 {
+        w.upstream
+            .script("m3", &[Script::Status(500, None, "boom")]);
+        w.run("m3");
+    }
+    let o = w.run("chain");
+    assert!(matches!(o.ending, Ending::Exhausted));
+    let body: serde_json::Value = serde_json::from_str(&o.exhausted_error().to_json()).unwrap();
+    assert_eq!(
+        body,
+        serde_json::json!({"error": {
+            "type": "api_error",
+            "code": "upstream_exhausted",
+            "message": "All 3 routing candidates failed.",
+            "attempts": [
+                {"provider": "p1", "model": "m1", "failure": "rate_limit", "status": 429},
+                {"provider": "p2", "model": "m2", "failure": "server", "status": 503},
+                {"provider": "p3", "model": "m3", "failure": "breaker_open"}
+            ]
+        }})
+    );
+    // The upstream's words are kept for the log line only.
+    assert_eq!(
+        o.attempts[0].tries[0].error.as_deref(),
+        Some("quota exceeded for org-secret")
+    );
+}
+
+#[test]
+fn a_warm_success_costs_one_state_round_trip_and_no_report() {
+    let clock = FakeClock::default();
+    let w = World::new(&clock, 2, "round_robin");
+    let o = w.run("chain");
+    assert_eq!(served(&o).1, 0);
+    assert_eq!(w.state.round_trips(), 1);
+    let Ending::Served { settlement, .. } = &o.ending else {
+        panic!()
+    };
+    assert!(!settlement.report.changes_anything());
+}
+
+#[test]
+fn request_budget_stops_new_attempts_once_spent() {
+    let clock = FakeClock::default();
+    let w = World::new(&clock, 2, "failover");
+    // Each timeout eats the provider's 1000 ms; a 1500 ms budget allows the first call and a
+    // truncated second, then nothing more starts.
+    w.upstream.script("m1", &[Script::Timeout]);
+    w.upstream.script("m2", &[Script::Timeout]);
+    let limits = Limits {
+        budget_ms: 1_500,
+        ..LIMITS
+    };
+    let o = w.run_with("chain", limits);
+    assert!(matches!(o.ending, Ending::Exhausted));
+    let calls = w.upstream.calls.borrow().clone();
+    assert_eq!(calls.len(), 2);
+    assert_eq!(
+        calls[1].timeout_ms, 500,
+        "the last call gets only what is left"
+    );
+    assert_eq!(
+        failures(&o).iter().map(|f| f.1).collect::<Vec<_>>(),
+        [
+            Some(Failure::Timeout),
+            Some(Failure::Timeout),
+            Some(Failure::DeadlineExceeded)
+        ]
+    );
+}
+
+#[test]
+fn client_cancel_is_not_a_failure() {
+    let clock = FakeClock::default();
+    let w = World::new(&clock, 2, "failover");
+    w.upstream.script("m1", &[Script::Cancelled]);
+    let o = w.run("chain");
+    assert!(matches!(o.ending, Ending::Cancelled));
+    assert_eq!(
+        w.upstream.count(),
+        1,
+        "no rotation, no cascade after a cancel"
+    );
+    assert!(
+        w.state.reports.borrow().is_empty(),
+        "nothing recorded against key or model"
+    );
+}
+
+#[test]
+fn counted_failures_are_reported_and_five_open_the_breaker() {
+    let clock = FakeClock::default();
+    let w = World::new(&clock, 1, "failover");
+    for _ in 0..5 {
+        w.upstream.script("m1", &[Script::Status(503, None, "")]);
+        w.run("chain");
+    }
+    let before = w.upstream.count();
+    let o = w.run("chain");
+    assert_eq!(
+        w.upstream.count() - before,
+        1,
+        "m1 skipped with zero calls, m2 served"
+    );
+    assert_eq!(
+        failures(&o)[0],
+        ("m1".into(), Some(Failure::BreakerOpen), None)
+    );
+    assert_eq!(served(&o).1, 1);
+}
+
+#[test]
+fn rate_limited_pool_does_not_count_toward_the_breaker() {
+    let clock = FakeClock::default();
+    let w = World::new(&clock, 1, "failover");
+    for _ in 0..10 {
+        w.upstream.script("m1", &[RATE_LIMITED]);
+        w.run("chain");
+    }
+    let o = w.run("chain");
+    assert_eq!(served(&o).1, 0, "m1's breaker is still closed");
+    assert!(w
+        .state
+        .reports
+        .borrow()
+        .iter()
+        .all(|r| !matches!(r.verdict, Verdict::Failure { .. })));
+}

@@ -1,0 +1,107 @@
+// Runs the built worker on workerd through Miniflare, with local D1 and Durable Objects persisted
+// under a state directory, the way `wrangler dev` would but without its Node proxy in front.
+//
+//   node tests/harness/serve.mjs --state DIR [--port N] [--var KEY=VALUE ...] [--script build/index.js]
+//
+// Prints one JSON line {"url": "..."} when ready. Then reads JSON lines on stdin:
+//   {"id": 1, "sql": "...", "params": [...]}  -> {"id": 1, "rows": [...]} | {"id": 1, "error": "..."}
+// When stdin closes (the test process exited, even by a panic) it disposes Miniflare and exits, so
+// nothing it started outlives the tests.
+import { Miniflare, Log, LogLevel } from "miniflare";
+import { readFileSync, readdirSync } from "node:fs";
+import { createInterface } from "node:readline";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const args = process.argv.slice(2);
+const opt = (name, dflt) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : dflt;
+};
+const state = opt("--state");
+if (!state) {
+  console.error("serve.mjs: --state DIR is required");
+  process.exit(2);
+}
+
+// [vars] from wrangler.toml: simple `KEY = "value"` lines are all this project writes there.
+function wranglerVars() {
+  const toml = readFileSync(path.join(root, "wrangler.toml"), "utf8");
+  const vars = {};
+  let inVars = false;
+  for (const line of toml.split("\n")) {
+    const t = line.trim();
+    if (t.startsWith("[")) inVars = t === "[vars]";
+    const m = inVars && t.match(/^([A-Z0-9_]+)\s*=\s*"(.*)"$/);
+    if (m) vars[m[1]] = m[2];
+  }
+  return vars;
+}
+
+// stdout carries the protocol; Miniflare's own messages and the worker's console go to stderr.
+class StderrLog extends Log {
+  log(message) {
+    process.stderr.write(message + "\n");
+  }
+}
+
+const bindings = wranglerVars();
+args.forEach((a, i) => {
+  if (a === "--var") {
+    const [k, ...v] = args[i + 1].split("=");
+    bindings[k] = v.join("=");
+  }
+});
+
+const mf = new Miniflare({
+  modules: true,
+  scriptPath: path.join(root, opt("--script", "build/index.js")),
+  modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"], fallthrough: true }],
+  compatibilityDate: "2026-04-01",
+  host: "127.0.0.1",
+  port: Number(opt("--port", "0")),
+  bindings,
+  d1Databases: { DB: "cognigate-local" },
+  durableObjects: { ROUTING: { className: "RoutingObject", useSQLite: true } },
+  d1Persist: path.join(state, "d1"),
+  durableObjectsPersist: path.join(state, "do"),
+  cf: false,
+  // The worker's console output (one JSON line per request) goes to stderr with Miniflare's own.
+  handleRuntimeStdio(stdout, stderr) {
+    stdout.pipe(process.stderr);
+    stderr.pipe(process.stderr);
+  },
+  log: new StderrLog(process.env.CG_HARNESS_LOG === "debug" ? LogLevel.DEBUG : LogLevel.INFO),
+});
+
+const url = await mf.ready;
+const db = await mf.getD1Database("DB");
+
+// Apply migrations in order, statement by statement (each file ends statements with ';' + newline).
+for (const file of readdirSync(path.join(root, "migrations")).filter((f) => f.endsWith(".sql")).sort()) {
+  const sql = readFileSync(path.join(root, "migrations", file), "utf8")
+    .split("\n")
+    .filter((l) => !l.trim().startsWith("--"))
+    .join("\n");
+  const statements = sql.split(/;\s*\n/).map((s) => s.trim()).filter(Boolean);
+  await db.batch(statements.map((s) => db.prepare(s)));
+}
+
+process.stdout.write(JSON.stringify({ url: url.toString() }) + "\n");
+
+const rl = createInterface({ input: process.stdin });
+rl.on("line", async (line) => {
+  let req;
+  try {
+    req = JSON.parse(line);
+    const { results } = await db.prepare(req.sql).bind(...(req.params ?? [])).all();
+    process.stdout.write(JSON.stringify({ id: req.id, rows: results }) + "\n");
+  } catch (e) {
+    process.stdout.write(JSON.stringify({ id: req?.id ?? null, error: String(e) }) + "\n");
+  }
+});
+rl.on("close", async () => {
+  await mf.dispose();
+  process.exit(0);
+});

@@ -1,0 +1,202 @@
+//! Host fakes for the cascade's ports. The routing state fake runs the real `ProviderState`, so
+//! these tests exercise the same state machines the Durable Object does.
+#![allow(dead_code)]
+
+use cognigate::cascade::{Call, Clock, Reply, RoutingState, Upstream};
+use cognigate::config::admin::{parse_body, ModelBody, ProviderBody};
+use cognigate::config::{Defaults, ModelId, ProviderName, RouteName, TenantConfig, TenantId};
+use cognigate::state::{AcquireRequest, Lease, ProviderState, ReportRequest};
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, VecDeque};
+
+#[derive(Default)]
+pub struct FakeClock(pub Cell<u64>);
+
+impl FakeClock {
+    pub fn advance(&self, ms: u64) {
+        self.0.set(self.0.get() + ms);
+    }
+}
+
+impl Clock for FakeClock {
+    fn now_ms(&self) -> u64 {
+        self.0.get()
+    }
+}
+
+pub struct FakeState<'c> {
+    pub clock: &'c FakeClock,
+    pub providers: RefCell<BTreeMap<String, ProviderState>>,
+    pub acquires: Cell<usize>,
+    pub reports: RefCell<Vec<ReportRequest>>,
+}
+
+impl<'c> FakeState<'c> {
+    pub fn new(clock: &'c FakeClock) -> Self {
+        Self {
+            clock,
+            providers: RefCell::default(),
+            acquires: Cell::new(0),
+            reports: RefCell::default(),
+        }
+    }
+
+    pub fn round_trips(&self) -> usize {
+        self.acquires.get() + self.reports.borrow().len()
+    }
+}
+
+impl RoutingState for FakeState<'_> {
+    async fn acquire(&self, provider: &ProviderName, req: AcquireRequest) -> Lease {
+        self.acquires.set(self.acquires.get() + 1);
+        let mut map = self.providers.borrow_mut();
+        map.entry(provider.to_string())
+            .or_default()
+            .acquire(&req, self.clock.now_ms())
+    }
+
+    async fn report(&self, provider: &ProviderName, req: ReportRequest) {
+        let mut map = self.providers.borrow_mut();
+        map.entry(provider.to_string())
+            .or_default()
+            .report(&req, self.clock.now_ms());
+        self.reports.borrow_mut().push(req);
+    }
+}
+
+/// What a scripted upstream answers, and how long it takes.
+#[derive(Debug, Clone)]
+pub enum Script {
+    Ok,
+    Status(u16, Option<&'static str>, &'static str),
+    Timeout,
+    Network,
+    Broken,
+    Cancelled,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeenCall {
+    pub model: String,
+    pub key: String,
+    pub timeout_ms: u64,
+}
+
+/// Answers by upstream model name from a queue; an empty queue answers 200.
+pub struct FakeUpstream<'c> {
+    pub clock: &'c FakeClock,
+    pub scripts: RefCell<BTreeMap<String, VecDeque<Script>>>,
+    pub calls: RefCell<Vec<SeenCall>>,
+    pub latency_ms: u64,
+}
+
+impl<'c> FakeUpstream<'c> {
+    pub fn new(clock: &'c FakeClock) -> Self {
+        Self {
+            clock,
+            scripts: RefCell::default(),
+            calls: RefCell::default(),
+            latency_ms: 10,
+        }
+    }
+
+    pub fn script(&self, model: &str, replies: &[Script]) {
+        self.scripts
+            .borrow_mut()
+            .entry(model.to_owned())
+            .or_default()
+            .extend(replies.iter().cloned());
+    }
+
+    pub fn keys_used(&self) -> Vec<String> {
+        self.calls.borrow().iter().map(|c| c.key.clone()).collect()
+    }
+
+    pub fn count(&self) -> usize {
+        self.calls.borrow().len()
+    }
+}
+
+impl Upstream for FakeUpstream<'_> {
+    type Body = String;
+
+    async fn send(&self, call: Call<'_>) -> Reply<String> {
+        self.calls.borrow_mut().push(SeenCall {
+            model: call.model.upstream_model.clone(),
+            key: call.key.secret.expose().to_owned(),
+            timeout_ms: call.timeout_ms,
+        });
+        let script = self
+            .scripts
+            .borrow_mut()
+            .get_mut(&call.model.upstream_model)
+            .and_then(VecDeque::pop_front)
+            .unwrap_or(Script::Ok);
+        match script {
+            Script::Timeout => self.clock.advance(call.timeout_ms),
+            _ => self.clock.advance(self.latency_ms),
+        }
+        match script {
+            Script::Ok => Reply::Success {
+                status: 200,
+                body: format!("answer from {}", call.model.upstream_model),
+            },
+            Script::Status(status, retry_after, text) => Reply::Status {
+                status,
+                retry_after: retry_after.map(str::to_owned),
+                text: text.to_owned(),
+            },
+            Script::Timeout => Reply::Timeout,
+            Script::Network => Reply::Network("connection refused".into()),
+            Script::Broken => Reply::Broken {
+                status: 200,
+                detail: "body is not JSON".into(),
+            },
+            Script::Cancelled => Reply::Cancelled,
+        }
+    }
+}
+
+/// A tenant with providers `p1`..`p3` (keys `<provider>-k1`..) and models `m1`..`m3`, one per
+/// provider, plus a rule `chain` → [m1, m2, m3].
+pub fn tenant(keys_per_provider: usize, strategy: &str) -> TenantConfig {
+    let mut cfg = TenantConfig {
+        tenant: TenantId::parse("acme").unwrap(),
+        providers: BTreeMap::new(),
+        models: BTreeMap::new(),
+        aliases: BTreeMap::new(),
+        rules: BTreeMap::new(),
+        settings: Defaults::default().settings,
+    };
+    for i in 1..=3 {
+        let keys: Vec<String> = (1..=keys_per_provider)
+            .map(|k| format!("\"p{i}-k{k}\""))
+            .collect();
+        let body = format!(
+            r#"{{"kind":"openai","base_url":"http://up{i}/v1","keys":[{}],"key_strategy":"{strategy}","timeout_ms":1000}}"#,
+            keys.join(",")
+        );
+        let name = ProviderName::parse(&format!("p{i}")).unwrap();
+        let provider = parse_body::<ProviderBody>(body.as_bytes())
+            .unwrap()
+            .validate(name.clone())
+            .unwrap();
+        cfg.providers.insert(name, provider);
+        let model = format!(r#"{{"provider":"p{i}","context_window":8000}}"#);
+        let id = ModelId::parse(&format!("m{i}")).unwrap();
+        let m = parse_body::<ModelBody>(model.as_bytes())
+            .unwrap()
+            .validate(id.clone())
+            .unwrap();
+        cfg.models.insert(id, m);
+    }
+    let chain = ["m1", "m2", "m3"]
+        .iter()
+        .map(|n| RouteName::parse(n).unwrap())
+        .collect();
+    cfg.rules.insert(
+        RouteName::parse("chain").unwrap(),
+        cognigate::config::Chain::new(chain, 5).unwrap(),
+    );
+    cfg
+}
