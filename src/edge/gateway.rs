@@ -101,7 +101,7 @@ pub async fn chat_completions(
         started,
         metrics: &metrics,
     };
-    let result = async {
+    let result: Result<Reply, ApiError> = async {
         let cfg = tenant_config(&req, env, ctx, dep, &metrics).await?;
         log.tenant = cfg.tenant.to_string();
         let body = http::read_body(&mut req, dep.max_chat_body).await?;
@@ -124,16 +124,19 @@ pub async fn chat_completions(
             },
         };
         let outcome = cascade.run(&chain).await;
-        respond(outcome, &state, &log, dep).await
+        Ok(respond(outcome, &state, &log, dep).await)
     }
     .await;
-    match result {
-        Ok(resp) => Ok(resp),
+    let resp = match result {
+        Ok(Ok(resp)) => resp,
+        // Logged with its attempts by `respond`.
+        Ok(Err(err)) => http::error(&err)?,
         Err(err) => {
             log.emit("rejected", err.status, &[]);
-            with_request_id(http::error(&err)?, request_id)
+            http::error(&err)?
         }
-    }
+    };
+    with_request_id(resp, request_id)
 }
 
 struct LogContext<'a> {
@@ -161,6 +164,7 @@ impl LogContext<'_> {
     }
 }
 
+/// The cascade's outcome as the caller's response; logged here, once.
 async fn respond(
     outcome: Outcome<UpstreamBody>,
     state: &RoutingClient<'_>,
@@ -168,7 +172,7 @@ async fn respond(
     dep: &Deployment,
 ) -> Reply {
     let Outcome { ending, attempts } = outcome;
-    match ending {
+    let (label, result) = match ending {
         Ending::Served {
             status,
             body,
@@ -176,74 +180,87 @@ async fn respond(
             settlement,
         } => {
             settle(state, settlement).await;
-            log.emit("served", status, &attempts);
             let served = attempts.last();
-            let resp = match body {
-                UpstreamBody::Full {
-                    content_type,
-                    bytes,
-                } => http::bytes(status, &content_type, bytes)?,
-                UpstreamBody::Stream {
-                    first,
-                    rest,
-                    controller,
-                } => {
-                    // The controller lives as long as the body; dropping it never aborts.
-                    let body = once(async move { Ok(first) })
-                        .chain(rest)
-                        .inspect(move |_| {
-                            let _ = &controller;
-                        });
-                    let resp = Response::from_stream(body).map_err(|_| ApiError::internal())?;
-                    let resp = resp.with_status(status);
-                    resp.headers()
-                        .set("content-type", "text/event-stream")
-                        .map_err(|_| ApiError::internal())?;
-                    resp
-                }
+            let headers = ServedBy {
+                depth,
+                model: served.map(|a| a.model.as_str()).unwrap_or(""),
+                provider: served.map(|a| a.provider.as_str()).unwrap_or(""),
             };
-            let h = resp.headers();
-            let set = |k: &str, v: &str| h.set(k, v).map_err(|_| ApiError::internal());
-            set("x-cognigate-fallback-depth", &depth.to_string())?;
-            set(
-                "x-cognigate-model",
-                served.map(|a| a.model.as_str()).unwrap_or(""),
-            )?;
-            set(
-                "x-cognigate-provider",
-                served.map(|a| a.provider.as_str()).unwrap_or(""),
-            )?;
-            set("x-cognigate-request-id", log.request_id)?;
-            if dep.debug_counters {
-                set(
-                    "x-cognigate-d1-queries",
-                    &log.metrics.d1_queries().to_string(),
-                )?;
-                set(
-                    "x-cognigate-do-calls",
-                    &log.metrics.durable_object_calls().to_string(),
-                )?;
-            }
-            Ok(resp)
+            ("served", served_response(status, body, &headers, log, dep))
         }
-        Ending::Refused(err) => {
-            log.emit("refused", err.status, &attempts);
-            Err(err)
-        }
-        Ending::Exhausted => {
-            let err = exhausted_error(&attempts);
-            log.emit("exhausted", err.status, &attempts);
-            Err(err)
-        }
-        Ending::Cancelled => {
-            log.emit("cancelled", 499, &attempts);
+        Ending::Refused(err) => ("refused", Err(err)),
+        Ending::Exhausted => ("exhausted", Err(exhausted_error(&attempts))),
+        Ending::Cancelled => (
+            "cancelled",
             Err(ApiError::invalid_request(
                 499,
                 "client_closed_request",
                 "The client closed the request.",
-            ))
+            )),
+        ),
+    };
+    let status = match &result {
+        Ok(r) => r.status_code(),
+        Err(e) => e.status,
+    };
+    log.emit(label, status, &attempts);
+    result
+}
+
+struct ServedBy<'a> {
+    depth: usize,
+    model: &'a str,
+    provider: &'a str,
+}
+
+fn served_response(
+    status: u16,
+    body: UpstreamBody,
+    by: &ServedBy<'_>,
+    log: &LogContext<'_>,
+    dep: &Deployment,
+) -> Reply {
+    let resp = match body {
+        UpstreamBody::Full {
+            content_type,
+            bytes,
+        } => http::bytes(status, &content_type, bytes)?,
+        UpstreamBody::Stream {
+            first,
+            rest,
+            controller,
+        } => {
+            // The controller lives as long as the body; dropping it never aborts.
+            let body = once(async move { Ok(first) })
+                .chain(rest)
+                .inspect(move |_| {
+                    let _ = &controller;
+                });
+            let resp = Response::from_stream(body)
+                .map_err(|_| ApiError::internal())?
+                .with_status(status);
+            resp.headers()
+                .set("content-type", "text/event-stream")
+                .map_err(|_| ApiError::internal())?;
+            resp
         }
+    };
+    let h = resp.headers();
+    let set = |k: &str, v: &str| h.set(k, v).map_err(|_| ApiError::internal());
+    set("x-cognigate-fallback-depth", &by.depth.to_string())?;
+    set("x-cognigate-model", by.model)?;
+    set("x-cognigate-provider", by.provider)?;
+    if dep.debug_counters {
+        set(
+            "x-cognigate-d1-queries",
+            &log.metrics.d1_queries().to_string(),
+        )?;
+        set(
+            "x-cognigate-do-calls",
+            &log.metrics.durable_object_calls().to_string(),
+        )?;
     }
+    Ok(resp)
 }
 
 fn with_request_id(resp: Response, request_id: &str) -> worker::Result<Response> {

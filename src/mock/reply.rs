@@ -49,7 +49,7 @@ pub enum Body {
     Hangup,
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Reply {
     pub status: u16,
     pub headers: Vec<(String, String)>,
@@ -58,12 +58,21 @@ pub struct Reply {
     pub body: Body,
 }
 
-impl Reply {
-    pub fn ok() -> Self {
+/// A 200 chat completion, at once.
+impl Default for Reply {
+    fn default() -> Self {
         Self {
             status: 200,
-            ..Self::default()
+            headers: Vec::new(),
+            delay_ms: 0,
+            body: Body::Completion,
         }
+    }
+}
+
+impl Reply {
+    pub fn ok() -> Self {
+        Self::default()
     }
 
     pub fn status(status: u16) -> Self {

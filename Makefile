@@ -1,0 +1,39 @@
+# CogniGate. The two commands a fresh machine needs:
+#   make dev    run the gateway locally (offline: demo tenant, mock provider, wrangler dev)
+#   make test   run every test (host tests of the pure core, then the end-to-end suite on workerd)
+
+SHELL := /bin/bash
+export PATH := $(HOME)/.cargo/bin:$(PATH)
+# worker-build would otherwise download these from GitHub.
+export WASM_BINDGEN_BIN := $(HOME)/.cargo/bin/wasm-bindgen
+export ESBUILD_BIN := $(CURDIR)/node_modules/@esbuild/linux-x64/bin/esbuild
+export WRANGLER_SEND_METRICS := false
+
+.PHONY: setup build dev test lint host-test e2e clean
+
+setup:
+	@.ci/setup
+
+# Also wrangler's [build] command, so `wrangler dev` and `wrangler deploy` build the same way.
+build: setup
+	@worker-build --release
+
+lint: setup
+	cargo fmt --check
+	cargo clippy --all-targets -- -D warnings
+	cargo clippy --target wasm32-unknown-unknown --lib -- -D warnings
+
+host-test:
+	cargo test --lib --test cascade
+
+e2e: build
+	cargo test --test 'e2e_*'
+
+test: lint build
+	cargo test
+
+dev: build
+	@.ci/dev
+
+clean:
+	rm -rf build target .wrangler

@@ -1,0 +1,252 @@
+//! The end-to-end harness: the built worker on workerd (through Miniflare, with local D1 and
+//! Durable Objects in a fresh state directory), driven over HTTP.
+//!
+//! One gateway per test binary, shared by its tests; each test works in its own tenant, which is
+//! exactly the isolation the gateway promises. The Node launcher exits when its stdin closes, so
+//! the gateway never outlives the test process, whether the tests pass, fail or panic.
+
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{channel, Receiver};
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
+
+pub const ADMIN_KEY: &str = "test-admin-key";
+
+pub struct Gateway {
+    pub url: String,
+    pub state_dir: PathBuf,
+    control: Mutex<(ChildStdin, Receiver<String>)>,
+    _child: Child,
+    agent: ureq::Agent,
+}
+
+/// An HTTP answer, read whole.
+#[derive(Debug, Clone)]
+pub struct Resp {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub text: String,
+}
+
+impl Resp {
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.text).unwrap_or(Value::Null)
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn error_code(&self) -> Option<String> {
+        self.json()["error"]["code"].as_str().map(str::to_owned)
+    }
+}
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(60)))
+        .build()
+        .into()
+}
+
+impl Gateway {
+    /// The gateway shared by every test of this binary.
+    pub fn shared() -> &'static Gateway {
+        static GW: OnceLock<Gateway> = OnceLock::new();
+        GW.get_or_init(|| Gateway::start(&[]))
+    }
+
+    pub fn start(vars: &[(&str, &str)]) -> Gateway {
+        let script = root().join("build/index.js");
+        assert!(
+            script.exists(),
+            "{} is missing: build the worker first (`make build`, or run `make test`)",
+            script.display()
+        );
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let state_dir = std::env::temp_dir().join(format!(
+            "cognigate-e2e-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::SeqCst)
+        ));
+        std::fs::create_dir_all(&state_dir).expect("state dir");
+        let log = std::fs::File::create(state_dir.join("worker.log")).expect("log file");
+        let mut cmd = Command::new("node");
+        cmd.current_dir(root())
+            .arg("tests/harness/serve.mjs")
+            .arg("--state")
+            .arg(&state_dir)
+            .args(["--var", &format!("CG_ADMIN={ADMIN_KEY}")])
+            .args(["--var", "DEBUG_COUNTERS=true"]);
+        for (k, v) in vars {
+            cmd.args(["--var", &format!("{k}={v}")]);
+        }
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(log))
+            .spawn()
+            .expect("node must be installed (make setup)");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        let ready = rx
+            .recv_timeout(Duration::from_secs(60))
+            .unwrap_or_else(|_| {
+                let log = std::fs::read_to_string(state_dir.join("worker.log")).unwrap_or_default();
+                panic!("the gateway did not start; its log:\n{log}")
+            });
+        let url: Value = serde_json::from_str(&ready).expect("ready line");
+        let url = url["url"]
+            .as_str()
+            .expect("url")
+            .trim_end_matches('/')
+            .to_owned();
+        Gateway {
+            url,
+            state_dir,
+            control: Mutex::new((stdin, rx)),
+            _child: child,
+            agent: agent(),
+        }
+    }
+
+    /// Runs SQL against the worker's local D1 database, beside the worker.
+    pub fn sql(&self, sql: &str, params: &[Value]) -> Vec<Value> {
+        let mut guard = self.control.lock().unwrap_or_else(|p| p.into_inner());
+        let (stdin, rx) = &mut *guard;
+        let line = json!({"id": 1, "sql": sql, "params": params}).to_string();
+        writeln!(stdin, "{line}").expect("write to harness");
+        stdin.flush().expect("flush");
+        let answer = rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("harness answer");
+        let answer: Value = serde_json::from_str(&answer).expect("harness json");
+        if let Some(err) = answer.get("error") {
+            panic!("sql failed: {err}");
+        }
+        answer["rows"].as_array().cloned().unwrap_or_default()
+    }
+
+    /// Every line the worker and Miniflare have written so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.state_dir.join("worker.log")).unwrap_or_default()
+    }
+
+    pub fn request(
+        &self,
+        method: &str,
+        path: &str,
+        bearer: Option<&str>,
+        body: Option<&str>,
+    ) -> Resp {
+        let mut req = ureq::http::Request::builder()
+            .method(method)
+            .uri(format!("{}{path}", self.url))
+            .header("content-type", "application/json");
+        if let Some(b) = bearer {
+            req = req.header("authorization", format!("Bearer {b}"));
+        }
+        let req = req.body(body.unwrap_or("").to_owned()).expect("request");
+        let mut resp = self.agent.run(req).expect("gateway reachable");
+        let status = resp.status().as_u16();
+        let headers = resp
+            .headers()
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or("").to_owned()))
+            .collect();
+        let text = resp.body_mut().read_to_string().unwrap_or_default();
+        Resp {
+            status,
+            headers,
+            text,
+        }
+    }
+
+    pub fn admin(&self, method: &str, path: &str, body: Option<Value>) -> Resp {
+        let body = body.map(|b| b.to_string());
+        self.request(method, path, Some(ADMIN_KEY), body.as_deref())
+    }
+
+    /// A fresh tenant with one caller key.
+    pub fn tenant(&self, hint: &str) -> Tenant<'_> {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let id = format!("{hint}-{}", N.fetch_add(1, Ordering::SeqCst));
+        let r = self.admin(
+            "POST",
+            "/admin/v1/tenants",
+            Some(json!({"id": id, "name": hint})),
+        );
+        assert_eq!(r.status, 201, "create tenant: {}", r.text);
+        let r = self.admin("POST", &format!("/admin/v1/tenants/{id}/api-keys"), None);
+        assert_eq!(r.status, 201, "create key: {}", r.text);
+        let key = r.json()["key"].as_str().expect("key").to_owned();
+        Tenant { gw: self, id, key }
+    }
+}
+
+pub struct Tenant<'g> {
+    pub gw: &'g Gateway,
+    pub id: String,
+    pub key: String,
+}
+
+impl Tenant<'_> {
+    pub fn path(&self, rest: &str) -> String {
+        format!("/admin/v1/tenants/{}{rest}", self.id)
+    }
+
+    pub fn put(&self, rest: &str, body: Value) -> Resp {
+        self.gw.admin("PUT", &self.path(rest), Some(body))
+    }
+
+    /// Registers an OpenAI-compatible provider and asserts it was stored.
+    pub fn provider(&self, name: &str, base_url: &str, keys: &[&str], strategy: &str) {
+        let r = self.put(
+            &format!("/providers/{name}"),
+            json!({"kind": "openai", "base_url": base_url, "keys": keys, "key_strategy": strategy, "timeout_ms": 5000}),
+        );
+        assert_eq!(r.status, 200, "provider: {}", r.text);
+    }
+
+    pub fn model(&self, id: &str, provider: &str, price: f64, context_window: u32) {
+        let r = self.put(
+            &format!("/models/{}", id.replace('/', "%2F")),
+            json!({"provider": provider, "context_window": context_window, "input_price_per_mtok": price, "output_price_per_mtok": price}),
+        );
+        assert_eq!(r.status, 200, "model: {}", r.text);
+    }
+
+    pub fn rule(&self, matches: &str, chain: &[&str]) -> Resp {
+        self.put("/routing-rules", json!({"match": matches, "chain": chain}))
+    }
+
+    pub fn chat(&self, model: &str) -> Resp {
+        let body = json!({"model": model, "messages": [{"role": "user", "content": "hello"}]});
+        self.gw.request(
+            "POST",
+            "/v1/chat/completions",
+            Some(&self.key),
+            Some(&body.to_string()),
+        )
+    }
+}
