@@ -8,7 +8,7 @@
 // When stdin closes (the test process exited, even by a panic) it disposes Miniflare and exits, so
 // nothing it started outlives the tests.
 import { Miniflare, Log, LogLevel } from "miniflare";
-import { readFileSync, readdirSync } from "node:fs";
+import { readFileSync, readdirSync, rmSync } from "node:fs";
 import { createInterface } from "node:readline";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -103,5 +103,7 @@ rl.on("line", async (line) => {
 });
 rl.on("close", async () => {
   await mf.dispose();
+  // The databases go; a log file the caller keeps beside them stays.
+  for (const dir of ["d1", "do"]) rmSync(path.join(state, dir), { recursive: true, force: true });
   process.exit(0);
 });

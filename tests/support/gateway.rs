@@ -57,6 +57,9 @@ pub fn agent() -> ureq::Agent {
     ureq::Agent::config_builder()
         .http_status_as_error(false)
         .timeout_global(Some(Duration::from_secs(60)))
+        // A fresh connection per request: a pooled one the server has just closed would turn
+        // into a spurious "connection reset".
+        .max_idle_connections(0)
         .build()
         .into()
 }
@@ -76,8 +79,10 @@ impl Gateway {
             script.display()
         );
         static N: AtomicUsize = AtomicUsize::new(0);
-        let state_dir = std::env::temp_dir().join(format!(
-            "cognigate-e2e-{}-{}",
+        // Under target/ so `make clean` takes it; the launcher removes the databases on exit and
+        // leaves worker.log for a post-mortem.
+        let state_dir = root().join("target/e2e").join(format!(
+            "{}-{}",
             std::process::id(),
             N.fetch_add(1, Ordering::SeqCst)
         ));
