@@ -10,7 +10,13 @@ use support::gateway::{Gateway, ADMIN_KEY};
 
 fn tables_snapshot(gw: &Gateway, tenant: &str) -> Vec<Value> {
     let mut all = Vec::new();
-    for table in ["providers", "models", "aliases", "routing_rules", "caller_keys"] {
+    for table in [
+        "providers",
+        "models",
+        "aliases",
+        "routing_rules",
+        "caller_keys",
+    ] {
         all.extend(gw.sql(
             &format!("SELECT * FROM {table} WHERE tenant_id = ?1 ORDER BY 1, 2"),
             &[json!(tenant)],
@@ -58,7 +64,11 @@ fn duplicate_tenant_is_409_and_changes_nothing() {
     let gw = Gateway::shared();
     let t = gw.tenant("dup");
     let before = tables_snapshot(gw, &t.id);
-    let r = gw.admin("POST", "/admin/v1/tenants", Some(json!({"id": t.id, "name": "Other"})));
+    let r = gw.admin(
+        "POST",
+        "/admin/v1/tenants",
+        Some(json!({"id": t.id, "name": "Other"})),
+    );
     assert_eq!(r.status, 409, "{}", r.text);
     assert_eq!(tables_snapshot(gw, &t.id), before);
 }
@@ -71,23 +81,49 @@ fn caller_keys_are_shown_once_stored_hashed_and_revoked_at_once() {
     t.provider("mock", &mock.url(), &["sk-1"], "failover");
     t.model("m", "mock", 1.0, 8000);
     let r = gw.admin("POST", &t.path("/api-keys"), None);
-    let (id, key) = (r.json()["id"].as_str().unwrap().to_owned(), r.json()["key"].as_str().unwrap().to_owned());
+    let (id, key) = (
+        r.json()["id"].as_str().unwrap().to_owned(),
+        r.json()["key"].as_str().unwrap().to_owned(),
+    );
     assert!(key.starts_with("cg_"));
     let listed = gw.admin("GET", &t.path("/api-keys"), None);
-    assert!(listed.text.contains(&id) && !listed.text.contains(&key), "{}", listed.text);
+    assert!(
+        listed.text.contains(&id) && !listed.text.contains(&key),
+        "{}",
+        listed.text
+    );
     let stored = gw.sql("SELECT * FROM caller_keys WHERE id = ?1", &[json!(id)]);
-    assert!(!stored[0].to_string().contains(&key), "only the hash is stored");
+    assert!(
+        !stored[0].to_string().contains(&key),
+        "only the hash is stored"
+    );
 
-    let chat = |k: &str| gw.request("POST", "/v1/chat/completions", Some(k), Some(r#"{"model":"m"}"#));
+    let chat = |k: &str| {
+        gw.request(
+            "POST",
+            "/v1/chat/completions",
+            Some(k),
+            Some(r#"{"model":"m"}"#),
+        )
+    };
     assert_eq!(chat(&key).status, 200);
-    assert_eq!(gw.admin("DELETE", &t.path(&format!("/api-keys/{id}")), None).status, 200);
+    assert_eq!(
+        gw.admin("DELETE", &t.path(&format!("/api-keys/{id}")), None)
+            .status,
+        200
+    );
     let r = chat(&key);
     assert_eq!(r.status, 401);
     assert_eq!(r.error_code().as_deref(), Some("invalid_api_key"));
     for bad in ["", "cg_unknown"] {
         assert_eq!(chat(bad).status, 401);
     }
-    let r = gw.request("POST", "/v1/chat/completions", None, Some(r#"{"model":"m"}"#));
+    let r = gw.request(
+        "POST",
+        "/v1/chat/completions",
+        None,
+        Some(r#"{"model":"m"}"#),
+    );
     assert_eq!(r.error_code().as_deref(), Some("invalid_api_key"));
 }
 
@@ -95,12 +131,20 @@ fn caller_keys_are_shown_once_stored_hashed_and_revoked_at_once() {
 fn provider_keys_are_shown_only_as_ids_and_last_four() {
     let gw = Gateway::shared();
     let t = gw.tenant("provview");
-    t.provider("openai", "https://api.openai.com/v1", &["sk-secret-material-9876"], "round_robin");
+    t.provider(
+        "openai",
+        "https://api.openai.com/v1",
+        &["sk-secret-material-9876"],
+        "round_robin",
+    );
     let r = gw.admin("GET", &t.path("/providers/openai"), None);
     assert_eq!(r.status, 200);
     assert!(!r.text.contains("secret-material"), "{}", r.text);
     assert_eq!(r.json()["keys"][0]["last4"], "9876");
-    assert!(r.json()["keys"][0]["id"].as_str().unwrap().starts_with("key_"));
+    assert!(r.json()["keys"][0]["id"]
+        .as_str()
+        .unwrap()
+        .starts_with("key_"));
 }
 
 #[test]
@@ -115,9 +159,15 @@ fn a_chat_request_goes_through_an_alias_to_the_cheapest_model() {
     // `long` needs 128k: tiny is out, the Llama model is cheapest of the rest.
     let r = t.chat("long");
     assert_eq!(r.status, 200, "{}", r.text);
-    assert_eq!(r.header("x-cognigate-model"), Some("meta-llama/Llama-3.3-70B"));
+    assert_eq!(
+        r.header("x-cognigate-model"),
+        Some("meta-llama/Llama-3.3-70B")
+    );
     assert_eq!(r.header("x-cognigate-fallback-depth"), Some("0"));
-    assert_eq!(mock.calls()[0].model.as_deref(), Some("meta-llama/Llama-3.3-70B"));
+    assert_eq!(
+        mock.calls()[0].model.as_deref(),
+        Some("meta-llama/Llama-3.3-70B")
+    );
     // `best` is the most expensive; `fast` the cheapest.
     assert_eq!(t.chat("best").header("x-cognigate-model"), Some("pricey"));
     assert_eq!(t.chat("fast").header("x-cognigate-model"), Some("tiny"));
@@ -144,9 +194,19 @@ fn a_rule_chains_models_and_aliases_and_reports_dead_entries_as_warnings() {
     assert_eq!(r.status, 200, "{}", r.text);
     assert_eq!(r.header("x-cognigate-model"), Some("primary"));
     let listed = gw.admin("GET", &t.path("/routing-rules"), None);
-    assert_eq!(listed.json()["data"][0]["chain"], json!(["retired-model", "primary", "fast"]));
-    assert_eq!(gw.admin("DELETE", &t.path("/routing-rules/my-app"), None).status, 200);
-    assert_eq!(t.chat("my-app").error_code().as_deref(), Some("model_not_found"));
+    assert_eq!(
+        listed.json()["data"][0]["chain"],
+        json!(["retired-model", "primary", "fast"])
+    );
+    assert_eq!(
+        gw.admin("DELETE", &t.path("/routing-rules/my-app"), None)
+            .status,
+        200
+    );
+    assert_eq!(
+        t.chat("my-app").error_code().as_deref(),
+        Some("model_not_found")
+    );
 }
 
 #[test]
@@ -156,11 +216,21 @@ fn a_chain_longer_than_max_fallback_depth_is_refused_when_written() {
     let before = tables_snapshot(gw, &t.id);
     let r = t.rule("x", &["a", "b", "c", "d", "e", "f"]);
     assert_eq!(r.status, 400);
-    assert!(r.json()["error"]["message"].as_str().unwrap().contains("at most 5"), "{}", r.text);
+    assert!(
+        r.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("at most 5"),
+        "{}",
+        r.text
+    );
     assert_eq!(t.rule("x", &[]).status, 400);
     assert_eq!(tables_snapshot(gw, &t.id), before);
     // The tenant's own limit applies, and cannot be lowered below an existing chain.
-    assert_eq!(t.put("/settings", json!({"max_fallback_depth": 2})).status, 200);
+    assert_eq!(
+        t.put("/settings", json!({"max_fallback_depth": 2})).status,
+        200
+    );
     assert_eq!(t.rule("x", &["a", "b", "c"]).status, 400);
     assert_eq!(t.rule("x", &["a", "b"]).status, 200);
     let r = t.put("/settings", json!({"max_fallback_depth": 1}));
@@ -176,10 +246,23 @@ fn unknown_name_is_404_and_a_known_name_with_no_candidate_is_503() {
     t.provider("mock", &mock.url(), &["sk-1"], "failover");
     t.model("small", "mock", 1.0, 8_000);
     let r = t.chat("no-such-model");
-    assert_eq!((r.status, r.error_code().as_deref()), (404, Some("model_not_found")));
+    assert_eq!(
+        (r.status, r.error_code().as_deref()),
+        (404, Some("model_not_found"))
+    );
     let r = t.chat("long");
-    assert_eq!((r.status, r.error_code().as_deref()), (503, Some("no_candidates")));
-    assert!(r.json()["error"]["message"].as_str().unwrap().contains("min_context_window 128000"), "{}", r.text);
+    assert_eq!(
+        (r.status, r.error_code().as_deref()),
+        (503, Some("no_candidates"))
+    );
+    assert!(
+        r.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("min_context_window 128000"),
+        "{}",
+        r.text
+    );
     assert_eq!(mock.count(), 0);
 }
 
@@ -188,12 +271,18 @@ fn alias_and_model_names_cannot_collide() {
     let gw = Gateway::shared();
     let t = gw.tenant("collide");
     t.provider("p", "http://127.0.0.1:9/v1", &["sk"], "failover");
-    let r = t.put("/models/fast", json!({"provider": "p", "context_window": 8000}));
+    let r = t.put(
+        "/models/fast",
+        json!({"provider": "p", "context_window": 8000}),
+    );
     assert_eq!(r.status, 409, "fast is a default alias: {}", r.text);
     t.model("gpt-4o", "p", 1.0, 8000);
     let r = t.put("/aliases/gpt-4o", json!({"cost_tier": "best"}));
     assert_eq!(r.status, 409, "{}", r.text);
-    let r = t.put("/models/m", json!({"provider": "missing", "context_window": 8000}));
+    let r = t.put(
+        "/models/m",
+        json!({"provider": "missing", "context_window": 8000}),
+    );
     assert_eq!(r.status, 400, "{}", r.text);
     assert_eq!(r.json()["error"]["param"], "provider");
 }
@@ -214,7 +303,11 @@ fn tenant_b_cannot_use_or_see_tenant_a_config() {
     }
     let listed = gw.request("GET", "/v1/models", Some(&b.key), None);
     assert_eq!(listed.status, 200);
-    assert!(!listed.text.contains("a-only-model") && !listed.text.contains("a-alias"), "{}", listed.text);
+    assert!(
+        !listed.text.contains("a-only-model") && !listed.text.contains("a-alias"),
+        "{}",
+        listed.text
+    );
     let mine = gw.request("GET", "/v1/models", Some(&a.key), None);
     assert!(mine.text.contains("a-only-model") && mine.text.contains("a-alias"));
     assert_eq!(mine.json()["object"], "list");
@@ -229,28 +322,123 @@ fn bad_admin_input_is_refused_with_a_message_and_changes_nothing() {
     let before = tables_snapshot(gw, &t.id);
     let long_id = "a".repeat(200);
     let cases: Vec<(&str, String, String, u16, &str)> = vec![
-        ("PUT", t.path("/providers/q"), "{not json".into(), 400, "malformed JSON"),
-        ("PUT", t.path("/providers/q"), r#"{"kind":"openai","base_url":"http://x","keys":"sk"}"#.into(), 400, "keys"),
-        ("PUT", t.path("/providers/q"), r#"{"kind":"openai","base_url":"http://x","keys":["sk"],"extra":1}"#.into(), 400, "unknown field `extra`"),
-        ("PUT", t.path("/providers/q"), r#"{"kind":"bogus","base_url":"http://x","keys":["sk"]}"#.into(), 400, "kind"),
-        ("PUT", t.path("/providers/q"), r#"{"kind":"openai","base_url":"ftp://x","keys":["sk"]}"#.into(), 400, "base_url"),
-        ("PUT", t.path("/models/m"), r#"{"provider":"p","context_window":"big"}"#.into(), 400, "context_window"),
-        ("PUT", t.path("/models/m"), r#"{"provider":"p"}"#.into(), 400, "context_window"),
-        ("PUT", t.path(&format!("/models/{long_id}")), r#"{"provider":"p","context_window":8}"#.into(), 400, "model id"),
-        ("PUT", t.path("/aliases/x"), r#"{"cost_tier":"free"}"#.into(), 400, "cost_tier"),
-        ("PUT", t.path("/aliases/x"), r#"{"provider_preference":["p","p"]}"#.into(), 400, "listed twice"),
-        ("PUT", t.path("/settings"), r#"{"breaker":{"window_ms":"soon"}}"#.into(), 400, "breaker.window_ms"),
-        ("PUT", t.path("/settings"), r#"{"max_fallback_depth":0}"#.into(), 400, "max_fallback_depth"),
-        ("PUT", t.path("/routing-rules"), r#"{"match":"x","chain":"fast"}"#.into(), 400, "chain"),
-        ("PUT", t.path("/providers/q"), format!(r#"{{"kind":"openai","base_url":"http://x","keys":["{}"]}}"#, "k".repeat(70_000)), 413, "exceeds"),
+        (
+            "PUT",
+            t.path("/providers/q"),
+            "{not json".into(),
+            400,
+            "malformed JSON",
+        ),
+        (
+            "PUT",
+            t.path("/providers/q"),
+            r#"{"kind":"openai","base_url":"http://x","keys":"sk"}"#.into(),
+            400,
+            "keys",
+        ),
+        (
+            "PUT",
+            t.path("/providers/q"),
+            r#"{"kind":"openai","base_url":"http://x","keys":["sk"],"extra":1}"#.into(),
+            400,
+            "unknown field `extra`",
+        ),
+        (
+            "PUT",
+            t.path("/providers/q"),
+            r#"{"kind":"bogus","base_url":"http://x","keys":["sk"]}"#.into(),
+            400,
+            "kind",
+        ),
+        (
+            "PUT",
+            t.path("/providers/q"),
+            r#"{"kind":"openai","base_url":"ftp://x","keys":["sk"]}"#.into(),
+            400,
+            "base_url",
+        ),
+        (
+            "PUT",
+            t.path("/models/m"),
+            r#"{"provider":"p","context_window":"big"}"#.into(),
+            400,
+            "context_window",
+        ),
+        (
+            "PUT",
+            t.path("/models/m"),
+            r#"{"provider":"p"}"#.into(),
+            400,
+            "context_window",
+        ),
+        (
+            "PUT",
+            t.path(&format!("/models/{long_id}")),
+            r#"{"provider":"p","context_window":8}"#.into(),
+            400,
+            "model id",
+        ),
+        (
+            "PUT",
+            t.path("/aliases/x"),
+            r#"{"cost_tier":"free"}"#.into(),
+            400,
+            "cost_tier",
+        ),
+        (
+            "PUT",
+            t.path("/aliases/x"),
+            r#"{"provider_preference":["p","p"]}"#.into(),
+            400,
+            "listed twice",
+        ),
+        (
+            "PUT",
+            t.path("/settings"),
+            r#"{"breaker":{"window_ms":"soon"}}"#.into(),
+            400,
+            "breaker.window_ms",
+        ),
+        (
+            "PUT",
+            t.path("/settings"),
+            r#"{"max_fallback_depth":0}"#.into(),
+            400,
+            "max_fallback_depth",
+        ),
+        (
+            "PUT",
+            t.path("/routing-rules"),
+            r#"{"match":"x","chain":"fast"}"#.into(),
+            400,
+            "chain",
+        ),
+        (
+            "PUT",
+            t.path("/providers/q"),
+            format!(
+                r#"{{"kind":"openai","base_url":"http://x","keys":["{}"]}}"#,
+                "k".repeat(70_000)
+            ),
+            413,
+            "exceeds",
+        ),
     ];
     for (method, path, body, status, needle) in cases {
         let r = gw.request(method, &path, Some(ADMIN_KEY), Some(&body));
         assert_eq!(r.status, status, "{path} {body:.80}: {}", r.text);
-        assert!(r.text.contains(needle), "{path}: expected {needle:?} in {}", r.text);
+        assert!(
+            r.text.contains(needle),
+            "{path}: expected {needle:?} in {}",
+            r.text
+        );
         assert!(r.json()["error"]["message"].is_string());
     }
-    let r = gw.admin("POST", "/admin/v1/tenants", Some(json!({"id": long_id, "name": "x"})));
+    let r = gw.admin(
+        "POST",
+        "/admin/v1/tenants",
+        Some(json!({"id": long_id, "name": "x"})),
+    );
     assert_eq!(r.status, 400);
     assert_eq!(tables_snapshot(gw, &t.id), before, "nothing was written");
 }
@@ -265,7 +453,11 @@ fn every_documented_admin_operation_is_served() {
         let path = example_path(template).replace("/acme", "/no-such-tenant-anywhere");
         let r = gw.request(&method.to_uppercase(), &path, Some(ADMIN_KEY), Some("{}"));
         // A route that exists answers something other than "no such route" / "method not allowed".
-        assert_ne!(r.error_code().as_deref(), Some("method_not_allowed"), "{method} {path}");
+        assert_ne!(
+            r.error_code().as_deref(),
+            Some("method_not_allowed"),
+            "{method} {path}"
+        );
         let no_route = r.status == 404 && r.json()["error"]["message"] == "No such route.";
         assert!(!no_route, "{method} {path} is documented but not routed");
     }
@@ -280,7 +472,13 @@ fn a_warm_chat_request_makes_zero_d1_queries() {
     t.model("m", "mock", 1.0, 8000);
     let cold = t.chat("m");
     assert_eq!(cold.status, 200);
-    assert!(cold.header("x-cognigate-d1-queries").unwrap().parse::<u32>().unwrap() >= 1);
+    assert!(
+        cold.header("x-cognigate-d1-queries")
+            .unwrap()
+            .parse::<u32>()
+            .unwrap()
+            >= 1
+    );
     for _ in 0..3 {
         let warm = t.chat("m");
         assert_eq!(warm.header("x-cognigate-d1-queries"), Some("0"));
@@ -312,9 +510,16 @@ fn a_provider_in_use_cannot_be_deleted() {
     t.model("m", "p", 1.0, 8000);
     let r = gw.admin("DELETE", &t.path("/providers/p"), None);
     assert_eq!(r.status, 409, "{}", r.text);
-    assert!(r.text.contains("'m'") || r.text.contains(": m"), "{}", r.text);
+    assert!(
+        r.text.contains("'m'") || r.text.contains(": m"),
+        "{}",
+        r.text
+    );
     assert_eq!(gw.admin("DELETE", &t.path("/models/m"), None).status, 200);
-    assert_eq!(gw.admin("DELETE", &t.path("/providers/p"), None).status, 200);
+    assert_eq!(
+        gw.admin("DELETE", &t.path("/providers/p"), None).status,
+        200
+    );
 }
 
 #[test]

@@ -11,11 +11,19 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use support::gateway::{Gateway, Tenant};
 
 fn rate_limited() -> Reply {
-    Reply::json(429, r#"{"error":{"message":"Rate limit reached for org-secret-123","type":"rate_limit_error"}}"#)
+    Reply::json(
+        429,
+        r#"{"error":{"message":"Rate limit reached for org-secret-123","type":"rate_limit_error"}}"#,
+    )
 }
 
 /// One provider with `keys` on one mock, and a model `m` on it.
-fn single<'g>(gw: &'g Gateway, hint: &str, keys: &[&str], strategy: &str) -> (Tenant<'g>, MockProvider) {
+fn single<'g>(
+    gw: &'g Gateway,
+    hint: &str,
+    keys: &[&str],
+    strategy: &str,
+) -> (Tenant<'g>, MockProvider) {
     let mock = MockProvider::start(hint).unwrap();
     let t = gw.tenant(hint);
     t.provider("p", &mock.url(), keys, strategy);
@@ -32,7 +40,11 @@ fn a_429_on_key_1_then_200_on_key_2_serves_at_depth_0() {
     assert_eq!(r.status, 200, "{}", r.text);
     assert_eq!(r.header("x-cognigate-fallback-depth"), Some("0"));
     assert_eq!(mock.keys(), ["sk-1", "sk-2"]);
-    assert_eq!(mock.calls()[1].model.as_deref(), Some("m"), "the same model is retried");
+    assert_eq!(
+        mock.calls()[1].model.as_deref(),
+        Some("m"),
+        "the same model is retried"
+    );
 }
 
 #[test]
@@ -52,7 +64,11 @@ fn whole_pool_429_moves_to_the_next_chain_position_at_depth_1() {
     assert_eq!(r.header("x-cognigate-fallback-depth"), Some("1"));
     assert_eq!(r.header("x-cognigate-model"), Some("m2"));
     assert_eq!(r.header("x-cognigate-provider"), Some("two"));
-    assert_eq!(first.keys(), ["sk-a", "sk-b"], "the whole pool was tried first");
+    assert_eq!(
+        first.keys(),
+        ["sk-a", "sk-b"],
+        "the whole pool was tried first"
+    );
     assert_eq!(second.count(), 1);
 }
 
@@ -60,7 +76,11 @@ fn whole_pool_429_moves_to_the_next_chain_position_at_depth_1() {
 fn retry_after_in_seconds_parks_the_key_across_requests() {
     let gw = Gateway::shared();
     let (t, mock) = single(gw, "park-s", &["sk-1", "sk-2"], "failover");
-    mock.push(Rule::any(rate_limited().header("Retry-After", "120")).key("sk-1").times(1));
+    mock.push(
+        Rule::any(rate_limited().header("Retry-After", "120"))
+            .key("sk-1")
+            .times(1),
+    );
     assert_eq!(t.chat("m").status, 200);
     assert_eq!(t.chat("m").status, 200);
     // Failover always starts at sk-1, unless sk-1 is parked: the second request went straight to sk-2.
@@ -71,9 +91,16 @@ fn retry_after_in_seconds_parks_the_key_across_requests() {
 fn retry_after_as_an_http_date_parks_the_key_across_requests() {
     let gw = Gateway::shared();
     let (t, mock) = single(gw, "park-d", &["sk-1", "sk-2"], "failover");
-    let now_ms = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as u64;
+    let now_ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
     let date = imf_fixdate(now_ms + 600_000);
-    mock.push(Rule::any(rate_limited().header("Retry-After", &date)).key("sk-1").times(1));
+    mock.push(
+        Rule::any(rate_limited().header("Retry-After", &date))
+            .key("sk-1")
+            .times(1),
+    );
     assert_eq!(t.chat("m").status, 200);
     assert_eq!(t.chat("m").status, 200);
     assert_eq!(mock.keys(), ["sk-1", "sk-2", "sk-2"]);
@@ -88,7 +115,11 @@ fn when_every_key_is_parked_the_pool_is_still_tried() {
     assert_eq!(r.status, 502, "{}", r.text);
     let r = t.chat("m");
     assert_eq!(r.status, 200, "{}", r.text);
-    assert_eq!(mock.count(), 3, "both keys parked, yet the next request still called upstream");
+    assert_eq!(
+        mock.count(),
+        3,
+        "both keys parked, yet the next request still called upstream"
+    );
 }
 
 #[test]
@@ -147,8 +178,14 @@ fn when_all_three_candidates_fail_the_502_matches_the_spec_without_upstream_text
     t.model("llama-3.1-70b", "local", 0.1, 128_000);
     t.rule("best", &["gpt-4o", "llama-3.3-70b", "llama-3.1-70b"]);
     a.push(Rule::any(rate_limited()));
-    b.push(Rule::any(Reply::json(503, "upstream stack trace: secret internals")));
-    c.push(Rule::any(Reply::json(500, r#"{"error":{"message":"GPU on fire at 10.0.0.7"}}"#)));
+    b.push(Rule::any(Reply::json(
+        503,
+        "upstream stack trace: secret internals",
+    )));
+    c.push(Rule::any(Reply::json(
+        500,
+        r#"{"error":{"message":"GPU on fire at 10.0.0.7"}}"#,
+    )));
     let r = t.chat("best");
     assert_eq!(r.status, 502);
     assert_eq!(
@@ -199,7 +236,9 @@ fn timeouts_and_refused_connections_move_down_the_chain() {
         .log()
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
-        .filter(|l: &serde_json::Value| l["request_id"] == r.header("x-cognigate-request-id").unwrap())
+        .filter(|l: &serde_json::Value| {
+            l["request_id"] == r.header("x-cognigate-request-id").unwrap()
+        })
         .collect();
     let failures: Vec<&str> = lines[0]["attempts"]
         .as_array()
@@ -216,7 +255,10 @@ fn upstream_gets_the_provider_key_and_the_upstream_model_never_the_callers_crede
     let mock = MockProvider::start("headers").unwrap();
     let t = gw.tenant("headers");
     t.provider("p", &mock.url(), &["sk-provider"], "failover");
-    let r = t.put("/models/alias-facing", json!({"provider": "p", "upstream_model": "real-upstream-name", "context_window": 8000}));
+    let r = t.put(
+        "/models/alias-facing",
+        json!({"provider": "p", "upstream_model": "real-upstream-name", "context_window": 8000}),
+    );
     assert_eq!(r.status, 200);
     let body = json!({"model": "alias-facing", "messages": [{"role": "user", "content": "hi"}], "temperature": 0.3});
     let req = ureq::http::Request::builder()
@@ -241,7 +283,12 @@ fn upstream_gets_the_provider_key_and_the_upstream_model_never_the_callers_crede
 #[test]
 fn one_structured_log_line_per_request_names_key_ids_never_keys() {
     let gw = Gateway::shared();
-    let (t, mock) = single(gw, "logline", &["sk-log-key-aaaa", "sk-log-key-bbbb"], "failover");
+    let (t, mock) = single(
+        gw,
+        "logline",
+        &["sk-log-key-aaaa", "sk-log-key-bbbb"],
+        "failover",
+    );
     mock.push(Rule::any(rate_limited()).key("sk-log-key-aaaa").times(1));
     let r = t.chat("m");
     let id = r.header("x-cognigate-request-id").unwrap().to_owned();
@@ -257,8 +304,44 @@ fn one_structured_log_line_per_request_names_key_ids_never_keys() {
     assert_eq!(line["requested"], "m");
     assert_eq!(line["outcome"], "served");
     assert_eq!(line["attempts"].as_array().unwrap().len(), 2);
-    assert!(line["attempts"][0]["key_id"].as_str().unwrap().starts_with("key_"));
+    assert!(line["attempts"][0]["key_id"]
+        .as_str()
+        .unwrap()
+        .starts_with("key_"));
     assert_eq!(line["attempts"][0]["status"], 429);
     assert!(line["total_ms"].is_u64());
     assert!(!log.contains("sk-log-key-aaaa") && !log.contains("sk-log-key-bbbb"));
+}
+
+#[test]
+fn park_windows_survive_the_routing_object_being_evicted() {
+    // A private runtime, restarted on the same storage: every Durable Object is evicted and its
+    // state must come back from storage, not memory.
+    let gw = Gateway::start_durable();
+    let mock = MockProvider::start("evict").unwrap();
+    let (tenant, key) = {
+        let t = gw.tenant("evict");
+        t.provider("p", &mock.url(), &["sk-1", "sk-2"], "failover");
+        t.model("m", "p", 1.0, 8000);
+        mock.push(
+            Rule::any(rate_limited().header("Retry-After", "600"))
+                .key("sk-1")
+                .times(1),
+        );
+        assert_eq!(t.chat("m").status, 200);
+        (t.id.clone(), t.key.clone())
+    };
+    let gw = gw.restart();
+    let r = gw.request(
+        "POST",
+        "/v1/chat/completions",
+        Some(&key),
+        Some(r#"{"model":"m"}"#),
+    );
+    assert_eq!(r.status, 200, "{tenant}: {}", r.text);
+    assert_eq!(
+        mock.keys(),
+        ["sk-1", "sk-2", "sk-2"],
+        "sk-1 is still parked after the restart"
+    );
 }

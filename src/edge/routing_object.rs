@@ -38,33 +38,36 @@ impl DurableObject for RoutingObject {
     }
 
     async fn fetch(&self, mut req: Request) -> Result<Response> {
-        let mut st = self.load().await?;
+        self.ensure_loaded().await?;
         let now = now_ms();
         match (req.method(), req.path().as_str()) {
             (Method::Post, "/acquire") => {
                 let body: AcquireRequest = req.json().await?;
-                let lease = st.acquire(&body, now);
+                let lease = self.update(|st| st.acquire(&body, now));
                 // Only the move to half-open must survive eviction; the cursor may restart.
-                let durable = matches!(lease.admission, Admission::Probe { .. });
-                self.save(st, durable).await?;
+                if matches!(lease.admission, Admission::Probe { .. }) {
+                    self.persist().await?;
+                }
                 Response::from_json(&lease)
             }
             (Method::Post, "/report") => {
                 let body: ReportRequest = req.json().await?;
-                let transitions = st.report(&body, now);
-                self.save(st, true).await?;
+                let transitions = self.update(|st| st.report(&body, now));
+                self.persist().await?;
                 Response::from_json(&transitions)
             }
             (Method::Post, "/reset") => {
                 let body: ResetRequest = req.json().await?;
-                let transitions = st.reset(body.model.as_deref());
-                self.save(st, true).await?;
+                let transitions = self.update(|st| st.reset(body.model.as_deref()));
+                self.persist().await?;
                 Response::from_json(&transitions)
             }
-            (Method::Get, "/breakers") => Response::from_json(&st.not_closed(now)),
+            (Method::Get, "/breakers") => {
+                Response::from_json(&self.update(|st| st.not_closed(now)))
+            }
             (Method::Post, "/wipe") => {
+                self.update(|st| *st = ProviderState::default());
                 self.state.storage().delete_all().await?;
-                *self.mem.borrow_mut() = Some(ProviderState::default());
                 Response::from_json(&Vec::<ModelTransition>::new())
             }
             _ => Response::error("no such routing-object route", 404),
@@ -73,24 +76,30 @@ impl DurableObject for RoutingObject {
 }
 
 impl RoutingObject {
-    /// The in-memory copy, loaded from storage once per object lifetime.
-    async fn load(&self) -> Result<ProviderState> {
-        if let Some(st) = self.mem.borrow().as_ref() {
-            return Ok(st.clone());
+    /// Loads the stored state once per object lifetime.
+    async fn ensure_loaded(&self) -> Result<()> {
+        if self.mem.borrow().is_some() {
+            return Ok(());
         }
         let stored: Option<ProviderState> = self.state.storage().get(STORAGE_KEY).await?;
-        let st = stored.unwrap_or_default();
-        // Storage reads hold the input gate, so no other request loaded meanwhile.
-        *self.mem.borrow_mut() = Some(st.clone());
-        Ok(st)
+        let mut mem = self.mem.borrow_mut();
+        // Storage reads hold the input gate, but keep whatever a concurrent first request loaded.
+        if mem.is_none() {
+            *mem = Some(stored.unwrap_or_default());
+        }
+        Ok(())
     }
 
-    async fn save(&self, st: ProviderState, durable: bool) -> Result<()> {
-        if durable {
-            self.state.storage().put(STORAGE_KEY, &st).await?;
-        }
-        *self.mem.borrow_mut() = Some(st);
-        Ok(())
+    /// Every decision is made on the in-memory state without an await in between, so concurrent
+    /// requests see each other's effects at once (one probe, one cursor step each).
+    fn update<R>(&self, f: impl FnOnce(&mut ProviderState) -> R) -> R {
+        let mut mem = self.mem.borrow_mut();
+        f(mem.get_or_insert_with(ProviderState::default))
+    }
+
+    async fn persist(&self) -> Result<()> {
+        let snapshot = self.mem.borrow().clone().unwrap_or_default();
+        self.state.storage().put(STORAGE_KEY, &snapshot).await
     }
 }
 

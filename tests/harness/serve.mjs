@@ -1,7 +1,8 @@
 // Runs the built worker on workerd through Miniflare, with local D1 and Durable Objects persisted
 // under a state directory, the way `wrangler dev` would but without its Node proxy in front.
 //
-//   node tests/harness/serve.mjs --state DIR [--port N] [--var KEY=VALUE ...] [--script build/index.js]
+//   node tests/harness/serve.mjs --state DIR [--keep-state] [--port N] [--var KEY=VALUE ...]
+//                                [--script build/index.js]
 //
 // Prints one JSON line {"url": "..."} when ready. Then reads JSON lines on stdin:
 //   {"id": 1, "sql": "...", "params": [...]}  -> {"id": 1, "rows": [...]} | {"id": 1, "error": "..."}
@@ -78,13 +79,18 @@ const mf = new Miniflare({
 const url = await mf.ready;
 const db = await mf.getD1Database("DB");
 
-// Apply migrations in order, statement by statement (each file ends statements with ';' + newline).
+// Apply the migrations not yet applied, in order, statement by statement (each file ends its
+// statements with ';' and a newline). Same bookkeeping table as wrangler's.
+await db.exec("CREATE TABLE IF NOT EXISTS d1_migrations (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT UNIQUE, applied_at TEXT)");
+const applied = new Set((await db.prepare("SELECT name FROM d1_migrations").all()).results.map((r) => r.name));
 for (const file of readdirSync(path.join(root, "migrations")).filter((f) => f.endsWith(".sql")).sort()) {
+  if (applied.has(file)) continue;
   const sql = readFileSync(path.join(root, "migrations", file), "utf8")
     .split("\n")
     .filter((l) => !l.trim().startsWith("--"))
     .join("\n");
   const statements = sql.split(/;\s*\n/).map((s) => s.trim()).filter(Boolean);
+  statements.push(`INSERT INTO d1_migrations (name, applied_at) VALUES ('${file}', datetime('now'))`);
   await db.batch(statements.map((s) => db.prepare(s)));
 }
 
@@ -103,7 +109,9 @@ rl.on("line", async (line) => {
 });
 rl.on("close", async () => {
   await mf.dispose();
-  // The databases go; a log file the caller keeps beside them stays.
-  for (const dir of ["d1", "do"]) rmSync(path.join(state, dir), { recursive: true, force: true });
+  // The databases go (unless a restart will reuse them); a log file beside them stays.
+  if (!args.includes("--keep-state")) {
+    for (const dir of ["d1", "do"]) rmSync(path.join(state, dir), { recursive: true, force: true });
+  }
   process.exit(0);
 });

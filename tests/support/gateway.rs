@@ -20,7 +20,7 @@ pub struct Gateway {
     pub url: String,
     pub state_dir: PathBuf,
     control: Mutex<(ChildStdin, Receiver<String>)>,
-    _child: Child,
+    child: Child,
     agent: ureq::Agent,
 }
 
@@ -72,6 +72,29 @@ impl Gateway {
     }
 
     pub fn start(vars: &[(&str, &str)]) -> Gateway {
+        Self::start_in(None, false, vars)
+    }
+
+    /// A private gateway whose storage outlives it, for `restart`.
+    pub fn start_durable() -> Gateway {
+        Self::start_in(None, true, &[])
+    }
+
+    /// Stops this runtime, keeping its D1 and Durable Object storage, and starts a new one on it:
+    /// every object is evicted and must come back from storage.
+    pub fn restart(self) -> Gateway {
+        let dir = self.state_dir.clone();
+        self.stop();
+        Self::start_in(Some(dir), true, &[])
+    }
+
+    fn stop(mut self) {
+        let (stdin, _) = self.control.into_inner().unwrap_or_else(|p| p.into_inner());
+        drop(stdin);
+        let _ = self.child.wait();
+    }
+
+    fn start_in(reuse: Option<PathBuf>, keep: bool, vars: &[(&str, &str)]) -> Gateway {
         let script = root().join("build/index.js");
         assert!(
             script.exists(),
@@ -81,13 +104,19 @@ impl Gateway {
         static N: AtomicUsize = AtomicUsize::new(0);
         // Under target/ so `make clean` takes it; the launcher removes the databases on exit and
         // leaves worker.log for a post-mortem.
-        let state_dir = root().join("target/e2e").join(format!(
-            "{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::SeqCst)
-        ));
+        let state_dir = reuse.unwrap_or_else(|| {
+            root().join("target/e2e").join(format!(
+                "{}-{}",
+                std::process::id(),
+                N.fetch_add(1, Ordering::SeqCst)
+            ))
+        });
         std::fs::create_dir_all(&state_dir).expect("state dir");
-        let log = std::fs::File::create(state_dir.join("worker.log")).expect("log file");
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(state_dir.join("worker.log"))
+            .expect("log file");
         let mut cmd = Command::new("node");
         cmd.current_dir(root())
             .arg("tests/harness/serve.mjs")
@@ -95,6 +124,9 @@ impl Gateway {
             .arg(&state_dir)
             .args(["--var", &format!("CG_ADMIN={ADMIN_KEY}")])
             .args(["--var", "DEBUG_COUNTERS=true"]);
+        if keep {
+            cmd.arg("--keep-state");
+        }
         for (k, v) in vars {
             cmd.args(["--var", &format!("{k}={v}")]);
         }
@@ -130,7 +162,7 @@ impl Gateway {
             url,
             state_dir,
             control: Mutex::new((stdin, rx)),
-            _child: child,
+            child,
             agent: agent(),
         }
     }
