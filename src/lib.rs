@@ -10,6 +10,7 @@ pub mod cascade;
 pub mod config;
 pub mod routing;
 pub mod state;
+pub mod stream;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod mock;

@@ -3,6 +3,7 @@
 use super::deployment::Deployment;
 use super::http::{self, header, now_ms, random_bytes, Reply};
 use super::metrics::Metrics;
+use super::relay::{self, StreamOwner};
 use super::routing_object::{self, RoutingClient};
 use super::store;
 use super::upstream::{FetchUpstream, UpstreamBody};
@@ -12,7 +13,6 @@ use crate::cascade::log_line::RequestLog;
 use crate::cascade::{exhausted_error, settle, Cascade, Clock, Ending, Limits, Outcome};
 use crate::config::{provider::hex, TenantConfig, TenantId};
 use crate::routing::{build_chain, ChainError};
-use futures::stream::{once, StreamExt};
 use serde_json::json;
 use std::rc::Rc;
 use worker::{console_log, Context, Env, Request, Response};
@@ -179,14 +179,35 @@ async fn respond(
             depth,
             settlement,
         } => {
-            settle(state, settlement).await;
             let served = attempts.last();
-            let headers = ServedBy {
+            let by = ServedBy {
                 depth,
                 model: served.map(|a| a.model.as_str()).unwrap_or(""),
                 provider: served.map(|a| a.provider.as_str()).unwrap_or(""),
             };
-            ("served", served_response(status, body, &headers, log, dep))
+            let resp = match body {
+                UpstreamBody::Full {
+                    content_type,
+                    bytes,
+                } => {
+                    settle(state, settlement).await;
+                    http::bytes(status, &content_type, bytes)
+                }
+                // A stream settles when it ends: a failure after the first byte still counts.
+                UpstreamBody::Stream(start) => {
+                    let owner = StreamOwner {
+                        env: state.env.clone(),
+                        tenant: state.tenant.clone(),
+                        request_id: log.request_id.to_owned(),
+                        settlement,
+                    };
+                    stream_response(status, relay::body(start, owner))
+                }
+            };
+            (
+                "served",
+                resp.and_then(|r| with_served_headers(r, &by, log, dep)),
+            )
         }
         Ending::Refused(err) => ("refused", Err(err)),
         Ending::Exhausted => ("exhausted", Err(exhausted_error(&attempts))),
@@ -213,38 +234,29 @@ struct ServedBy<'a> {
     provider: &'a str,
 }
 
-fn served_response(
+fn stream_response(
     status: u16,
-    body: UpstreamBody,
+    body: impl futures::Stream<Item = worker::Result<Vec<u8>>> + 'static,
+) -> Reply {
+    let resp = Response::from_stream(body)
+        .map_err(|_| ApiError::internal())?
+        .with_status(status);
+    let h = resp.headers();
+    for (k, v) in [
+        ("content-type", "text/event-stream"),
+        ("cache-control", "no-cache"),
+    ] {
+        h.set(k, v).map_err(|_| ApiError::internal())?;
+    }
+    Ok(resp)
+}
+
+fn with_served_headers(
+    resp: Response,
     by: &ServedBy<'_>,
     log: &LogContext<'_>,
     dep: &Deployment,
 ) -> Reply {
-    let resp = match body {
-        UpstreamBody::Full {
-            content_type,
-            bytes,
-        } => http::bytes(status, &content_type, bytes)?,
-        UpstreamBody::Stream {
-            first,
-            rest,
-            controller,
-        } => {
-            // The controller lives as long as the body; dropping it never aborts.
-            let body = once(async move { Ok(first) })
-                .chain(rest)
-                .inspect(move |_| {
-                    let _ = &controller;
-                });
-            let resp = Response::from_stream(body)
-                .map_err(|_| ApiError::internal())?
-                .with_status(status);
-            resp.headers()
-                .set("content-type", "text/event-stream")
-                .map_err(|_| ApiError::internal())?;
-            resp
-        }
-    };
     let h = resp.headers();
     let set = |k: &str, v: &str| h.set(k, v).map_err(|_| ApiError::internal());
     set("x-cognigate-fallback-depth", &by.depth.to_string())?;

@@ -7,6 +7,7 @@ mod entry;
 mod gateway;
 mod http;
 mod metrics;
+mod relay;
 mod routing_object;
 mod store;
 mod upstream;

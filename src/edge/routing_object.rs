@@ -173,20 +173,8 @@ pub fn record_transitions(
     transitions: Vec<ModelTransition>,
 ) {
     for t in transitions {
-        let at = now_ms();
-        let mut event = serde_json::json!(t);
-        let kind = event
-            .get("event")
-            .and_then(|k| k.as_str())
-            .unwrap_or("breaker")
-            .to_owned();
-        if let Some(obj) = event.as_object_mut() {
-            obj.insert("tenant".into(), tenant.as_str().into());
-            obj.insert("provider".into(), provider.into());
-            obj.insert("time".into(), at.into());
-        }
-        console_log!("{}", event);
-        let (env, tenant, body) = (env.clone(), tenant.to_string(), event.to_string());
+        let (kind, at, body) = transition_event(tenant, provider, &t);
+        let (env, tenant) = (env.clone(), tenant.to_string());
         ctx.wait_until(async move { store::insert_event(&env, &tenant, &kind, at, &body).await });
     }
 }
@@ -225,6 +213,74 @@ impl RoutingState for RoutingClient<'_> {
             ),
         }
     }
+}
+
+/// Sends a report; a lost report is logged, never fatal (the state it carried is advisory).
+async fn send_report(
+    env: &Env,
+    tenant: &TenantId,
+    provider: &ProviderName,
+    req: &ReportRequest,
+) -> Vec<ModelTransition> {
+    let body = serde_json::to_string(req).ok();
+    match call_object(
+        env,
+        tenant,
+        provider.as_str(),
+        Method::Post,
+        "/report",
+        body,
+    )
+    .await
+    {
+        Ok(transitions) => transitions,
+        Err(e) => {
+            console_error!(
+                "{}",
+                serde_json::json!({"msg": "routing report lost", "provider": provider, "error": e.to_string()})
+            );
+            Vec::new()
+        }
+    }
+}
+
+/// A report sent after the response has left (a stream's end): transitions are logged and
+/// stored inline, as there is no request context to defer them to.
+pub async fn report_detached(
+    env: &Env,
+    tenant: &TenantId,
+    provider: &ProviderName,
+    req: ReportRequest,
+) {
+    if !req.changes_anything() {
+        return;
+    }
+    for t in send_report(env, tenant, provider, &req).await {
+        let (kind, at, body) = transition_event(tenant, provider.as_str(), &t);
+        store::insert_event(env, tenant.as_str(), &kind, at, &body).await;
+    }
+}
+
+/// The structured log line of a transition (logged here) and its stored form.
+fn transition_event(
+    tenant: &TenantId,
+    provider: &str,
+    t: &ModelTransition,
+) -> (String, u64, String) {
+    let at = now_ms();
+    let mut event = serde_json::json!(t);
+    let kind = event
+        .get("event")
+        .and_then(|k| k.as_str())
+        .unwrap_or("breaker")
+        .to_owned();
+    if let Some(obj) = event.as_object_mut() {
+        obj.insert("tenant".into(), tenant.as_str().into());
+        obj.insert("provider".into(), provider.into());
+        obj.insert("time".into(), at.into());
+    }
+    console_log!("{}", event);
+    (kind, at, event.to_string())
 }
 
 /// Every breaker of `provider` that is not closed.

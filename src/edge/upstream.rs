@@ -1,7 +1,9 @@
 //! Upstream calls as `fetch` subrequests: the `Upstream` port of the cascade.
 
+use super::http::now_ms;
 use crate::api::ChatRequest;
 use crate::cascade::{Call, Reply};
+use crate::stream::{Relay, RelayStep, StreamEnd};
 use futures::future::{select, Either};
 use futures::StreamExt;
 use std::pin::pin;
@@ -21,13 +23,40 @@ pub enum UpstreamBody {
         content_type: String,
         bytes: Vec<u8>,
     },
-    /// An SSE stream: its first chunk (already read, the decision point) and the rest, unread.
-    Stream {
-        first: Vec<u8>,
-        rest: ByteStream,
-        /// Aborting it cancels the upstream read.
-        controller: AbortController,
-    },
+    Stream(StreamStart),
+}
+
+/// An SSE stream past its decision point: its first data event has arrived, so from here on a
+/// failure can no longer fail over.
+pub struct StreamStart {
+    /// Complete events read so far, to forward first.
+    pub first: Vec<u8>,
+    /// Set when the stream already ended (a tiny stream whose `[DONE]` came with the first event).
+    pub finished: Option<StreamEnd>,
+    pub rest: ByteStream,
+    pub relay: Relay,
+    /// Aborting it cancels the upstream read.
+    pub controller: AbortController,
+    pub read_timeout_ms: u64,
+}
+
+/// One read of an upstream body, bounded in time.
+pub enum Read {
+    Chunk(Vec<u8>),
+    End,
+    Failed(String),
+    TimedOut,
+}
+
+pub async fn read_chunk(body: &mut ByteStream, timeout_ms: u64) -> Read {
+    let next = pin!(body.next());
+    let timer = pin!(Delay::from(Duration::from_millis(timeout_ms)));
+    match select(next, timer).await {
+        Either::Left((Some(Ok(bytes)), _)) => Read::Chunk(bytes),
+        Either::Left((Some(Err(e)), _)) => Read::Failed(e.to_string()),
+        Either::Left((None, _)) => Read::End,
+        Either::Right(_) => Read::TimedOut,
+    }
 }
 
 pub struct FetchUpstream<'a> {
@@ -60,7 +89,8 @@ impl crate::cascade::Upstream for FetchUpstream<'_> {
             return failed(resp, status).await;
         }
         if self.request.stream {
-            stream_start(resp, status, controller, call.timeout_ms).await
+            let read_timeout = u64::from(call.provider.timeout_ms);
+            stream_start(resp, status, controller, call.timeout_ms, read_timeout).await
         } else {
             full_body(resp, status, controller, call.timeout_ms).await
         }
@@ -155,12 +185,14 @@ async fn full_body(
     }
 }
 
-/// Reads up to the first chunk of an SSE body: until then, failing over is still possible.
+/// Reads until the stream's first data event: until then a failure (an error event first, a close
+/// before any event, no event within the timeout) fails over like a non-streamed one.
 async fn stream_start(
     mut resp: Response,
     status: u16,
     controller: AbortController,
     timeout_ms: u64,
+    read_timeout_ms: u64,
 ) -> Reply<UpstreamBody> {
     let mut rest = match resp.stream() {
         Ok(s) => s,
@@ -171,28 +203,59 @@ async fn stream_start(
             }
         }
     };
-    let next = pin!(rest.next());
-    let timer = pin!(Delay::from(Duration::from_millis(timeout_ms)));
-    match select(next, timer).await {
-        Either::Left((Some(Ok(first)), _)) => Reply::Success {
-            status,
-            body: UpstreamBody::Stream {
-                first,
-                rest,
-                controller,
-            },
-        },
-        Either::Left((Some(Err(e)), _)) => Reply::Broken {
-            status,
-            detail: format!("stream failed before the first event: {e}"),
-        },
-        Either::Left((None, _)) => Reply::Broken {
-            status,
-            detail: "stream closed before any event".to_owned(),
-        },
-        Either::Right(_) => {
-            controller.abort();
-            Reply::Timeout
+    let deadline = now_ms().saturating_add(timeout_ms);
+    let mut relay = Relay::default();
+    let mut first = Vec::new();
+    loop {
+        let left = deadline.saturating_sub(now_ms()).max(1);
+        let step = match read_chunk(&mut rest, left).await {
+            Read::Chunk(bytes) => relay.on_chunk(&bytes),
+            Read::End => {
+                return Reply::Broken {
+                    status,
+                    detail: "stream closed before its first event".to_owned(),
+                }
+            }
+            Read::Failed(e) => {
+                return Reply::Broken {
+                    status,
+                    detail: format!("stream failed before its first event: {e}"),
+                }
+            }
+            Read::TimedOut => {
+                controller.abort();
+                return Reply::Timeout;
+            }
+        };
+        let finished = match step {
+            RelayStep::Forward(out) => {
+                first.extend_from_slice(&out);
+                None
+            }
+            RelayStep::Finish {
+                end: StreamEnd::Failed(detail),
+                ..
+            } => {
+                controller.abort();
+                return Reply::Broken { status, detail };
+            }
+            RelayStep::Finish { bytes, end } => {
+                first.extend_from_slice(&bytes);
+                Some(end)
+            }
+        };
+        if finished.is_some() || relay.data_events() > 0 {
+            return Reply::Success {
+                status,
+                body: UpstreamBody::Stream(StreamStart {
+                    first,
+                    finished,
+                    rest,
+                    relay,
+                    controller,
+                    read_timeout_ms,
+                }),
+            };
         }
     }
 }

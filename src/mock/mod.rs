@@ -83,6 +83,9 @@ struct Shared {
     rules: Mutex<Vec<Rule>>,
     default: Mutex<Reply>,
     calls: Mutex<Vec<Call>>,
+    /// Open connections, closed when the mock is dropped: a client's pooled connection must not
+    /// outlive the mock and meet a new one that reused the port.
+    conns: Mutex<Vec<TcpStream>>,
     stop: AtomicBool,
 }
 
@@ -169,6 +172,9 @@ impl MockProvider {
 impl Drop for MockProvider {
     fn drop(&mut self) {
         self.shared.stop.store(true, Ordering::SeqCst);
+        for conn in lock(&self.shared.conns).drain(..) {
+            let _ = conn.shutdown(std::net::Shutdown::Both);
+        }
         // Wake the accept loop so it sees the flag.
         let _ = TcpStream::connect(self.addr);
     }
@@ -180,6 +186,9 @@ fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>) {
             return;
         }
         let Ok(stream) = stream else { continue };
+        if let Ok(c) = stream.try_clone() {
+            lock(&shared.conns).push(c);
+        }
         let conn_shared = Arc::clone(shared);
         thread::spawn(move || serve_connection(stream, &conn_shared));
     }

@@ -1,0 +1,167 @@
+//! A streamed answer on its way to the caller: bytes are forwarded as they arrive (never the whole
+//! body), the stream's end settles the candidate's breaker, and a caller who goes away cancels
+//! the upstream read without anything being held against the model.
+
+use super::routing_object::report_detached;
+use super::upstream::{read_chunk, Read, StreamStart};
+use crate::cascade::Settlement;
+use crate::config::TenantId;
+use crate::state::Verdict;
+use crate::stream::{Relay, RelayStep, StreamEnd};
+use futures::stream::{self, Stream};
+use worker::{console_log, AbortController, ByteStream, Env};
+
+/// Who to tell how the stream ended.
+pub struct StreamOwner {
+    pub env: Env,
+    pub tenant: TenantId,
+    pub request_id: String,
+    pub settlement: Settlement,
+}
+
+enum Phase {
+    First(Vec<u8>, Option<StreamEnd>),
+    Reading,
+    Settle(StreamEnd),
+    Over,
+}
+
+/// Aborts the upstream read if the body is dropped before it finished (the caller went away).
+struct CancelGuard {
+    controller: Option<AbortController>,
+    finished: bool,
+    owner: Option<StreamOwner>,
+}
+
+impl CancelGuard {
+    fn abort(&mut self) {
+        if let Some(c) = self.controller.take() {
+            c.abort();
+        }
+    }
+}
+
+impl Drop for CancelGuard {
+    fn drop(&mut self) {
+        if self.finished {
+            return;
+        }
+        self.abort();
+        // A cancelled probe proved nothing: free it for the next request at once. Nothing else
+        // is reported, so nothing counts against the key or the model.
+        if let Some(mut owner) = self.owner.take() {
+            if owner.settlement.report.probe.is_some() {
+                owner.settlement.report.verdict = Verdict::Neutral;
+                owner.settlement.report.parks.clear();
+                worker::wasm_bindgen_futures::spawn_local(async move {
+                    let s = owner.settlement;
+                    report_detached(&owner.env, &owner.tenant, &s.provider, s.report).await;
+                });
+            }
+        }
+    }
+}
+
+struct State {
+    phase: Phase,
+    rest: ByteStream,
+    relay: Relay,
+    read_timeout_ms: u64,
+    guard: CancelGuard,
+}
+
+pub fn body(start: StreamStart, owner: StreamOwner) -> impl Stream<Item = worker::Result<Vec<u8>>> {
+    let state = State {
+        phase: Phase::First(start.first, start.finished),
+        rest: start.rest,
+        relay: start.relay,
+        read_timeout_ms: start.read_timeout_ms,
+        guard: CancelGuard {
+            controller: Some(start.controller),
+            finished: false,
+            owner: Some(owner),
+        },
+    };
+    stream::unfold(state, |mut st| async move {
+        loop {
+            match std::mem::replace(&mut st.phase, Phase::Over) {
+                Phase::First(bytes, finished) => {
+                    st.phase = finished.map_or(Phase::Reading, Phase::Settle);
+                    return Some((Ok(bytes), st));
+                }
+                Phase::Reading => {
+                    let step = match read_chunk(&mut st.rest, st.read_timeout_ms).await {
+                        Read::Chunk(bytes) => st.relay.on_chunk(&bytes),
+                        Read::End => st.relay.on_end(),
+                        Read::Failed(e) => {
+                            st.relay.on_failure(format!("upstream read failed: {e}"))
+                        }
+                        Read::TimedOut => st
+                            .relay
+                            .on_failure(format!("no chunk within {} ms", st.read_timeout_ms)),
+                    };
+                    match step {
+                        RelayStep::Forward(out) => {
+                            st.phase = Phase::Reading;
+                            if !out.is_empty() {
+                                return Some((Ok(out), st));
+                            }
+                        }
+                        RelayStep::Finish { bytes, end } => {
+                            st.phase = Phase::Settle(end);
+                            return Some((Ok(bytes), st));
+                        }
+                    }
+                }
+                Phase::Settle(end) => {
+                    if end == StreamEnd::Completed {
+                        drain(&mut st.rest).await;
+                    }
+                    settle(&mut st.guard, end).await;
+                    return None;
+                }
+                Phase::Over => return None,
+            }
+        }
+    })
+}
+
+/// Reads what follows `[DONE]` (normally just the end of the body) so the upstream connection
+/// can be reused, within a small bound.
+async fn drain(rest: &mut ByteStream) {
+    for _ in 0..16 {
+        if !matches!(read_chunk(rest, 1_000).await, Read::Chunk(_)) {
+            return;
+        }
+    }
+}
+
+/// After the last byte went out: the breaker hears how the stream ended.
+async fn settle(guard: &mut CancelGuard, end: StreamEnd) {
+    guard.finished = true;
+    if end != StreamEnd::Completed {
+        // A failed upstream is not read any further.
+        guard.abort();
+    }
+    let Some(mut owner) = guard.owner.take() else {
+        return;
+    };
+    if let StreamEnd::Failed(detail) = &end {
+        owner.settlement.report.verdict = Verdict::Failure {
+            reason: "server".to_owned(),
+        };
+        console_log!(
+            "{}",
+            serde_json::json!({
+                "msg": "stream failed after the first byte",
+                "request_id": owner.request_id,
+                "tenant": owner.tenant,
+                "provider": owner.settlement.provider,
+                "model": owner.settlement.report.model,
+                "error": detail,
+            })
+        );
+    }
+    let s = owner.settlement;
+    report_detached(&owner.env, &owner.tenant, &s.provider, s.report).await;
+}

@@ -1,0 +1,207 @@
+//! Incremental Server-Sent Events parsing that keeps each event's raw bytes, so complete events
+//! can be forwarded exactly as the upstream sent them.
+
+/// What an event means to the gateway.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EventKind {
+    /// `data: [DONE]`: the OpenAI stream terminator.
+    Done,
+    /// An `error` event, or a data payload that is a JSON object with an `error` member.
+    Error(String),
+    Data,
+    /// Only comments or fields without data (`: ping`, `retry: 1000`).
+    Empty,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Event {
+    pub kind: EventKind,
+    /// `event:` field, if any.
+    pub name: Option<String>,
+    /// The `data:` lines joined with `\n`.
+    pub data: String,
+    /// The bytes of the event including its terminating blank line.
+    pub raw: Vec<u8>,
+}
+
+/// Bounds the bytes held while waiting for an event's end, so a stream that never sends a blank
+/// line cannot grow memory without limit.
+pub const MAX_EVENT_BYTES: usize = 1024 * 1024;
+
+#[derive(Debug, Default)]
+pub struct SseParser {
+    buf: Vec<u8>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Oversized;
+
+impl SseParser {
+    /// Feeds bytes; returns every event they complete.
+    pub fn push(&mut self, chunk: &[u8]) -> Result<Vec<Event>, Oversized> {
+        self.buf.extend_from_slice(chunk);
+        let mut events = Vec::new();
+        while let Some(end) = event_end(&self.buf) {
+            let raw: Vec<u8> = self.buf.drain(..end).collect();
+            events.push(parse_event(raw));
+        }
+        if self.buf.len() > MAX_EVENT_BYTES {
+            return Err(Oversized);
+        }
+        Ok(events)
+    }
+
+    /// Bytes of an event not yet complete.
+    pub fn pending(&self) -> usize {
+        self.buf.len()
+    }
+}
+
+/// Index just past the first blank line (`\n\n`, `\r\n\r\n`, `\r\r`, or mixed).
+fn event_end(buf: &[u8]) -> Option<usize> {
+    let mut i = 0;
+    let mut line_start = 0;
+    while i < buf.len() {
+        let eol = match buf[i] {
+            b'\n' => 1,
+            b'\r' if buf.get(i + 1) == Some(&b'\n') => 2,
+            b'\r' if i + 1 < buf.len() => 1,
+            // A lone '\r' at the end may be the first half of "\r\n": wait for more.
+            b'\r' => return None,
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        if i == line_start {
+            return Some(i + eol);
+        }
+        i += eol;
+        line_start = i;
+    }
+    None
+}
+
+fn parse_event(raw: Vec<u8>) -> Event {
+    let text = String::from_utf8_lossy(&raw);
+    let mut name = None;
+    let mut data: Vec<&str> = Vec::new();
+    for line in text.split(['\n', '\r']).filter(|l| !l.is_empty()) {
+        if line.starts_with(':') {
+            continue;
+        }
+        let (field, value) = match line.split_once(':') {
+            Some((f, v)) => (f, v.strip_prefix(' ').unwrap_or(v)),
+            None => (line, ""),
+        };
+        match field {
+            "data" => data.push(value),
+            "event" => name = Some(value.to_owned()),
+            _ => {}
+        }
+    }
+    let data = data.join("\n");
+    let kind = classify(name.as_deref(), &data);
+    Event {
+        kind,
+        name,
+        data,
+        raw,
+    }
+}
+
+fn classify(name: Option<&str>, data: &str) -> EventKind {
+    if name == Some("error") {
+        return EventKind::Error(data.to_owned());
+    }
+    if data.is_empty() {
+        return EventKind::Empty;
+    }
+    if data.trim() == "[DONE]" {
+        return EventKind::Done;
+    }
+    let is_error = data.trim_start().starts_with('{')
+        && serde_json::from_str::<serde_json::Value>(data)
+            .ok()
+            .is_some_and(|v| v.get("error").is_some_and(|e| !e.is_null()));
+    if is_error {
+        EventKind::Error(data.to_owned())
+    } else {
+        EventKind::Data
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const STREAM: &str = "data: {\"choices\":[{\"delta\":{\"content\":\"Hel\"}}]}\n\n: keep-alive\n\ndata: {\"choices\":[{\"delta\":{\"content\":\"lo\"}}]}\r\n\r\ndata: [DONE]\n\n";
+
+    fn kinds(events: &[Event]) -> Vec<EventKind> {
+        events.iter().map(|e| e.kind.clone()).collect()
+    }
+
+    #[test]
+    fn events_are_found_however_the_bytes_are_split() {
+        let bytes = STREAM.as_bytes();
+        for split in 0..bytes.len() {
+            let mut p = SseParser::default();
+            let mut events = p.push(&bytes[..split]).unwrap();
+            events.extend(p.push(&bytes[split..]).unwrap());
+            assert_eq!(
+                kinds(&events),
+                [
+                    EventKind::Data,
+                    EventKind::Empty,
+                    EventKind::Data,
+                    EventKind::Done
+                ],
+                "split at {split}"
+            );
+            let raw: Vec<u8> = events.iter().flat_map(|e| e.raw.clone()).collect();
+            assert_eq!(raw, bytes, "raw bytes are kept exactly");
+            assert_eq!(p.pending(), 0);
+        }
+    }
+
+    #[test]
+    fn byte_at_a_time_works() {
+        let mut p = SseParser::default();
+        let events: Vec<Event> = STREAM.bytes().flat_map(|b| p.push(&[b]).unwrap()).collect();
+        assert_eq!(events.len(), 4);
+        assert_eq!(
+            events[0].data,
+            r#"{"choices":[{"delta":{"content":"Hel"}}]}"#
+        );
+    }
+
+    #[test]
+    fn error_objects_and_error_events_are_errors() {
+        let mut p = SseParser::default();
+        let e = p
+            .push(b"data: {\"error\":{\"message\":\"overloaded\"}}\n\nevent: error\ndata: {\"type\":\"overloaded_error\"}\n\ndata: {\"error\":null,\"choices\":[]}\n\n")
+            .unwrap();
+        assert!(matches!(e[0].kind, EventKind::Error(_)));
+        assert!(matches!(e[1].kind, EventKind::Error(_)));
+        assert_eq!(e[1].name.as_deref(), Some("error"));
+        assert_eq!(
+            e[2].kind,
+            EventKind::Data,
+            "a null error member is not an error"
+        );
+    }
+
+    #[test]
+    fn multi_line_data_is_joined() {
+        let mut p = SseParser::default();
+        let e = p.push(b"data: a\ndata: b\n\n").unwrap();
+        assert_eq!(e[0].data, "a\nb");
+    }
+
+    #[test]
+    fn an_event_that_never_ends_is_bounded() {
+        let mut p = SseParser::default();
+        let big = vec![b'x'; MAX_EVENT_BYTES + 1];
+        assert_eq!(p.push(&big), Err(Oversized));
+    }
+}
