@@ -73,7 +73,8 @@ const mf = new Miniflare({
     stdout.pipe(process.stderr);
     stderr.pipe(process.stderr);
   },
-  log: new StderrLog(process.env.CG_HARNESS_LOG === "debug" ? LogLevel.DEBUG : LogLevel.INFO),
+  // INFO logs every request from inside workerd through Node; benchmarks turn it down to WARN.
+  log: new StderrLog(LogLevel[(process.env.CG_HARNESS_LOG ?? "info").toUpperCase()] ?? LogLevel.INFO),
 });
 
 const url = await mf.ready;
