@@ -8,6 +8,7 @@
 pub mod api;
 pub mod cascade;
 pub mod config;
+pub mod providers;
 pub mod routing;
 pub mod state;
 pub mod stream;

@@ -205,7 +205,7 @@ fn when_all_three_candidates_fail_the_502_matches_the_spec_without_upstream_text
         assert!(!r.text.contains(secret), "{secret} leaked: {}", r.text);
     }
     // The upstream's words are in the log line instead.
-    let log = gw.log();
+    let log = gw.log_containing("GPU on fire at 10.0.0.7");
     assert!(log.contains("GPU on fire at 10.0.0.7"));
 }
 
@@ -233,7 +233,7 @@ fn timeouts_and_refused_connections_move_down_the_chain() {
     assert_eq!(r.header("x-cognigate-fallback-depth"), Some("2"));
     assert_eq!(r.header("x-cognigate-model"), Some("good-model"));
     let lines: Vec<serde_json::Value> = gw
-        .log()
+        .log_containing(r.header("x-cognigate-request-id").unwrap())
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
         .filter(|l: &serde_json::Value| {
@@ -292,7 +292,7 @@ fn one_structured_log_line_per_request_names_key_ids_never_keys() {
     mock.push(Rule::any(rate_limited()).key("sk-log-key-aaaa").times(1));
     let r = t.chat("m");
     let id = r.header("x-cognigate-request-id").unwrap().to_owned();
-    let log = gw.log();
+    let log = gw.log_containing(&id);
     let lines: Vec<serde_json::Value> = log
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())

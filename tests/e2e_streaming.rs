@@ -203,7 +203,9 @@ fn a_stream_cut_after_two_chunks_ends_with_one_error_event_and_counts_toward_the
         std::thread::sleep(Duration::from_millis(50));
     }
     assert_eq!(breakers(&t)[0]["model"], "first");
-    assert!(gw.log().contains("stream failed after the first byte"));
+    assert!(gw
+        .log_containing("stream failed after the first byte")
+        .contains("stream failed after the first byte"));
 }
 
 #[test]

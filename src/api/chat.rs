@@ -63,11 +63,9 @@ impl ChatRequest {
         })
     }
 
-    /// The body for one upstream attempt: the caller's, with `model` set to the upstream name.
-    pub fn body_for(&self, upstream_model: &str) -> Vec<u8> {
-        let mut body = self.body.clone();
-        body.insert("model".to_owned(), Value::String(upstream_model.to_owned()));
-        serde_json::to_vec(&body).unwrap_or_default()
+    /// The caller's body as sent; providers build each attempt's body from it.
+    pub fn body(&self) -> &Map<String, Value> {
+        &self.body
     }
 }
 
@@ -110,18 +108,6 @@ mod tests {
         assert_eq!(e.param.as_deref(), Some("model"));
         let e = ChatRequest::parse(br#"{"model":"m","stream":"yes"}"#).unwrap_err();
         assert_eq!(e.param.as_deref(), Some("stream"));
-    }
-
-    #[test]
-    fn upstream_body_carries_the_upstream_model_and_everything_else() {
-        let r = ChatRequest::parse(
-            br#"{"model":"fast","temperature":0.2,"messages":[{"role":"user","content":"hi"}]}"#,
-        )
-        .unwrap();
-        let sent: Value = serde_json::from_slice(&r.body_for("gpt-4o-mini")).unwrap();
-        assert_eq!(sent["model"], "gpt-4o-mini");
-        assert_eq!(sent["temperature"], 0.2);
-        assert_eq!(sent["messages"][0]["content"], "hi");
     }
 
     #[test]

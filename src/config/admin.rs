@@ -111,6 +111,8 @@ pub struct ModelBody {
     pub input_price_per_mtok: f64,
     #[serde(default)]
     pub output_price_per_mtok: f64,
+    #[serde(default)]
+    pub max_output_tokens: Option<u32>,
 }
 
 fn price(field: &str, v: f64) -> Result<f64, ConfigError> {
@@ -147,6 +149,15 @@ impl ModelBody {
         if self.context_window == 0 {
             return Err(ConfigError::invalid("context_window", "must be positive"));
         }
+        if self
+            .max_output_tokens
+            .is_some_and(|t| t == 0 || t > 1_000_000)
+        {
+            return Err(ConfigError::invalid(
+                "max_output_tokens",
+                "must be 1 to 1000000",
+            ));
+        }
         let caps = match self.capabilities {
             Some(caps) => caps,
             None => Capability::parse("chat").into_iter().collect(),
@@ -159,6 +170,7 @@ impl ModelBody {
             context_window: self.context_window,
             input_price_per_mtok: price("input_price_per_mtok", self.input_price_per_mtok)?,
             output_price_per_mtok: price("output_price_per_mtok", self.output_price_per_mtok)?,
+            max_output_tokens: self.max_output_tokens,
         })
     }
 }

@@ -14,6 +14,9 @@ pub struct CatalogModel {
     pub context_window: u32,
     pub input_price_per_mtok: f64,
     pub output_price_per_mtok: f64,
+    /// `max_tokens` for APIs that require one (Anthropic) when the request sets none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_output_tokens: Option<u32>,
 }
 
 impl CatalogModel {

@@ -11,6 +11,8 @@ use std::fmt;
 pub enum ProviderKind {
     /// Any API that speaks OpenAI's chat completions (OpenAI, Together, Groq, vLLM, Ollama).
     Openai,
+    /// Anthropic's Messages API; requests and answers are translated both ways.
+    Anthropic,
 }
 
 /// Which key a request starts from; either way the whole pool is tried before the cascade moves on.

@@ -6,6 +6,7 @@ use super::routing_object::report_detached;
 use super::upstream::{read_chunk, Read, StreamStart};
 use crate::cascade::Settlement;
 use crate::config::TenantId;
+use crate::providers::StreamDecoder;
 use crate::state::Verdict;
 use crate::stream::{Relay, RelayStep, StreamEnd};
 use futures::stream::{self, Stream};
@@ -66,6 +67,7 @@ struct State {
     phase: Phase,
     rest: ByteStream,
     relay: Relay,
+    decoder: StreamDecoder,
     read_timeout_ms: u64,
     guard: CancelGuard,
 }
@@ -75,6 +77,7 @@ pub fn body(start: StreamStart, owner: StreamOwner) -> impl Stream<Item = worker
         phase: Phase::First(start.first, start.finished),
         rest: start.rest,
         relay: start.relay,
+        decoder: start.decoder,
         read_timeout_ms: start.read_timeout_ms,
         guard: CancelGuard {
             controller: Some(start.controller),
@@ -91,7 +94,7 @@ pub fn body(start: StreamStart, owner: StreamOwner) -> impl Stream<Item = worker
                 }
                 Phase::Reading => {
                     let step = match read_chunk(&mut st.rest, st.read_timeout_ms).await {
-                        Read::Chunk(bytes) => st.relay.on_chunk(&bytes),
+                        Read::Chunk(bytes) => st.relay.on_chunk(&st.decoder.decode(bytes)),
                         Read::End => st.relay.on_end(),
                         Read::Failed(e) => {
                             st.relay.on_failure(format!("upstream read failed: {e}"))

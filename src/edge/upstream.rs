@@ -3,6 +3,8 @@
 use super::http::now_ms;
 use crate::api::ChatRequest;
 use crate::cascade::{Call, Reply};
+use crate::config::ProviderKind;
+use crate::providers::{self, StreamDecoder};
 use crate::stream::{Relay, RelayStep, StreamEnd};
 use futures::future::{select, Either};
 use futures::StreamExt;
@@ -35,6 +37,7 @@ pub struct StreamStart {
     pub finished: Option<StreamEnd>,
     pub rest: ByteStream,
     pub relay: Relay,
+    pub decoder: StreamDecoder,
     /// Aborting it cancels the upstream read.
     pub controller: AbortController,
     pub read_timeout_ms: u64,
@@ -88,11 +91,20 @@ impl crate::cascade::Upstream for FetchUpstream<'_> {
         if !(200..300).contains(&status) {
             return failed(resp, status).await;
         }
+        let kind = call.provider.kind;
         if self.request.stream {
+            let decoder = StreamDecoder::new(kind, self.request);
             let read_timeout = u64::from(call.provider.timeout_ms);
-            stream_start(resp, status, controller, call.timeout_ms, read_timeout).await
+            stream_start(
+                resp,
+                status,
+                controller,
+                decoder,
+                (call.timeout_ms, read_timeout),
+            )
+            .await
         } else {
-            full_body(resp, status, controller, call.timeout_ms).await
+            full_body(resp, status, controller, kind, call.timeout_ms).await
         }
     }
 }
@@ -101,26 +113,17 @@ impl FetchUpstream<'_> {
     /// Only the provider's key and our own headers go upstream: the caller's credentials, cookies
     /// and hop-by-hop headers never leave the gateway.
     fn build(&self, call: &Call<'_>) -> worker::Result<Request> {
+        let prepared = providers::prepare(call.provider.kind, call.model, call.key, self.request);
         let headers = Headers::new();
         headers.set("content-type", "application/json")?;
-        headers.set(
-            "authorization",
-            &format!("Bearer {}", call.key.secret.expose()),
-        )?;
-        headers.set(
-            "accept",
-            if self.request.stream {
-                "text/event-stream"
-            } else {
-                "application/json"
-            },
-        )?;
-        let body = self.request.body_for(&call.model.upstream_model);
+        for (name, value) in &prepared.headers {
+            headers.set(name, value)?;
+        }
         let mut init = RequestInit::new();
         init.with_method(Method::Post)
             .with_headers(headers)
-            .with_body(Some(Uint8Array::from(body.as_slice()).into()));
-        Request::new_with_init(&call.provider.base_url.join("chat/completions"), &init)
+            .with_body(Some(Uint8Array::from(prepared.body.as_slice()).into()));
+        Request::new_with_init(&call.provider.base_url.join(prepared.path), &init)
     }
 }
 
@@ -147,14 +150,9 @@ async fn full_body(
     mut resp: Response,
     status: u16,
     controller: AbortController,
+    kind: ProviderKind,
     timeout_ms: u64,
 ) -> Reply<UpstreamBody> {
-    let content_type = resp
-        .headers()
-        .get("content-type")
-        .ok()
-        .flatten()
-        .unwrap_or_else(|| "application/json".to_owned());
     let reading = pin!(resp.bytes());
     let timer = pin!(Delay::from(Duration::from_millis(timeout_ms)));
     let bytes = match select(reading, timer).await {
@@ -170,18 +168,15 @@ async fn full_body(
             return Reply::Timeout;
         }
     };
-    if serde_json::from_slice::<serde::de::IgnoredAny>(&bytes).is_err() {
-        return Reply::Broken {
+    match providers::read_response(kind, bytes, now_ms() / 1000) {
+        Ok(bytes) => Reply::Success {
             status,
-            detail: "body is not valid JSON".to_owned(),
-        };
-    }
-    Reply::Success {
-        status,
-        body: UpstreamBody::Full {
-            content_type,
-            bytes,
+            body: UpstreamBody::Full {
+                content_type: "application/json".to_owned(),
+                bytes,
+            },
         },
+        Err(detail) => Reply::Broken { status, detail },
     }
 }
 
@@ -191,8 +186,8 @@ async fn stream_start(
     mut resp: Response,
     status: u16,
     controller: AbortController,
-    timeout_ms: u64,
-    read_timeout_ms: u64,
+    mut decoder: StreamDecoder,
+    (timeout_ms, read_timeout_ms): (u64, u64),
 ) -> Reply<UpstreamBody> {
     let mut rest = match resp.stream() {
         Ok(s) => s,
@@ -209,7 +204,7 @@ async fn stream_start(
     loop {
         let left = deadline.saturating_sub(now_ms()).max(1);
         let step = match read_chunk(&mut rest, left).await {
-            Read::Chunk(bytes) => relay.on_chunk(&bytes),
+            Read::Chunk(bytes) => relay.on_chunk(&decoder.decode(bytes)),
             Read::End => {
                 return Reply::Broken {
                     status,
@@ -252,6 +247,7 @@ async fn stream_start(
                     finished,
                     rest,
                     relay,
+                    decoder,
                     controller,
                     read_timeout_ms,
                 }),

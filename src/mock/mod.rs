@@ -5,6 +5,7 @@
 //! rule matches gets the default reply, a well-formed chat completion (streamed when asked).
 //! Every call is recorded: method, path, key, model, body, and whether the client went away.
 
+mod anthropic;
 mod http;
 mod reply;
 
@@ -210,7 +211,16 @@ fn serve_connection(stream: TcpStream, shared: &Shared) {
             .and_then(|m| m.as_str())
             .map(str::to_owned);
         let key = req.bearer_or_api_key();
-        let reply = shared.reply_for(key.as_deref(), model.as_deref());
+        let is_anthropic = req.path.ends_with("/messages");
+        let refused = if is_anthropic {
+            anthropic::refusal(&req.headers, &body)
+        } else {
+            None
+        };
+        let reply = match refused {
+            Some((status, text)) => Reply::json(status, &text),
+            None => shared.reply_for(key.as_deref(), model.as_deref()),
+        };
         let index = {
             let mut calls = lock(&shared.calls);
             calls.push(Call {
@@ -229,6 +239,7 @@ fn serve_connection(stream: TcpStream, shared: &Shared) {
             name: &shared.name,
             model: model.as_deref().unwrap_or("unknown"),
             stream: wants_stream,
+            anthropic: is_anthropic,
         };
         match reply.write(&mut writer, &ctx) {
             Ok(reply::Written::KeepAlive) => {}

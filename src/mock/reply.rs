@@ -124,6 +124,8 @@ pub(super) struct Context<'a> {
     pub name: &'a str,
     pub model: &'a str,
     pub stream: bool,
+    /// The request came to the Messages API: default answers speak it.
+    pub anthropic: bool,
 }
 
 pub(super) enum Written {
@@ -191,10 +193,21 @@ impl Reply {
                 let _ = w.shutdown(Shutdown::Both);
                 return Ok(Written::Closed);
             }
+            Body::Completion if ctx.stream && ctx.anthropic => {
+                steps = super::anthropic::stream_events(ctx.model, &content)
+                    .into_iter()
+                    .map(Step::Raw)
+                    .collect();
+                (None, Some(&steps))
+            }
             Body::Completion if ctx.stream => {
                 steps = default_stream(ctx.model, &content);
                 (None, Some(&steps))
             }
+            Body::Completion if ctx.anthropic => (
+                Some(super::anthropic::message_body(ctx.model, &content)),
+                None,
+            ),
             Body::Completion => (Some(completion_body(ctx.model, &content)), None),
             Body::Bytes(b) => (Some(b.clone()), None),
             Body::Stream(s) => (None, Some(s)),

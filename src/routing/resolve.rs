@@ -82,6 +82,7 @@ mod tests {
             context_window: ctx,
             input_price_per_mtok: price / 2.0,
             output_price_per_mtok: price / 2.0,
+            max_output_tokens: None,
         }
     }
 

@@ -189,6 +189,19 @@ impl Gateway {
         std::fs::read_to_string(self.state_dir.join("worker.log")).unwrap_or_default()
     }
 
+    /// The log once `needle` has reached it: worker output travels through a pipe and Node before
+    /// it lands in the file, so it can trail the response by a moment.
+    pub fn log_containing(&self, needle: &str) -> String {
+        let start = std::time::Instant::now();
+        loop {
+            let log = self.log();
+            if log.contains(needle) || start.elapsed() > Duration::from_secs(10) {
+                return log;
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+    }
+
     pub fn request(
         &self,
         method: &str,

@@ -1,0 +1,242 @@
+//! Chat-completions request → Messages request. Every OpenAI parameter is either mapped or dropped
+//! here on purpose (the README lists which); nothing is sent raw to draw a 400 that would stop the
+//! cascade for a reason the caller did not cause.
+
+use super::DEFAULT_MAX_TOKENS;
+use crate::api::ChatRequest;
+use crate::config::CatalogModel;
+use crate::providers::reasoning;
+use serde_json::{json, Map, Value};
+
+pub fn body(model: &CatalogModel, req: &ChatRequest) -> Value {
+    let src = req.body();
+    let mut out = Map::new();
+    out.insert("model".into(), model.upstream_model.clone().into());
+    let (system, messages) = messages(src.get("messages"));
+    if !system.is_empty() {
+        out.insert("system".into(), system.into());
+    }
+    out.insert("messages".into(), messages.into());
+    let mut max_tokens = src
+        .get("max_completion_tokens")
+        .or_else(|| src.get("max_tokens"))
+        .and_then(Value::as_u64)
+        .or_else(|| model.max_output_tokens.map(u64::from))
+        .unwrap_or(DEFAULT_MAX_TOKENS);
+    let budget = reasoning::thinking_budget(src).or_else(|| {
+        src.get("reasoning_effort")
+            .and_then(Value::as_str)
+            .and_then(reasoning::budget_for_effort)
+            .map(u64::from)
+    });
+    if let Some(budget) = budget {
+        // Anthropic wants max_tokens above the budget, and no sampling overrides with thinking.
+        if max_tokens <= budget {
+            max_tokens += budget;
+        }
+        out.insert(
+            "thinking".into(),
+            json!({"type": "enabled", "budget_tokens": budget}),
+        );
+    } else {
+        copy_sampling(src, &mut out);
+    }
+    out.insert("max_tokens".into(), max_tokens.into());
+    if let Some(stop) = stop_sequences(src.get("stop")) {
+        out.insert("stop_sequences".into(), stop);
+    }
+    if let Some(tools) = tools(src.get("tools")) {
+        out.insert("tools".into(), tools);
+    }
+    if let Some(choice) = tool_choice(src) {
+        out.insert("tool_choice".into(), choice);
+    }
+    if let Some(user) = src.get("user").and_then(Value::as_str) {
+        out.insert("metadata".into(), json!({"user_id": user}));
+    }
+    if req.stream {
+        out.insert("stream".into(), true.into());
+    }
+    Value::Object(out)
+}
+
+/// OpenAI's temperature runs 0–2, Anthropic's 0–1: values above 1 are clamped.
+fn copy_sampling(src: &Map<String, Value>, out: &mut Map<String, Value>) {
+    if let Some(t) = src.get("temperature").and_then(Value::as_f64) {
+        out.insert("temperature".into(), t.clamp(0.0, 1.0).into());
+    }
+    if let Some(p) = src.get("top_p").and_then(Value::as_f64) {
+        out.insert("top_p".into(), p.into());
+    }
+}
+
+fn stop_sequences(stop: Option<&Value>) -> Option<Value> {
+    match stop? {
+        Value::String(s) => Some(json!([s])),
+        Value::Array(a) if !a.is_empty() => Some(Value::Array(a.clone())),
+        _ => None,
+    }
+}
+
+fn tools(tools: Option<&Value>) -> Option<Value> {
+    let list: Vec<Value> = tools?
+        .as_array()?
+        .iter()
+        .filter_map(|t| t.get("function"))
+        .map(|f| {
+            let mut tool = json!({
+                "name": f.get("name").cloned().unwrap_or_default(),
+                "input_schema": f.get("parameters").cloned().unwrap_or_else(|| json!({"type": "object"})),
+            });
+            if let Some(d) = f.get("description") {
+                tool["description"] = d.clone();
+            }
+            tool
+        })
+        .collect();
+    (!list.is_empty()).then_some(Value::Array(list))
+}
+
+fn tool_choice(src: &Map<String, Value>) -> Option<Value> {
+    let mut choice = match src.get("tool_choice")? {
+        Value::String(s) if s == "none" => json!({"type": "none"}),
+        Value::String(s) if s == "required" => json!({"type": "any"}),
+        Value::Object(o) => {
+            let name = o.get("function").and_then(|f| f.get("name")).cloned()?;
+            json!({"type": "tool", "name": name})
+        }
+        _ => json!({"type": "auto"}),
+    };
+    if src.get("parallel_tool_calls") == Some(&Value::Bool(false)) {
+        choice["disable_parallel_tool_use"] = true.into();
+    }
+    Some(choice)
+}
+
+/// System and developer messages become `system`; tool results become user turns; consecutive
+/// turns of one role merge, since Anthropic wants them to alternate.
+fn messages(messages: Option<&Value>) -> (String, Vec<Value>) {
+    let mut system: Vec<String> = Vec::new();
+    let mut out: Vec<Value> = Vec::new();
+    for m in messages.and_then(Value::as_array).into_iter().flatten() {
+        let role = m.get("role").and_then(Value::as_str).unwrap_or("user");
+        let (role, blocks) = match role {
+            "system" | "developer" => {
+                system.push(text_of(m.get("content")));
+                continue;
+            }
+            "assistant" => ("assistant", assistant_blocks(m)),
+            "tool" => ("user", vec![tool_result(m)]),
+            _ => ("user", content_blocks(m.get("content"))),
+        };
+        if blocks.is_empty() {
+            continue;
+        }
+        match out.last_mut() {
+            Some(last) if last["role"] == role => {
+                if let Some(Value::Array(content)) = last.get_mut("content") {
+                    content.extend(blocks);
+                }
+            }
+            _ => out.push(json!({"role": role, "content": blocks})),
+        }
+    }
+    (system.join("\n\n"), out)
+}
+
+fn text_of(content: Option<&Value>) -> String {
+    match content {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// Text and image parts; other part types (audio, files) have no Messages equivalent here and
+/// are dropped.
+fn content_blocks(content: Option<&Value>) -> Vec<Value> {
+    match content {
+        Some(Value::String(s)) if !s.is_empty() => vec![json!({"type": "text", "text": s})],
+        Some(Value::Array(parts)) => parts.iter().filter_map(part).collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn part(p: &Value) -> Option<Value> {
+    match p.get("type")?.as_str()? {
+        "text" => Some(json!({"type": "text", "text": p.get("text")?})),
+        "image_url" => {
+            let url = p.get("image_url")?.get("url")?.as_str()?;
+            Some(json!({"type": "image", "source": image_source(url)}))
+        }
+        _ => None,
+    }
+}
+
+/// `data:image/png;base64,...` → a base64 source; anything else is a URL source.
+fn image_source(url: &str) -> Value {
+    if let Some((meta, data)) = url.strip_prefix("data:").and_then(|r| r.split_once(',')) {
+        if let Some(media_type) = meta.strip_suffix(";base64") {
+            return json!({"type": "base64", "media_type": media_type, "data": data});
+        }
+    }
+    json!({"type": "url", "url": url})
+}
+
+/// An assistant turn: signed thinking blocks first (the only reasoning Anthropic accepts back),
+/// then text, then tool calls. Unsigned reasoning from another family is dropped.
+fn assistant_blocks(m: &Value) -> Vec<Value> {
+    let mut blocks: Vec<Value> = m
+        .get("thinking_blocks")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|b| match b.get("type").and_then(Value::as_str) {
+            Some("thinking") => b
+                .get("signature")
+                .and_then(Value::as_str)
+                .is_some_and(|s| !s.is_empty()),
+            Some("redacted_thinking") => b.get("data").is_some(),
+            _ => false,
+        })
+        .cloned()
+        .collect();
+    blocks.extend(content_blocks(m.get("content")));
+    for call in m
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let f = call.get("function");
+        let args = f
+            .and_then(|f| f.get("arguments"))
+            .and_then(Value::as_str)
+            .unwrap_or("{}");
+        // Arguments that are not a JSON object cannot be replayed as tool input; an empty input
+        // keeps the turn well-formed.
+        let input = serde_json::from_str::<Value>(args)
+            .ok()
+            .filter(Value::is_object)
+            .unwrap_or_else(|| json!({}));
+        blocks.push(json!({
+            "type": "tool_use",
+            "id": call.get("id").cloned().unwrap_or_default(),
+            "name": f.and_then(|f| f.get("name")).cloned().unwrap_or_default(),
+            "input": input,
+        }));
+    }
+    blocks
+}
+
+fn tool_result(m: &Value) -> Value {
+    json!({
+        "type": "tool_result",
+        "tool_use_id": m.get("tool_call_id").cloned().unwrap_or_default(),
+        "content": text_of(m.get("content")),
+    })
+}

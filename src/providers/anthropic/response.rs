@@ -1,0 +1,78 @@
+//! Messages response → `chat.completion`.
+
+use super::finish_reason;
+use serde_json::{json, Value};
+
+pub fn usage(u: &Value, output_tokens: u64) -> Value {
+    let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
+    let prompt =
+        n("input_tokens") + n("cache_creation_input_tokens") + n("cache_read_input_tokens");
+    json!({"prompt_tokens": prompt, "completion_tokens": output_tokens, "total_tokens": prompt + output_tokens})
+}
+
+/// `created` is the epoch second to stamp (Messages responses carry none).
+pub fn to_openai(bytes: &[u8], created: u64) -> Result<Vec<u8>, String> {
+    let msg: Value =
+        serde_json::from_slice(bytes).map_err(|_| "body is not valid JSON".to_owned())?;
+    if msg.get("type").and_then(Value::as_str) != Some("message") {
+        return Err("body is not a Messages response".to_owned());
+    }
+    let mut text = String::new();
+    let mut thinking = String::new();
+    let mut thinking_blocks: Vec<Value> = Vec::new();
+    let mut tool_calls: Vec<Value> = Vec::new();
+    for block in msg
+        .get("content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        match block.get("type").and_then(Value::as_str) {
+            Some("text") => text.push_str(block.get("text").and_then(Value::as_str).unwrap_or("")),
+            Some("tool_use") => tool_calls.push(json!({
+                "id": block.get("id").cloned().unwrap_or_default(),
+                "type": "function",
+                "function": {
+                    "name": block.get("name").cloned().unwrap_or_default(),
+                    "arguments": block.get("input").map(Value::to_string).unwrap_or_else(|| "{}".into()),
+                },
+            })),
+            Some("thinking") => {
+                thinking.push_str(block.get("thinking").and_then(Value::as_str).unwrap_or(""));
+                thinking_blocks.push(block.clone());
+            }
+            Some("redacted_thinking") => thinking_blocks.push(block.clone()),
+            _ => {}
+        }
+    }
+    let mut message = json!({
+        "role": "assistant",
+        "content": if text.is_empty() && !tool_calls.is_empty() { Value::Null } else { text.into() },
+    });
+    if !tool_calls.is_empty() {
+        message["tool_calls"] = tool_calls.into();
+    }
+    // Reasoning comes back the way OpenAI-compatible reasoning APIs show it; the signed blocks ride
+    // along so a later turn to Anthropic can replay them.
+    if !thinking.is_empty() {
+        message["reasoning_content"] = thinking.into();
+    }
+    if !thinking_blocks.is_empty() {
+        message["thinking_blocks"] = thinking_blocks.into();
+    }
+    let stop = msg
+        .get("stop_reason")
+        .and_then(Value::as_str)
+        .unwrap_or("end_turn");
+    let u = msg.get("usage").cloned().unwrap_or_default();
+    let output = u.get("output_tokens").and_then(Value::as_u64).unwrap_or(0);
+    let out = json!({
+        "id": msg.get("id").cloned().unwrap_or_default(),
+        "object": "chat.completion",
+        "created": created,
+        "model": msg.get("model").cloned().unwrap_or_default(),
+        "choices": [{"index": 0, "message": message, "finish_reason": finish_reason(stop), "logprobs": null}],
+        "usage": usage(&u, output),
+    });
+    serde_json::to_vec(&out).map_err(|e| e.to_string())
+}

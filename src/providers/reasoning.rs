@@ -1,0 +1,63 @@
+//! Reasoning compatibility across families (seed 002, "Reasoning Compatibility"). Reasoning state
+//! from one family replayed as-is to another corrupts context or draws a 400 that would stop the
+//! cascade, so it is stripped or converted, and reasoning parameters are mapped to the target's
+//! form or dropped. The table in the README is the contract; these functions are it.
+
+use serde_json::{Map, Value};
+
+/// Fields OpenAI-compatible APIs put on assistant messages to carry reasoning.
+pub const REASONING_FIELDS: &[&str] = &[
+    "reasoning_content",
+    "reasoning",
+    "reasoning_details",
+    "thinking_blocks",
+];
+
+/// Thinking budget for an OpenAI `reasoning_effort`.
+pub fn budget_for_effort(effort: &str) -> Option<u32> {
+    match effort {
+        "minimal" => Some(1_024),
+        "low" => Some(2_048),
+        "medium" => Some(8_192),
+        "high" => Some(24_576),
+        _ => None,
+    }
+}
+
+/// The nearest `reasoning_effort` for an Anthropic thinking budget.
+pub fn effort_for_budget(budget: u64) -> &'static str {
+    match budget {
+        0..=2_048 => "low",
+        2_049..=12_288 => "medium",
+        _ => "high",
+    }
+}
+
+/// `thinking: {"type": "enabled", "budget_tokens": N}` → N.
+pub fn thinking_budget(body: &Map<String, Value>) -> Option<u64> {
+    let t = body.get("thinking")?;
+    (t.get("type").and_then(Value::as_str) == Some("enabled"))
+        .then(|| t.get("budget_tokens").and_then(Value::as_u64))
+        .flatten()
+}
+
+/// Removes every reasoning field from one message.
+pub fn strip(message: &mut Map<String, Value>) {
+    for f in REASONING_FIELDS {
+        message.remove(*f);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn effort_and_budget_map_both_ways() {
+        for effort in ["low", "medium", "high"] {
+            let budget = budget_for_effort(effort).unwrap();
+            assert_eq!(effort_for_budget(u64::from(budget)), effort);
+        }
+        assert_eq!(budget_for_effort("extreme"), None);
+    }
+}
