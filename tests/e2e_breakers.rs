@@ -156,10 +156,11 @@ fn transitions_are_stored_as_events_and_a_manual_reset_closes_the_breaker() {
     assert!(opened["breaker_until"].is_u64() && opened["time"].is_u64());
     assert!(opened["reason"].as_str().unwrap().contains("server"));
     // The structured log line is there too.
-    assert!(gw
-        .log()
-        .lines()
-        .any(|l| l.contains("breaker.opened") && l.contains(&s.t.id)));
+    eventually("breaker.opened log line", Duration::from_secs(10), || {
+        gw.log()
+            .lines()
+            .any(|l| l.contains("breaker.opened") && l.contains(&s.t.id))
+    });
 
     let r = gw.admin(
         "POST",
