@@ -4,9 +4,11 @@
 
 mod support;
 
+use cognigate::config::sealed::Kek;
+use cognigate::config::{ProviderName, TenantId};
 use cognigate::mock::{MockProvider, Reply, Rule};
 use serde_json::json;
-use support::gateway::Gateway;
+use support::gateway::{Gateway, KEK_HEX};
 
 #[test]
 fn a_request_reaches_the_mock_and_its_answer_comes_back_unchanged() {
@@ -55,9 +57,20 @@ fn a_d1_row_written_by_the_test_is_read_by_the_worker() {
     let gw = Gateway::shared();
     let mock = MockProvider::start("d1").unwrap();
     let t = gw.tenant("d1row");
-    // Written straight into D1, bypassing the admin API: the worker can only know of it by reading D1.
+    // Written straight into D1, bypassing the admin API: the worker can only know of it by reading
+    // D1. The key is sealed the way the admin API seals it.
+    let kek = Kek::from_hex(KEK_HEX).unwrap();
+    let tenant = TenantId::parse(&t.id).unwrap();
+    let sealed = kek
+        .seal(
+            &tenant,
+            &ProviderName::parse("direct").unwrap(),
+            "sk-direct",
+            [5; 12],
+        )
+        .unwrap();
     let provider = json!({"name": "direct", "kind": "openai", "base_url": mock.url(), "key_strategy": "failover", "timeout_ms": 5000,
-        "keys": [{"id": "key_direct", "secret": "sk-direct"}]});
+        "keys": [{"id": "key_direct", "last4": "rect", "sealed": sealed}]});
     let model = json!({"id": "written-by-sql", "provider": "direct", "upstream_model": "upstream-name", "capabilities": ["chat"],
         "context_window": 8000, "input_price_per_mtok": 1.0, "output_price_per_mtok": 1.0});
     gw.sql(

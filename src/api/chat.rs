@@ -44,6 +44,7 @@ impl ChatRequest {
                 )
             }
         };
+        check_types(&body)?;
         let stream = match body.get("stream") {
             None | Some(Value::Null) => false,
             Some(Value::Bool(b)) => *b,
@@ -67,6 +68,50 @@ impl ChatRequest {
     pub fn body(&self) -> &Map<String, Value> {
         &self.body
     }
+}
+
+/// The fields routing or translation reads must have the type OpenAI documents; anything else is
+/// refused here with the field named, rather than failing obscurely upstream.
+fn check_types(body: &Map<String, Value>) -> Result<(), ApiError> {
+    let is_count = |v: &Value| v.as_u64().is_some();
+    let is_number = |v: &Value| v.is_number();
+    let is_stop =
+        |v: &Value| v.is_string() || v.as_array().is_some_and(|a| a.iter().all(Value::is_string));
+    let is_messages = |v: &Value| {
+        v.as_array().is_some_and(|a| {
+            a.iter()
+                .all(|m| m.get("role").is_some_and(Value::is_string))
+        })
+    };
+    let checks: [(&str, &dyn Fn(&Value) -> bool, &str); 8] = [
+        (
+            "messages",
+            &is_messages,
+            "an array of messages, each with a string 'role'",
+        ),
+        ("max_tokens", &is_count, "a non-negative integer"),
+        ("max_completion_tokens", &is_count, "a non-negative integer"),
+        ("temperature", &is_number, "a number"),
+        ("top_p", &is_number, "a number"),
+        ("stop", &is_stop, "a string or an array of strings"),
+        ("tools", &Value::is_array, "an array"),
+        ("stream_options", &Value::is_object, "an object"),
+    ];
+    for (field, ok, what) in checks {
+        match body.get(field) {
+            None | Some(Value::Null) => {}
+            Some(v) if ok(v) => {}
+            Some(_) => {
+                return Err(ApiError::invalid_request(
+                    400,
+                    "invalid_type",
+                    format!("'{field}' must be {what}."),
+                )
+                .with_param(field))
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The provider's own error for a request-caused 4xx, in OpenAI shape. The provider's `type`,
@@ -100,6 +145,28 @@ mod tests {
             (e.status, e.code.as_deref(), e.param.as_deref()),
             (400, Some("missing_model"), Some("model"))
         );
+    }
+
+    #[test]
+    fn wrong_types_of_translated_fields_are_named() {
+        for (body, field) in [
+            (r#"{"model":"m","messages":"hi"}"#, "messages"),
+            (
+                r#"{"model":"m","messages":[{"content":"no role"}]}"#,
+                "messages",
+            ),
+            (r#"{"model":"m","max_tokens":-1}"#, "max_tokens"),
+            (r#"{"model":"m","temperature":"hot"}"#, "temperature"),
+            (r#"{"model":"m","stop":[1]}"#, "stop"),
+            (r#"{"model":"m","tools":{}}"#, "tools"),
+        ] {
+            let e = ChatRequest::parse(body.as_bytes()).unwrap_err();
+            assert_eq!((e.status, e.param.as_deref()), (400, Some(field)), "{body}");
+        }
+        assert!(ChatRequest::parse(
+            br#"{"model":"m","messages":[{"role":"user","content":"x"}],"stop":null}"#
+        )
+        .is_ok());
     }
 
     #[test]

@@ -1,13 +1,16 @@
 //! How stored config is shown to admins: never a provider key, only its id and last four characters.
 
-use crate::config::{Alias, AliasName, CatalogModel, Chain, Provider, RouteName};
+use crate::config::{Alias, AliasName, CatalogModel, Chain, RouteName, StoredKey, StoredProvider};
 use serde_json::{json, Value};
 
-pub fn provider(p: &Provider) -> Value {
+pub fn provider(p: &StoredProvider) -> Value {
     let keys: Vec<Value> = p
         .keys
         .iter()
-        .map(|k| json!({"id": k.id, "last4": k.secret.last4()}))
+        .map(|k| match k {
+            StoredKey::Sealed { id, last4, .. } => json!({"id": id, "last4": last4}),
+            StoredKey::Secret { id, secret_name } => json!({"id": id, "secret": secret_name}),
+        })
         .collect();
     json!({
         "name": p.name,
@@ -39,19 +42,28 @@ pub fn rule(matches: &RouteName, chain: &Chain) -> Value {
 mod tests {
     use super::*;
     use crate::config::admin::{parse_body, ProviderBody};
-    use crate::config::ProviderName;
+    use crate::config::sealed::Kek;
+    use crate::config::{ProviderName, TenantId};
 
     #[test]
-    fn provider_view_shows_key_ids_and_last_four_only() {
+    fn provider_view_shows_key_ids_last_four_and_secret_names_only() {
         let p: ProviderBody = parse_body(
-            br#"{"kind":"openai","base_url":"https://api.openai.com/v1","keys":["sk-live-abcdefgh1234"]}"#,
+            br#"{"kind":"openai","base_url":"https://api.openai.com/v1","keys":["sk-live-abcdefgh1234",{"secret":"OPENAI_KEY_2"}]}"#,
         )
         .unwrap();
-        let p = p.validate(ProviderName::parse("openai").unwrap()).unwrap();
+        let kek = Kek::from_hex(&"11".repeat(32)).unwrap();
+        let tenant = TenantId::parse("acme").unwrap();
+        let p = p
+            .validate(ProviderName::parse("openai").unwrap())
+            .unwrap()
+            .seal(&tenant, Some(&kek), || Some([3; 12]))
+            .unwrap();
         let shown = provider(&p).to_string();
         assert!(!shown.contains("sk-live-abcdefgh1234"));
         assert!(!shown.contains("abcdefgh"));
+        assert!(!shown.contains("sealed") && !shown.contains("v1:"));
         assert!(shown.contains(r#""last4":"1234""#));
-        assert!(shown.contains(&p.keys[0].id));
+        assert!(shown.contains(r#""secret":"OPENAI_KEY_2""#));
+        assert!(shown.contains(p.keys[0].id()));
     }
 }

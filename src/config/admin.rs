@@ -2,7 +2,7 @@
 //! into validated config types in one step.
 
 use super::names::{AliasName, Capability, ModelId, ProviderName, RouteName, TenantId};
-use super::provider::{BaseUrl, KeyStrategy, Provider, ProviderKey, ProviderKind};
+use super::provider::{BaseUrl, KeyStrategy, NewKey, NewProvider, ProviderKey, ProviderKind};
 use super::{Alias, CatalogModel, Chain, ConfigError, CostTier, SettingsOverrides};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -52,12 +52,26 @@ impl TenantBody {
     }
 }
 
+/// `"sk-..."`, or `{"secret": "OPENAI_KEY_2"}` naming a Worker secret.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum KeyInput {
+    Literal(String),
+    Secret(SecretRef),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SecretRef {
+    pub secret: String,
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderBody {
     pub kind: ProviderKind,
     pub base_url: BaseUrl,
-    pub keys: Vec<String>,
+    pub keys: Vec<KeyInput>,
     #[serde(default)]
     pub key_strategy: KeyStrategy,
     #[serde(default)]
@@ -68,17 +82,20 @@ pub const MAX_KEYS: usize = 64;
 pub const DEFAULT_TIMEOUT_MS: u32 = 30_000;
 
 impl ProviderBody {
-    pub fn validate(self, name: ProviderName) -> Result<Provider, ConfigError> {
+    pub fn validate(self, name: ProviderName) -> Result<NewProvider, ConfigError> {
         if self.keys.is_empty() || self.keys.len() > MAX_KEYS {
             return Err(ConfigError::invalid(
                 "keys",
                 format!("must list 1 to {MAX_KEYS} keys"),
             ));
         }
-        let mut keys: Vec<ProviderKey> = Vec::with_capacity(self.keys.len());
-        for secret in self.keys {
-            let key = ProviderKey::from_secret(secret)?;
-            if keys.iter().any(|k| k.id == key.id) {
+        let mut keys: Vec<NewKey> = Vec::with_capacity(self.keys.len());
+        for input in self.keys {
+            let key = match input {
+                KeyInput::Literal(secret) => NewKey::Literal(ProviderKey::from_secret(secret)?),
+                KeyInput::Secret(r) => NewKey::secret(r.secret)?,
+            };
+            if keys.iter().any(|k| k.id() == key.id()) {
                 return Err(ConfigError::invalid("keys", "the same key is listed twice"));
             }
             keys.push(key);
@@ -87,7 +104,7 @@ impl ProviderBody {
         if !(1..=600_000).contains(&timeout_ms) {
             return Err(ConfigError::invalid("timeout_ms", "must be 1 to 600000"));
         }
-        Ok(Provider {
+        Ok(NewProvider {
             name,
             kind: self.kind,
             base_url: self.base_url,

@@ -7,13 +7,17 @@ pub mod model;
 pub mod names;
 pub mod provider;
 pub mod rule;
+pub mod sealed;
 pub mod settings;
 pub mod tenant;
 
 pub use alias::{Alias, CostTier};
 pub use model::CatalogModel;
 pub use names::{AliasName, Capability, ModelId, NameError, ProviderName, RouteName, TenantId};
-pub use provider::{BaseUrl, KeyStrategy, Provider, ProviderKey, ProviderKind};
+pub use provider::{
+    BaseUrl, KeyStrategy, NewKey, NewProvider, Provider, ProviderKey, ProviderKind, ProviderSpec,
+    StoredKey, StoredProvider,
+};
 pub use rule::Chain;
 pub use settings::{BreakerSettings, Defaults, Settings, SettingsOverrides};
 pub use tenant::TenantConfig;

@@ -1,6 +1,7 @@
 //! A tenant's upstream provider: where it lives and the pool of keys it is called with.
 
-use super::names::ProviderName;
+use super::names::{ProviderName, TenantId};
+use super::sealed::Kek;
 use super::ConfigError;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -127,15 +128,194 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// A key as an admin gave it: the key itself, or the name of a Worker secret holding it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NewKey {
+    Literal(ProviderKey),
+    Secret { id: String, secret_name: String },
+}
+
+/// A key as D1 holds it: sealed under `CG_KEK`, or a secret's name. Never the key itself.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum StoredKey {
+    Sealed {
+        id: String,
+        last4: String,
+        sealed: String,
+    },
+    Secret {
+        id: String,
+        secret_name: String,
+    },
+}
+
+impl StoredKey {
+    pub fn id(&self) -> &str {
+        match self {
+            Self::Sealed { id, .. } | Self::Secret { id, .. } => id,
+        }
+    }
+}
+
+/// A provider with its pool of keys in one of three forms: `NewProvider` straight from the admin
+/// body, `StoredProvider` as D1 holds it, `Provider` with usable keys for the request path.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Provider {
+pub struct ProviderSpec<K> {
     pub name: ProviderName,
     pub kind: ProviderKind,
     pub base_url: BaseUrl,
-    /// Never empty: the admin parser refuses an empty pool.
-    pub keys: Vec<ProviderKey>,
+    /// Never empty: the admin parser refuses an empty pool, and loading drops a provider none of
+    /// whose keys can be opened.
+    pub keys: Vec<K>,
     pub key_strategy: KeyStrategy,
     pub timeout_ms: u32,
+}
+
+pub type NewProvider = ProviderSpec<NewKey>;
+pub type StoredProvider = ProviderSpec<StoredKey>;
+pub type Provider = ProviderSpec<ProviderKey>;
+
+impl<K> ProviderSpec<K> {
+    fn with_keys<J>(self, keys: Vec<J>) -> ProviderSpec<J> {
+        ProviderSpec {
+            name: self.name,
+            kind: self.kind,
+            base_url: self.base_url,
+            keys,
+            key_strategy: self.key_strategy,
+            timeout_ms: self.timeout_ms,
+        }
+    }
+}
+
+/// Gateway secrets a provider key may never name: they would be sent upstream.
+fn reserved_secret(name: &str) -> bool {
+    name.starts_with("CG_")
+}
+
+pub fn secret_key_id(secret_name: &str) -> String {
+    let digest = Sha256::digest(format!("secret:{secret_name}").as_bytes());
+    format!("key_{}", hex(&digest[..4]))
+}
+
+impl NewKey {
+    pub fn secret(name: String) -> Result<Self, ConfigError> {
+        let valid = !name.is_empty()
+            && name.len() <= 64
+            && name.starts_with(|c: char| c.is_ascii_uppercase())
+            && name
+                .chars()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+        if !valid {
+            return Err(ConfigError::invalid(
+                "keys",
+                "a secret name is [A-Z][A-Z0-9_]{0,63}",
+            ));
+        }
+        if reserved_secret(&name) {
+            return Err(ConfigError::invalid(
+                "keys",
+                "the gateway's own CG_* secrets cannot be used as provider keys",
+            ));
+        }
+        Ok(Self::Secret {
+            id: secret_key_id(&name),
+            secret_name: name,
+        })
+    }
+
+    pub fn id(&self) -> &str {
+        match self {
+            Self::Literal(k) => &k.id,
+            Self::Secret { id, .. } => id,
+        }
+    }
+}
+
+impl NewProvider {
+    /// Seals literal keys, each under a fresh nonce from `nonce` (`None`: no randomness to be
+    /// had, and nothing is sealed); secret names are stored as names.
+    pub fn seal(
+        self,
+        tenant: &TenantId,
+        kek: Option<&Kek>,
+        mut nonce: impl FnMut() -> Option<[u8; 12]>,
+    ) -> Result<StoredProvider, ConfigError> {
+        let mut keys = Vec::with_capacity(self.keys.len());
+        for key in &self.keys {
+            keys.push(match key {
+                NewKey::Literal(k) => {
+                    let kek = kek.ok_or_else(|| {
+                        ConfigError::invalid("keys", "CG_KEK is not configured, so keys cannot be stored; reference a Worker secret instead")
+                    })?;
+                    StoredKey::Sealed {
+                        id: k.id.clone(),
+                        last4: k.secret.last4(),
+                        sealed: kek.seal(
+                            tenant,
+                            &self.name,
+                            k.secret.expose(),
+                            nonce().ok_or_else(|| ConfigError::invalid("keys", "no randomness available to seal them"))?,
+                        )?,
+                    }
+                }
+                NewKey::Secret { id, secret_name } => StoredKey::Secret {
+                    id: id.clone(),
+                    secret_name: secret_name.clone(),
+                },
+            });
+        }
+        Ok(self.with_keys(keys))
+    }
+
+    /// Usable at once, with secret names looked up through `lookup` (tests; no storage involved).
+    pub fn resolve(self, lookup: impl Fn(&str) -> Option<String>) -> Provider {
+        let keys = self
+            .keys
+            .iter()
+            .filter_map(|k| match k {
+                NewKey::Literal(k) => Some(k.clone()),
+                NewKey::Secret { id, secret_name } => lookup(secret_name).map(|s| ProviderKey {
+                    id: id.clone(),
+                    secret: Secret(s),
+                }),
+            })
+            .collect();
+        self.with_keys(keys)
+    }
+}
+
+impl StoredProvider {
+    /// The usable keys, and why any other could not be used (for the log, never a response).
+    pub fn open(
+        &self,
+        tenant: &TenantId,
+        kek: Option<&Kek>,
+        lookup: impl Fn(&str) -> Option<String>,
+    ) -> (Provider, Vec<String>) {
+        let mut problems = Vec::new();
+        let mut keys = Vec::with_capacity(self.keys.len());
+        for k in &self.keys {
+            let opened = match (k, kek) {
+                (StoredKey::Sealed { sealed, .. }, Some(kek)) => kek
+                    .open(tenant, &self.name, sealed)
+                    .map_err(|e| e.to_string()),
+                (StoredKey::Sealed { .. }, None) => Err("CG_KEK is not configured".to_owned()),
+                (StoredKey::Secret { secret_name, .. }, _) => lookup(secret_name)
+                    .filter(|s| !s.is_empty())
+                    .ok_or_else(|| format!("secret {secret_name} is not set")),
+            };
+            match opened {
+                Ok(secret) => keys.push(ProviderKey {
+                    id: k.id().to_owned(),
+                    secret: Secret(secret),
+                }),
+                Err(why) => problems.push(format!("key {}: {why}", k.id())),
+            }
+        }
+        (self.clone().with_keys(keys), problems)
+    }
 }
 
 impl Provider {
@@ -170,6 +350,63 @@ mod tests {
         let shown = format!("{key:?}");
         assert!(!shown.contains("very-secret"), "{shown}");
         assert_eq!(key.map(|k| k.secret.last4()).ok().as_deref(), Some("1234"));
+    }
+
+    fn new_provider(keys: &str) -> NewProvider {
+        let body: crate::config::admin::ProviderBody = crate::config::admin::parse_body(
+            format!(r#"{{"kind":"openai","base_url":"https://x/v1","keys":{keys}}}"#).as_bytes(),
+        )
+        .unwrap();
+        body.validate(ProviderName::parse("p").unwrap()).unwrap()
+    }
+
+    #[test]
+    fn stored_keys_open_and_secret_names_resolve_at_load() {
+        let kek = Kek::from_hex(&"22".repeat(32)).unwrap();
+        let tenant = TenantId::parse("acme").unwrap();
+        let stored = new_provider(r#"["sk-literal",{"secret":"OPENAI_KEY_2"}]"#)
+            .seal(&tenant, Some(&kek), || Some([9; 12]))
+            .unwrap();
+        let json = serde_json::to_string(&stored).unwrap();
+        assert!(!json.contains("sk-literal"), "{json}");
+        let lookup = |n: &str| (n == "OPENAI_KEY_2").then(|| "sk-from-secret".to_owned());
+        let (p, problems) = stored.open(&tenant, Some(&kek), lookup);
+        assert!(problems.is_empty());
+        let secrets: Vec<&str> = p.keys.iter().map(|k| k.secret.expose()).collect();
+        assert_eq!(secrets, ["sk-literal", "sk-from-secret"]);
+    }
+
+    #[test]
+    fn keys_that_cannot_be_opened_are_left_out_and_named() {
+        let kek = Kek::from_hex(&"22".repeat(32)).unwrap();
+        let tenant = TenantId::parse("acme").unwrap();
+        let stored = new_provider(r#"["sk-literal",{"secret":"MISSING"}]"#)
+            .seal(&tenant, Some(&kek), || Some([9; 12]))
+            .unwrap();
+        let other_tenant = TenantId::parse("other").unwrap();
+        let (p, problems) = stored.open(&other_tenant, Some(&kek), |_| None);
+        assert!(p.keys.is_empty());
+        assert_eq!(problems.len(), 2);
+        assert!(problems.iter().all(|p| !p.contains("sk-literal")));
+    }
+
+    #[test]
+    fn literal_keys_need_the_kek_but_secret_names_do_not() {
+        let tenant = TenantId::parse("acme").unwrap();
+        assert!(new_provider(r#"["sk-x"]"#)
+            .seal(&tenant, None, || Some([0; 12]))
+            .is_err());
+        assert!(new_provider(r#"[{"secret":"K"}]"#)
+            .seal(&tenant, None, || Some([0; 12]))
+            .is_ok());
+    }
+
+    #[test]
+    fn the_gateways_own_secrets_cannot_be_provider_keys() {
+        assert!(NewKey::secret("CG_ADMIN".into()).is_err());
+        assert!(NewKey::secret("CG_KEK".into()).is_err());
+        assert!(NewKey::secret("lower".into()).is_err());
+        assert!(NewKey::secret("OPENAI_KEY_2".into()).is_ok());
     }
 
     #[test]

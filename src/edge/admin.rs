@@ -15,8 +15,8 @@ use crate::config::admin::{
 };
 use crate::config::alias::default_aliases;
 use crate::config::{
-    Alias, AliasName, CatalogModel, ConfigError, ModelId, Provider, ProviderName, RouteName,
-    SettingsOverrides, TenantId,
+    Alias, AliasName, CatalogModel, ConfigError, ModelId, ProviderName, RouteName,
+    SettingsOverrides, StoredProvider, TenantId,
 };
 use crate::routing::dead_entries;
 use crate::state::provider_state::ModelTransition;
@@ -423,13 +423,13 @@ impl Admin<'_> {
     }
 
     async fn list_providers(&self, t: &TenantId) -> Reply {
-        let providers: Vec<Provider> = self.specs("providers", t).await?;
+        let providers: Vec<StoredProvider> = self.specs("providers", t).await?;
         let data: Vec<Value> = providers.iter().map(views::provider).collect();
         http::json(200, &json!({"data": data}))
     }
 
     async fn get_provider(&self, t: &TenantId, p: &ProviderName) -> Reply {
-        let provider: Provider = self
+        let provider: StoredProvider = self
             .spec("providers", "name", t, p.as_str(), "provider")
             .await?;
         http::json(200, &views::provider(&provider))
@@ -438,6 +438,10 @@ impl Admin<'_> {
     async fn put_provider(&self, t: &TenantId, p: ProviderName, body: &[u8]) -> Reply {
         let provider = parse_body::<ProviderBody>(body)
             .and_then(|b| b.validate(p))
+            .map_err(config_error)?;
+        let kek = store::kek(self.env)?;
+        let provider = provider
+            .seal(t, kek.as_ref(), || random_bytes::<12>().ok())
             .map_err(config_error)?;
         let spec = serde_json::to_string(&provider).map_err(|_| ApiError::internal())?;
         self.run(

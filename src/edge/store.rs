@@ -4,8 +4,9 @@
 
 use super::metrics::Metrics;
 use crate::api::ApiError;
+use crate::config::sealed::Kek;
 use crate::config::{
-    Alias, AliasName, CatalogModel, Chain, Defaults, Provider, RouteName, SettingsOverrides,
+    Alias, AliasName, CatalogModel, Chain, Defaults, RouteName, SettingsOverrides, StoredProvider,
     TenantConfig, TenantId,
 };
 use serde::de::DeserializeOwned;
@@ -224,10 +225,24 @@ pub async fn load_config(
         return Ok(None);
     };
     let overrides: SettingsOverrides = parse_stored(&tenant_row.settings)?;
-    let providers: BTreeMap<_, _> = rows::<Spec>(p_rows)?
-        .iter()
-        .map(|r| parse_stored::<Provider>(&r.spec).map(|p| (p.name.clone(), p)))
-        .collect::<Result<_, _>>()?;
+    let kek = kek(env)?;
+    let mut providers = BTreeMap::new();
+    for row in rows::<Spec>(p_rows)? {
+        let stored: StoredProvider = parse_stored(&row.spec)?;
+        let (provider, problems) = stored.open(tenant, kek.as_ref(), |name| {
+            env.secret(name).ok().map(|s| s.to_string())
+        });
+        if !problems.is_empty() {
+            console_error!(
+                "{}",
+                serde_json::json!({"msg": "provider keys unusable", "tenant": tenant, "provider": provider.name, "problems": problems})
+            );
+        }
+        // A provider with no usable key cannot serve: its models drop out of chains.
+        if !provider.keys.is_empty() {
+            providers.insert(provider.name.clone(), provider);
+        }
+    }
     let models: BTreeMap<_, _> = rows::<Spec>(m_rows)?
         .iter()
         .map(|r| parse_stored::<CatalogModel>(&r.spec).map(|m| (m.id.clone(), m)))
@@ -251,6 +266,16 @@ pub async fn load_config(
         rules,
         settings: defaults.effective(&overrides),
     }))
+}
+
+/// The key-encryption key, if the deployment has one (`wrangler secret put CG_KEK`).
+pub fn kek(env: &Env) -> Result<Option<Kek>, ApiError> {
+    match env.secret("CG_KEK") {
+        Err(_) => Ok(None),
+        Ok(s) => Kek::from_hex(&s.to_string())
+            .map(Some)
+            .map_err(|e| storage_error("CG_KEK", e)),
+    }
 }
 
 pub fn parse_stored<T: DeserializeOwned>(json: &str) -> Result<T, ApiError> {

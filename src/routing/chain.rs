@@ -105,7 +105,7 @@ mod tests {
                 parse_body(br#"{"kind":"openai","base_url":"http://x/v1","keys":["k"]}"#).unwrap();
             let name = ProviderName::parse(p).unwrap();
             cfg.providers
-                .insert(name.clone(), body.validate(name).unwrap());
+                .insert(name.clone(), body.validate(name).unwrap().resolve(|_| None));
         }
         cfg
     }

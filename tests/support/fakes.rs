@@ -180,7 +180,8 @@ pub fn tenant(keys_per_provider: usize, strategy: &str) -> TenantConfig {
         let provider = parse_body::<ProviderBody>(body.as_bytes())
             .unwrap()
             .validate(name.clone())
-            .unwrap();
+            .unwrap()
+            .resolve(|_| None);
         cfg.providers.insert(name, provider);
         let model = format!(r#"{{"provider":"p{i}","context_window":8000}}"#);
         let id = ModelId::parse(&format!("m{i}")).unwrap();

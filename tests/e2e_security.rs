@@ -1,0 +1,373 @@
+//! Security: provider keys sealed at rest, hostile input refused cleanly, and an isolation matrix
+//! over every admin and caller route.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+
+use cognigate::api::route::{example_path, ADMIN_OPERATIONS};
+use cognigate::mock::{MockProvider, Reply, Rule};
+use serde_json::json;
+use support::gateway::{Gateway, Tenant, ADMIN_KEY, SECRET_NAME, SECRET_VALUE};
+
+/// Everything D1 holds for these tenants (other tests write other tenants concurrently).
+fn d1_dump(gw: &Gateway, tenants: &[&str]) -> String {
+    let mut all = String::new();
+    for t in tenants {
+        all.push_str(
+            &serde_json::to_string(&gw.sql("SELECT * FROM tenants WHERE id = ?1", &[json!(t)]))
+                .unwrap(),
+        );
+        for table in [
+            "caller_keys",
+            "providers",
+            "models",
+            "aliases",
+            "routing_rules",
+        ] {
+            let rows = gw.sql(
+                &format!("SELECT * FROM {table} WHERE tenant_id = ?1 ORDER BY 1, 2"),
+                &[json!(t)],
+            );
+            all.push_str(&serde_json::to_string(&rows).unwrap());
+        }
+    }
+    all
+}
+
+/// A request whose headers announce `length` body bytes that are never sent: the gateway must
+/// refuse on the announcement alone.
+fn announce_body(gw: &Gateway, key: &str, length: usize) -> String {
+    use std::io::{Read, Write};
+    let addr = gw.url.trim_start_matches("http://");
+    let mut conn = std::net::TcpStream::connect(addr).unwrap();
+    conn.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    write!(
+        conn,
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {key}\r\nContent-Type: application/json\r\nContent-Length: {length}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    while let Ok(n) = conn.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        out.extend_from_slice(&buf[..n]);
+        if String::from_utf8_lossy(&out).contains("}}") {
+            break;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[test]
+fn provider_keys_are_sealed_at_rest_and_shown_only_by_id_and_last_four() {
+    let gw = Gateway::shared();
+    let mock = MockProvider::start("sealed").unwrap();
+    let t = gw.tenant("sealed");
+    t.provider(
+        "p",
+        &mock.url(),
+        &["sk-plaintext-never-stored-4321"],
+        "failover",
+    );
+    t.model("m", "p", 1.0, 8000);
+    let rows = gw.sql(
+        "SELECT spec FROM providers WHERE tenant_id = ?1",
+        &[json!(t.id)],
+    );
+    let spec = rows[0]["spec"].as_str().unwrap();
+    assert!(!spec.contains("plaintext-never-stored"), "{spec}");
+    assert!(spec.contains("\"sealed\":\"v1:"), "{spec}");
+    let shown = gw.admin("GET", &t.path("/providers/p"), None);
+    assert!(
+        !shown.text.contains("plaintext") && !shown.text.contains("v1:"),
+        "{}",
+        shown.text
+    );
+    assert_eq!(shown.json()["keys"][0]["last4"], "4321");
+    // Sealed, yet the gateway opens it to call upstream.
+    assert_eq!(t.chat("m").status, 200);
+    assert_eq!(mock.keys(), ["sk-plaintext-never-stored-4321"]);
+}
+
+#[test]
+fn a_provider_row_copied_to_another_tenant_does_not_decrypt() {
+    let gw = Gateway::shared();
+    let mock = MockProvider::start("copied").unwrap();
+    let victim = gw.tenant("victim");
+    victim.provider("p", &mock.url(), &["sk-victim-key"], "failover");
+    let thief = gw.tenant("thief");
+    let spec = gw.sql(
+        "SELECT spec FROM providers WHERE tenant_id = ?1",
+        &[json!(victim.id)],
+    )[0]["spec"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    gw.sql(
+        "INSERT INTO providers (tenant_id, name, spec, updated_at) VALUES (?1, 'p', ?2, 0)",
+        &[json!(thief.id), json!(spec)],
+    );
+    thief.model("m", "p", 1.0, 8000);
+    let r = thief.chat("m");
+    assert_eq!(r.status, 503, "{}", r.text);
+    assert_eq!(r.error_code().as_deref(), Some("no_candidates"));
+    assert_eq!(mock.count(), 0, "the victim's key was never used");
+    let log = gw.log_containing("provider keys unusable");
+    assert!(log
+        .lines()
+        .any(|l| l.contains("provider keys unusable") && l.contains(&thief.id)));
+    assert!(!log.contains("sk-victim-key"));
+}
+
+#[test]
+fn a_key_may_reference_a_worker_secret_by_name() {
+    let gw = Gateway::shared();
+    let mock = MockProvider::start("secretref").unwrap();
+    let t = gw.tenant("secretref");
+    let r = t.put(
+        "/providers/p",
+        json!({"kind": "openai", "base_url": mock.url(), "keys": [{"secret": SECRET_NAME}]}),
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.json()["keys"][0]["secret"], SECRET_NAME);
+    t.model("m", "p", 1.0, 8000);
+    assert_eq!(t.chat("m").status, 200);
+    assert_eq!(mock.keys(), [SECRET_VALUE]);
+    let r = t.put(
+        "/providers/q",
+        json!({"kind": "openai", "base_url": mock.url(), "keys": [{"secret": "CG_ADMIN"}]}),
+    );
+    assert_eq!(
+        r.status, 400,
+        "the admin secret must never be sent upstream: {}",
+        r.text
+    );
+    assert!(!r.text.contains(ADMIN_KEY));
+}
+
+#[test]
+fn hostile_chat_input_gets_a_clear_4xx_and_nothing_reaches_upstream() {
+    let gw = Gateway::shared();
+    let mock = MockProvider::start("hostile").unwrap();
+    let t = gw.tenant("hostile");
+    t.provider("p", &mock.url(), &["sk-h"], "failover");
+    t.model("m", "p", 1.0, 8000);
+    let answer = announce_body(gw, &t.key, 10 * 1024 * 1024 + 1);
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer:.200}");
+    assert!(answer.contains("body_too_large"));
+    let too_deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+    let cases: Vec<(String, u16, &str, Option<&str>)> = vec![
+        ("{\"model\":".into(), 400, "invalid_json", None),
+        ("[1,2,3]".into(), 400, "invalid_request", None),
+        (too_deep, 400, "invalid_json", None),
+        (
+            r#"{"messages":[]}"#.into(),
+            400,
+            "missing_model",
+            Some("model"),
+        ),
+        (r#"{"model":42}"#.into(), 400, "invalid_type", Some("model")),
+        (
+            r#"{"model":"m","stream":"yes"}"#.into(),
+            400,
+            "invalid_type",
+            Some("stream"),
+        ),
+        (
+            r#"{"model":"m","messages":"hello"}"#.into(),
+            400,
+            "invalid_type",
+            Some("messages"),
+        ),
+        (
+            r#"{"model":"m","max_tokens":"lots"}"#.into(),
+            400,
+            "invalid_type",
+            Some("max_tokens"),
+        ),
+        ("\u{0}\u{1}binary".into(), 400, "invalid_json", None),
+    ];
+    for (body, status, code, param) in cases {
+        let r = gw.request("POST", "/v1/chat/completions", Some(&t.key), Some(&body));
+        assert_eq!(r.status, status, "{:.60}: {:.300}", body, r.text);
+        assert_eq!(r.error_code().as_deref(), Some(code), "{:.60}", body);
+        assert_eq!(r.json()["error"]["param"].as_str(), param, "{:.60}", body);
+    }
+    for auth in ["Basic dXNlcjpwYXNz", "Bearer", "cg_no_scheme"] {
+        let req = ureq::http::Request::builder()
+            .method("POST")
+            .uri(format!("{}/v1/chat/completions", gw.url))
+            .header("authorization", auth)
+            .body(r#"{"model":"m"}"#.to_owned())
+            .unwrap();
+        let mut resp = support::gateway::agent().run(req).unwrap();
+        assert_eq!(resp.status().as_u16(), 401, "{auth}");
+        assert!(resp
+            .body_mut()
+            .read_to_string()
+            .unwrap()
+            .contains("invalid_api_key"));
+    }
+    let r = gw.request("GET", "/v1/chat/completions", Some(&t.key), None);
+    assert_eq!(r.status, 405);
+    let r = gw.request("GET", "/admin/v1/tenants/%ZZ", Some(ADMIN_KEY), None);
+    assert_eq!(r.status, 400);
+    assert_eq!(mock.count(), 0);
+    assert!(!gw.log().contains("panicked"), "no panic in the worker");
+}
+
+/// Two tenants with the same provider name on different mocks, and objects only A has.
+struct Pair<'g> {
+    a: Tenant<'g>,
+    b: Tenant<'g>,
+    a_mock: MockProvider,
+    b_mock: MockProvider,
+    a_key_id: String,
+}
+
+fn pair(gw: &Gateway) -> Pair<'_> {
+    let a_mock = MockProvider::start("iso-a").unwrap();
+    let b_mock = MockProvider::start("iso-b").unwrap();
+    let a = gw.tenant("matrix-a");
+    let b = gw.tenant("matrix-b");
+    a.provider("shared", &a_mock.url(), &["sk-a"], "failover");
+    a.provider("a-only-provider", &a_mock.url(), &["sk-a2"], "failover");
+    b.provider("shared", &b_mock.url(), &["sk-b"], "failover");
+    a.model("a-model", "shared", 1.0, 8000);
+    b.model("b-model", "shared", 1.0, 8000);
+    assert_eq!(
+        a.put("/aliases/a-alias", json!({"pin": "a-model"})).status,
+        200
+    );
+    assert_eq!(a.rule("a-rule", &["a-model"]).status, 200);
+    let keys = gw.admin("GET", &a.path("/api-keys"), None);
+    let a_key_id = keys.json()["data"][0]["id"].as_str().unwrap().to_owned();
+    Pair {
+        a,
+        b,
+        a_mock,
+        b_mock,
+        a_key_id,
+    }
+}
+
+#[test]
+fn no_admin_route_answers_without_the_admin_key() {
+    let gw = Gateway::shared();
+    let p = pair(gw);
+    let before = d1_dump(gw, &[&p.a.id, &p.b.id]);
+    let mut cells = 0;
+    for (method, template) in ADMIN_OPERATIONS {
+        let path = example_path(template).replace("/acme", &format!("/{}", p.a.id));
+        for key in [
+            None,
+            Some(p.a.key.as_str()),
+            Some(p.b.key.as_str()),
+            Some("wrong-admin-key"),
+        ] {
+            let r = gw.request(&method.to_uppercase(), &path, key, Some("{}"));
+            assert_eq!(
+                r.status, 401,
+                "{method} {path} with {key:?}: {:.300}",
+                r.text
+            );
+            assert_eq!(r.error_code().as_deref(), Some("invalid_admin_key"));
+            cells += 1;
+        }
+    }
+    assert!(
+        d1_dump(gw, &[&p.a.id, &p.b.id]) == before,
+        "nothing changed"
+    );
+    assert!(cells >= 100, "{cells}");
+}
+
+#[test]
+fn another_tenants_ids_do_not_cross_through_admin_paths() {
+    let gw = Gateway::shared();
+    let p = pair(gw);
+    let b = |rest: &str| p.b.path(rest);
+    for (method, path) in [
+        ("GET", b("/models/a-model")),
+        ("DELETE", b("/models/a-model")),
+        ("GET", b("/aliases/a-alias")),
+        ("DELETE", b("/aliases/a-alias")),
+        ("DELETE", b("/routing-rules/a-rule")),
+        ("GET", b("/providers/a-only-provider")),
+        ("DELETE", b("/providers/a-only-provider")),
+        ("DELETE", b(&format!("/api-keys/{}", p.a_key_id))),
+    ] {
+        let r = gw.admin(method, &path, None);
+        assert_eq!(r.status, 404, "{method} {path}: {}", r.text);
+    }
+    let r = gw.admin(
+        "POST",
+        &b("/breakers/reset"),
+        Some(json!({"provider": "a-only-provider"})),
+    );
+    assert_eq!(r.status, 404);
+    let r = p.b.put(
+        "/models/steal",
+        json!({"provider": "a-only-provider", "context_window": 8000}),
+    );
+    assert_eq!(r.status, 400, "{}", r.text);
+    // A's objects are all still there and still work.
+    assert_eq!(p.a.chat("a-rule").status, 200);
+    assert_eq!(p.a.chat("a-alias").status, 200);
+    for listing in [
+        "/models",
+        "/aliases",
+        "/routing-rules",
+        "/providers",
+        "/api-keys",
+    ] {
+        let r = gw.admin("GET", &b(listing), None);
+        assert!(
+            !r.text.contains("a-model")
+                && !r.text.contains("a-alias")
+                && !r.text.contains("a-rule")
+                && !r.text.contains("a-only-provider")
+                && !r.text.contains(&p.a_key_id),
+            "{listing}: {}",
+            r.text
+        );
+    }
+}
+
+#[test]
+fn another_tenants_names_do_not_cross_through_caller_routes() {
+    let gw = Gateway::shared();
+    let p = pair(gw);
+    for name in ["a-model", "a-alias", "a-rule", "a-only-provider", "shared"] {
+        let r = p.b.chat(name);
+        assert_eq!(r.status, 404, "{name}: {}", r.text);
+        assert_eq!(r.error_code().as_deref(), Some("model_not_found"));
+    }
+    assert_eq!(p.b.chat("b-model").status, 200);
+    assert_eq!(p.a_mock.count(), 0, "B never reached A's upstream");
+    assert_eq!(p.b_mock.keys(), ["sk-b"]);
+    let models = gw.request("GET", "/v1/models", Some(&p.b.key), None);
+    let ids: Vec<String> = models.json()["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(
+        ids.iter().any(|i| i == "b-model") && !ids.iter().any(|i| i.starts_with("a-")),
+        "{ids:?}"
+    );
+    // A's open breaker on the shared provider name is not B's.
+    p.a_mock.push(Rule::any(Reply::status(503)));
+    for _ in 0..5 {
+        p.a.chat("a-model");
+    }
+    let a_health = gw.request("GET", "/v1/health", Some(&p.a.key), None).json();
+    assert_eq!(a_health["breakers"].as_array().unwrap().len(), 1);
+    let b_health = gw.request("GET", "/v1/health", Some(&p.b.key), None).json();
+    assert_eq!(b_health["breakers"], json!([]));
+    assert_eq!(p.b.chat("b-model").status, 200);
+}
