@@ -73,32 +73,8 @@ impl ChatRequest {
 /// The fields routing or translation reads must have the type OpenAI documents; anything else is
 /// refused here with the field named, rather than failing obscurely upstream.
 fn check_types(body: &Map<String, Value>) -> Result<(), ApiError> {
-    let is_count = |v: &Value| v.as_u64().is_some();
-    let is_number = |v: &Value| v.is_number();
-    let is_stop =
-        |v: &Value| v.is_string() || v.as_array().is_some_and(|a| a.iter().all(Value::is_string));
-    let is_messages = |v: &Value| {
-        v.as_array().is_some_and(|a| {
-            a.iter()
-                .all(|m| m.get("role").is_some_and(Value::is_string))
-        })
-    };
-    let checks: [(&str, &dyn Fn(&Value) -> bool, &str); 8] = [
-        (
-            "messages",
-            &is_messages,
-            "an array of messages, each with a string 'role'",
-        ),
-        ("max_tokens", &is_count, "a non-negative integer"),
-        ("max_completion_tokens", &is_count, "a non-negative integer"),
-        ("temperature", &is_number, "a number"),
-        ("top_p", &is_number, "a number"),
-        ("stop", &is_stop, "a string or an array of strings"),
-        ("tools", &Value::is_array, "an array"),
-        ("stream_options", &Value::is_object, "an object"),
-    ];
-    for (field, ok, what) in checks {
-        match body.get(field) {
+    for (field, ok, what) in TYPE_CHECKS {
+        match body.get(*field) {
             None | Some(Value::Null) => {}
             Some(v) if ok(v) => {}
             Some(_) => {
@@ -107,11 +83,44 @@ fn check_types(body: &Map<String, Value>) -> Result<(), ApiError> {
                     "invalid_type",
                     format!("'{field}' must be {what}."),
                 )
-                .with_param(field))
+                .with_param(*field))
             }
         }
     }
     Ok(())
+}
+
+/// (field, accepts, what it must be)
+type TypeCheck = (&'static str, fn(&Value) -> bool, &'static str);
+
+const TYPE_CHECKS: &[TypeCheck] = &[
+    (
+        "messages",
+        is_messages,
+        "an array of messages, each with a string 'role'",
+    ),
+    ("max_tokens", is_count, "a non-negative integer"),
+    ("max_completion_tokens", is_count, "a non-negative integer"),
+    ("temperature", Value::is_number, "a number"),
+    ("top_p", Value::is_number, "a number"),
+    ("stop", is_stop, "a string or an array of strings"),
+    ("tools", Value::is_array, "an array"),
+    ("stream_options", Value::is_object, "an object"),
+];
+
+fn is_count(v: &Value) -> bool {
+    v.as_u64().is_some()
+}
+
+fn is_stop(v: &Value) -> bool {
+    v.is_string() || v.as_array().is_some_and(|a| a.iter().all(Value::is_string))
+}
+
+fn is_messages(v: &Value) -> bool {
+    v.as_array().is_some_and(|a| {
+        a.iter()
+            .all(|m| m.get("role").is_some_and(Value::is_string))
+    })
 }
 
 /// The provider's own error for a request-caused 4xx, in OpenAI shape. The provider's `type`,
