@@ -9,7 +9,7 @@ export WASM_BINDGEN_BIN := $(HOME)/.cargo/bin/wasm-bindgen
 export ESBUILD_BIN := $(CURDIR)/node_modules/@esbuild/linux-x64/bin/esbuild
 export WRANGLER_SEND_METRICS := false
 
-.PHONY: setup build dev test lint host-test e2e clean
+.PHONY: setup build dev test test-long lint host-test e2e clean
 
 setup:
 	@.ci/setup
@@ -31,6 +31,11 @@ e2e: build
 
 test: lint build
 	cargo test
+
+# The long mode: property tests at 50,000 cases each and the load-with-faults run for 60 s.
+test-long: build
+	PROPTEST_CASES=50000 cargo test --release --test properties
+	COGNIGATE_LOAD_SECS=60 cargo test --test e2e_load -- --nocapture
 
 dev: build
 	@.ci/dev

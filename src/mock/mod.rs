@@ -78,8 +78,36 @@ impl Rule {
     }
 }
 
+/// Random failures for load tests: a deterministic xorshift stream, so a run can be replayed.
+#[derive(Debug, Clone, Default)]
+struct Chaos {
+    permille: u32,
+    replies: Vec<Reply>,
+    state: u64,
+}
+
+impl Chaos {
+    fn next(&mut self) -> u64 {
+        let mut x = self.state.max(1);
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.state = x;
+        x
+    }
+
+    fn roll(&mut self) -> Option<Reply> {
+        if self.replies.is_empty() || self.next() % 1000 >= u64::from(self.permille) {
+            return None;
+        }
+        let i = (self.next() % self.replies.len() as u64) as usize;
+        self.replies.get(i).cloned()
+    }
+}
+
 #[derive(Default)]
 struct Shared {
+    chaos: Mutex<Chaos>,
     name: String,
     rules: Mutex<Vec<Rule>>,
     default: Mutex<Reply>,
@@ -106,6 +134,10 @@ impl Shared {
                     rules.remove(i);
                 }
             }
+            return reply;
+        }
+        drop(rules);
+        if let Some(reply) = lock(&self.chaos).roll() {
             return reply;
         }
         lock(&self.default).clone()
@@ -146,6 +178,16 @@ impl MockProvider {
 
     pub fn push(&self, rule: Rule) {
         lock(&self.shared.rules).push(rule);
+    }
+
+    /// Fails `permille` of the calls no rule matches with one of `replies`, chosen at random from
+    /// a stream seeded with `seed`.
+    pub fn set_chaos(&self, permille: u32, replies: Vec<Reply>, seed: u64) {
+        *lock(&self.shared.chaos) = Chaos {
+            permille,
+            replies,
+            state: seed,
+        };
     }
 
     pub fn set_default(&self, reply: Reply) {

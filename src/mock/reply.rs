@@ -47,6 +47,8 @@ pub enum Body {
     Stream(Vec<Step>),
     /// Close the connection without answering.
     Hangup,
+    /// Announce the whole body in Content-Length, send only the first half, then close.
+    Truncated(String),
 }
 
 #[derive(Debug, Clone)]
@@ -190,6 +192,19 @@ impl Reply {
         let steps;
         let (bytes, stream) = match &self.body {
             Body::Hangup => {
+                let _ = w.shutdown(Shutdown::Both);
+                return Ok(Written::Closed);
+            }
+            Body::Truncated(full) => {
+                let head = format!(
+                    "HTTP/1.1 {} {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+                    self.status,
+                    reason(self.status),
+                    full.len()
+                );
+                w.write_all(head.as_bytes())?;
+                w.write_all(&full.as_bytes()[..full.len() / 2])?;
+                w.flush()?;
                 let _ = w.shutdown(Shutdown::Both);
                 return Ok(Written::Closed);
             }

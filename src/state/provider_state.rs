@@ -17,6 +17,9 @@ pub struct ProviderState {
     breakers: BTreeMap<String, Breaker>,
     #[serde(default)]
     next_token: u64,
+    /// Numbers transitions, so their events can be ordered however late they are stored.
+    #[serde(default)]
+    transitions: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -95,6 +98,8 @@ pub struct BreakerView {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ModelTransition {
     pub model: String,
+    /// This object's transition counter: the true order of its breakers' transitions.
+    pub transition_seq: u64,
     #[serde(flatten)]
     pub transition: Transition,
 }
@@ -132,30 +137,36 @@ impl ProviderState {
         };
         self.forget_idle(&req.model);
         transition
-            .map(|t| ModelTransition {
-                model: req.model.clone(),
-                transition: t,
-            })
+            .map(|t| self.numbered(req.model.clone(), t))
             .into_iter()
             .collect()
     }
 
+    fn numbered(&mut self, model: String, transition: Transition) -> ModelTransition {
+        self.transitions += 1;
+        ModelTransition {
+            model,
+            transition_seq: self.transitions,
+            transition,
+        }
+    }
+
     /// Closes by hand every breaker, or only `model`'s.
     pub fn reset(&mut self, model: Option<&str>) -> Vec<ModelTransition> {
-        let mut out = Vec::new();
+        let mut closed = Vec::new();
         for (m, b) in self.breakers.iter_mut() {
             if model.is_some_and(|want| want != m) {
                 continue;
             }
             if let Some(t) = b.reset("manual reset") {
-                out.push(ModelTransition {
-                    model: m.clone(),
-                    transition: t,
-                });
+                closed.push((m.clone(), t));
             }
         }
         self.breakers.retain(|_, b| !b.is_closed());
-        out
+        closed
+            .into_iter()
+            .map(|(m, t)| self.numbered(m, t))
+            .collect()
     }
 
     pub fn not_closed(&self, now: u64) -> Vec<BreakerView> {
