@@ -235,6 +235,7 @@ fn arb_tenant() -> impl Strategy<Value = TenantConfig> {
                 aliases: BTreeMap::new(),
                 rules: BTreeMap::new(),
                 settings: Defaults::default().settings,
+                resolved: Default::default(),
             };
             for p in providers {
                 let body: ProviderBody =

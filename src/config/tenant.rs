@@ -2,8 +2,10 @@
 
 use super::{Alias, AliasName, CatalogModel, Chain, ModelId, Provider, ProviderName, RouteName};
 use super::{Settings, TenantId};
+use std::cell::OnceCell;
 use std::collections::BTreeMap;
 
+/// Built once from storage, then read-only: the request path shares it behind an `Rc`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TenantConfig {
     pub tenant: TenantId,
@@ -12,4 +14,7 @@ pub struct TenantConfig {
     pub aliases: BTreeMap<AliasName, Alias>,
     pub rules: BTreeMap<RouteName, Chain>,
     pub settings: Settings,
+    /// What each alias resolves to, computed on first use. An alias's resolution depends on the
+    /// config alone, so a cached config resolves each alias once, not once per request.
+    pub resolved: OnceCell<BTreeMap<AliasName, Option<ModelId>>>,
 }

@@ -159,6 +159,10 @@ pub async fn tenant_config(
             let (env, tenant, defaults) = (env.clone(), tenant.clone(), *defaults);
             ctx.wait_until(async move {
                 if let Ok(found) = load_config(&env, &tenant, &defaults).await {
+                    // Resolved here, off the request path, not by the next request.
+                    if let Some(cfg) = &found {
+                        crate::routing::resolve::resolve_aliases(cfg);
+                    }
                     let found = found.map(Rc::new);
                     CONFIGS.with(|c| c.borrow_mut().put(tenant, found, super::http::now_ms()));
                 }
@@ -265,6 +269,7 @@ pub async fn load_config(
         aliases,
         rules,
         settings: defaults.effective(&overrides),
+        resolved: Default::default(),
     }))
 }
 

@@ -1,6 +1,6 @@
 //! Spec §2, building the chain: one candidate per position, dead positions dropped, no model twice.
 
-use super::resolve::{lookup, resolve_alias, Target};
+use super::resolve::{alias_target, lookup, Target};
 use crate::config::{Alias, CatalogModel, Provider, RouteName, TenantConfig};
 
 /// One model to try, with the provider that serves it.
@@ -60,7 +60,7 @@ pub fn dead_entries(cfg: &TenantConfig, entries: &[RouteName]) -> Vec<String> {
 fn candidate_for<'c>(cfg: &'c TenantConfig, entry: &str) -> Result<Candidate<'c>, String> {
     let model = match lookup(cfg, entry) {
         Some(Target::Model(m)) => m,
-        Some(Target::Alias(name, alias)) => resolve_alias(&cfg.models, alias)
+        Some(Target::Alias(name, alias)) => alias_target(cfg, name)
             .ok_or_else(|| format!("alias '{name}' matches no model ({})", describe(alias)))?,
         None => return Err(format!("'{entry}' is neither a model nor an alias")),
     };
@@ -99,6 +99,7 @@ mod tests {
             aliases: Default::default(),
             rules: Default::default(),
             settings: Defaults::default().settings,
+            resolved: Default::default(),
         };
         for p in ["openai", "together"] {
             let body: ProviderBody =

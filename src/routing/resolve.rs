@@ -20,6 +20,31 @@ pub fn lookup<'c>(cfg: &'c TenantConfig, name: &str) -> Option<Target<'c>> {
         .map(|(n, a)| Target::Alias(n, a))
 }
 
+/// The model `name` resolves to in this config (resolved once per config, then looked up).
+pub fn alias_target<'c>(cfg: &'c TenantConfig, name: &AliasName) -> Option<&'c CatalogModel> {
+    resolve_aliases(cfg)
+        .get(name)?
+        .as_ref()
+        .and_then(|id| cfg.models.get(id))
+}
+
+/// Resolves every alias of `cfg` now (a freshly loaded config, before any request needs it).
+pub fn resolve_aliases(
+    cfg: &TenantConfig,
+) -> &std::collections::BTreeMap<AliasName, Option<ModelId>> {
+    cfg.resolved.get_or_init(|| {
+        cfg.aliases
+            .iter()
+            .map(|(n, a)| {
+                (
+                    n.clone(),
+                    resolve_alias(&cfg.models, a).map(|m| m.id.clone()),
+                )
+            })
+            .collect()
+    })
+}
+
 /// The single model an alias resolves to today, or `None` when nothing satisfies it.
 pub fn resolve_alias<'c>(
     catalog: &'c BTreeMap<ModelId, CatalogModel>,
@@ -29,10 +54,13 @@ pub fn resolve_alias<'c>(
     if let Some(pinned) = alias.pin.as_ref().and_then(|p| catalog.get(p)) {
         return Some(pinned);
     }
+    // One pass: each model's sort key is computed once, not once per comparison.
     catalog
         .values()
         .filter(|m| satisfies(m, alias))
-        .min_by(|a, b| order(a, b, alias))
+        .map(|m| (preference_rank(m, alias), m))
+        .min_by(|(ra, a), (rb, b)| ra.cmp(rb).then_with(|| order_within_rank(a, b, alias)))
+        .map(|(_, m)| m)
 }
 
 /// Rule 2: every required capability and the minimum context window.
@@ -52,17 +80,14 @@ fn preference_rank(model: &CatalogModel, alias: &Alias) -> usize {
         .unwrap_or(usize::MAX)
 }
 
-/// Rules 3 and 4: preference, then price (descending only for `best`), then model id.
-fn order(a: &CatalogModel, b: &CatalogModel, alias: &Alias) -> Ordering {
+/// Rules 3 and 4 within one preference rank: price (descending only for `best`), then model id.
+fn order_within_rank(a: &CatalogModel, b: &CatalogModel, alias: &Alias) -> Ordering {
     let by_price = a.price().total_cmp(&b.price());
     let by_price = match alias.cost_tier {
         CostTier::Cheapest | CostTier::Balanced => by_price,
         CostTier::Best => by_price.reverse(),
     };
-    preference_rank(a, alias)
-        .cmp(&preference_rank(b, alias))
-        .then(by_price)
-        .then_with(|| a.id.cmp(&b.id))
+    by_price.then_with(|| a.id.cmp(&b.id))
 }
 
 #[cfg(test)]

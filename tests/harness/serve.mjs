@@ -2,7 +2,8 @@
 // under a state directory, the way `wrangler dev` would but without its Node proxy in front.
 //
 //   node tests/harness/serve.mjs --state DIR [--keep-state] [--port N] [--var KEY=VALUE ...]
-//                                [--script build/index.js]
+//                                [--script build/index.js] [--bare]
+// --bare runs a script without the gateway's D1 and Durable Object bindings (the benchmark floor).
 //
 // Prints one JSON line {"url": "..."} when ready. Then reads JSON lines on stdin:
 //   {"id": 1, "sql": "...", "params": [...]}  -> {"id": 1, "rows": [...]} | {"id": 1, "error": "..."}
@@ -47,6 +48,7 @@ class StderrLog extends Log {
   }
 }
 
+const bare = args.includes("--bare");
 const bindings = wranglerVars();
 args.forEach((a, i) => {
   if (a === "--var") {
@@ -63,36 +65,47 @@ const mf = new Miniflare({
   host: "127.0.0.1",
   port: Number(opt("--port", "0")),
   bindings,
-  d1Databases: { DB: "cognigate-local" },
-  durableObjects: { ROUTING: { className: "RoutingObject", useSQLite: true } },
+  ...(bare ? {} : {
+    d1Databases: { DB: "cognigate-local" },
+    durableObjects: { ROUTING: { className: "RoutingObject", useSQLite: true } },
+  }),
   d1Persist: path.join(state, "d1"),
   durableObjectsPersist: path.join(state, "do"),
   cf: false,
   // The worker's console output (one JSON line per request) goes to stderr with Miniflare's own.
+  // CG_WORKER_LOG=discard drops it (benchmarks: Node relaying every line costs the runtime CPU).
   handleRuntimeStdio(stdout, stderr) {
-    stdout.pipe(process.stderr);
-    stderr.pipe(process.stderr);
+    for (const s of [stdout, stderr]) {
+      if (process.env.CG_WORKER_LOG === "discard") s.resume();
+      else s.pipe(process.stderr);
+    }
   },
   // INFO logs every request from inside workerd through Node; benchmarks turn it down to WARN.
   log: new StderrLog(LogLevel[(process.env.CG_HARNESS_LOG ?? "info").toUpperCase()] ?? LogLevel.INFO),
 });
 
 const url = await mf.ready;
-const db = await mf.getD1Database("DB");
+const db = bare ? null : await mf.getD1Database("DB");
 
-// Apply the migrations not yet applied, in order, statement by statement (each file ends its
+if (db) await migrate(db);
+
+// Applies the migrations not yet applied, in order, statement by statement (each file ends its
 // statements with ';' and a newline). Same bookkeeping table as wrangler's.
-await db.exec("CREATE TABLE IF NOT EXISTS d1_migrations (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT UNIQUE, applied_at TEXT)");
-const applied = new Set((await db.prepare("SELECT name FROM d1_migrations").all()).results.map((r) => r.name));
-for (const file of readdirSync(path.join(root, "migrations")).filter((f) => f.endsWith(".sql")).sort()) {
-  if (applied.has(file)) continue;
-  const sql = readFileSync(path.join(root, "migrations", file), "utf8")
-    .split("\n")
-    .filter((l) => !l.trim().startsWith("--"))
-    .join("\n");
-  const statements = sql.split(/;\s*\n/).map((s) => s.trim()).filter(Boolean);
-  statements.push(`INSERT INTO d1_migrations (name, applied_at) VALUES ('${file}', datetime('now'))`);
-  await db.batch(statements.map((s) => db.prepare(s)));
+async function migrate(db) {
+  await db.exec(
+    "CREATE TABLE IF NOT EXISTS d1_migrations (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT UNIQUE, applied_at TEXT)",
+  );
+  const applied = new Set((await db.prepare("SELECT name FROM d1_migrations").all()).results.map((r) => r.name));
+  const files = readdirSync(path.join(root, "migrations")).filter((f) => f.endsWith(".sql")).sort();
+  for (const file of files.filter((f) => !applied.has(f))) {
+    const sql = readFileSync(path.join(root, "migrations", file), "utf8")
+      .split("\n")
+      .filter((l) => !l.trim().startsWith("--"))
+      .join("\n");
+    const statements = sql.split(/;\s*\n/).map((s) => s.trim()).filter(Boolean);
+    statements.push(`INSERT INTO d1_migrations (name, applied_at) VALUES ('${file}', datetime('now'))`);
+    await db.batch(statements.map((s) => db.prepare(s)));
+  }
 }
 
 process.stdout.write(JSON.stringify({ url: url.toString() }) + "\n");

@@ -167,6 +167,7 @@ pub fn tenant(keys_per_provider: usize, strategy: &str) -> TenantConfig {
         aliases: BTreeMap::new(),
         rules: BTreeMap::new(),
         settings: Defaults::default().settings,
+        resolved: Default::default(),
     };
     for i in 1..=3 {
         let keys: Vec<String> = (1..=keys_per_provider)

@@ -1,0 +1,160 @@
+//! The pure routing decision (resolve + chain + candidate ordering) on a catalog of 500 models and
+//! 50 aliases. A plain timing loop (criterion would double the bench's compile time): batches of
+//! decisions, p50/p99 of the per-decision time over batches. Run: `cargo bench --bench routing`.
+
+use cognigate::config::admin::{parse_body, ProviderBody};
+use cognigate::config::{
+    Alias, AliasName, Capability, CatalogModel, Chain, CostTier, Defaults, ModelId, ProviderName,
+    RouteName, TenantConfig, TenantId,
+};
+use cognigate::routing::build_chain;
+use std::collections::BTreeMap;
+use std::hint::black_box;
+use std::time::Instant;
+
+fn catalog() -> TenantConfig {
+    let providers: Vec<ProviderName> = (0..10)
+        .filter_map(|i| ProviderName::parse(&format!("p{i}")).ok())
+        .collect();
+    let caps = |i: usize| {
+        let mut c: Vec<Capability> = ["chat", "tools", "vision", "json"]
+            .iter()
+            .enumerate()
+            .filter(|(b, _)| !i.is_multiple_of(b + 2) || *b == 0)
+            .filter_map(|(_, c)| Capability::parse(c).ok())
+            .collect();
+        c.sort();
+        c
+    };
+    let mut cfg = TenantConfig {
+        tenant: TenantId::parse("bench").unwrap_or_else(|_| unreachable!()),
+        providers: BTreeMap::new(),
+        models: BTreeMap::new(),
+        aliases: BTreeMap::new(),
+        rules: BTreeMap::new(),
+        settings: Defaults::default().settings,
+        resolved: Default::default(),
+    };
+    for p in &providers {
+        let body: Option<ProviderBody> =
+            parse_body(br#"{"kind":"openai","base_url":"http://x/v1","keys":["k1","k2"]}"#).ok();
+        if let Some(provider) = body.and_then(|b| b.validate(p.clone()).ok()) {
+            cfg.providers.insert(p.clone(), provider.resolve(|_| None));
+        }
+    }
+    for i in 0..500usize {
+        let Ok(id) = ModelId::parse(&format!("vendor-{}/model-{i}", i % 7)) else {
+            continue;
+        };
+        cfg.models.insert(
+            id.clone(),
+            CatalogModel {
+                upstream_model: id.to_string(),
+                id,
+                provider: providers[i % providers.len()].clone(),
+                capabilities: caps(i),
+                context_window: [8_000, 32_000, 128_000, 200_000][i % 4],
+                input_price_per_mtok: ((i * 37) % 100) as f64 / 10.0,
+                output_price_per_mtok: ((i * 53) % 100) as f64 / 5.0,
+                max_output_tokens: None,
+            },
+        );
+    }
+    for i in 0..50usize {
+        let Ok(name) = AliasName::parse(&format!("alias-{i}")) else {
+            continue;
+        };
+        cfg.aliases.insert(
+            name,
+            Alias {
+                pin: i
+                    .is_multiple_of(5)
+                    .then(|| ModelId::parse("retired-model").ok())
+                    .flatten(),
+                capabilities: caps(i * 3),
+                min_context_window: Some([8_000, 32_000, 128_000][i % 3]),
+                provider_preference: providers.iter().skip(i % 4).take(3).cloned().collect(),
+                cost_tier: [CostTier::Cheapest, CostTier::Balanced, CostTier::Best][i % 3],
+            },
+        );
+    }
+    let chain: Vec<RouteName> = [
+        "alias-7",
+        "vendor-3/model-10",
+        "alias-20",
+        "alias-33",
+        "alias-49",
+    ]
+    .iter()
+    .filter_map(|n| RouteName::parse(n).ok())
+    .collect();
+    if let (Ok(m), Ok(c)) = (RouteName::parse("app"), Chain::new(chain, 5)) {
+        cfg.rules.insert(m, c);
+    }
+    cfg
+}
+
+fn measure(label: &str, cfg: &TenantConfig, name: &str) {
+    const BATCH: usize = 1_000;
+    const BATCHES: usize = 200;
+    let mut per_decision_ns: Vec<f64> = Vec::with_capacity(BATCHES);
+    for _ in 0..20 {
+        black_box(build_chain(cfg, name).ok());
+    }
+    for _ in 0..BATCHES {
+        let t = Instant::now();
+        for _ in 0..BATCH {
+            black_box(
+                build_chain(black_box(cfg), black_box(name))
+                    .map(|c| c.len())
+                    .ok(),
+            );
+        }
+        per_decision_ns.push(t.elapsed().as_nanos() as f64 / BATCH as f64);
+    }
+    per_decision_ns.sort_by(f64::total_cmp);
+    let p = |q: f64| per_decision_ns[((per_decision_ns.len() - 1) as f64 * q) as usize] / 1000.0;
+    let candidates = build_chain(cfg, name).map(|c| c.len()).unwrap_or(0);
+    println!(
+        "{{\"case\":\"{label}\",\"candidates\":{candidates},\"p50_us\":{:.3},\"p99_us\":{:.3}}}",
+        p(0.5),
+        p(0.99)
+    );
+}
+
+/// The first decision after a config is loaded resolves every alias once (then they are cached).
+fn measure_cold(cfg: &TenantConfig) {
+    let mut samples: Vec<f64> = Vec::with_capacity(200);
+    for _ in 0..200 {
+        let fresh = TenantConfig {
+            resolved: Default::default(),
+            ..cfg.clone()
+        };
+        let t = Instant::now();
+        black_box(
+            build_chain(black_box(&fresh), "alias-20")
+                .map(|c| c.len())
+                .ok(),
+        );
+        samples.push(t.elapsed().as_nanos() as f64 / 1000.0);
+    }
+    samples.sort_by(f64::total_cmp);
+    println!(
+        "{{\"case\":\"first decision after a config load (resolves all 50 aliases)\",\"p50_us\":{:.3},\"p99_us\":{:.3}}}",
+        samples[100],
+        samples[197]
+    );
+}
+
+fn main() {
+    let cfg = catalog();
+    measure_cold(&cfg);
+    println!(
+        "{{\"catalog_models\":{},\"aliases\":{}}}",
+        cfg.models.len(),
+        cfg.aliases.len()
+    );
+    measure("model by id", &cfg, "vendor-3/model-10");
+    measure("alias", &cfg, "alias-20");
+    measure("rule of 5 (4 aliases + 1 model)", &cfg, "app");
+}
