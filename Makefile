@@ -9,7 +9,7 @@ export WASM_BINDGEN_BIN := $(HOME)/.cargo/bin/wasm-bindgen
 export ESBUILD_BIN := $(CURDIR)/node_modules/@esbuild/linux-x64/bin/esbuild
 export WRANGLER_SEND_METRICS := false
 
-.PHONY: setup build dev test test-long lint host-test e2e clean
+.PHONY: setup build dev test test-long bench lint host-test e2e clean
 
 setup:
 	@.ci/setup
@@ -36,6 +36,10 @@ test: lint build
 test-long: build
 	PROPTEST_CASES=50000 cargo test --release --test properties
 	COGNIGATE_LOAD_SECS=60 cargo test --test e2e_load -- --nocapture
+
+# Side by side with the floor, LiteLLM and Portkey; writes bench/RESULTS.md (about 10 minutes).
+bench: build
+	python3 bench/run.py
 
 dev: build
 	@.ci/dev

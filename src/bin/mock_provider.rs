@@ -1,5 +1,6 @@
-//! `mock-provider [--port N] [--name NAME] [--latency-ms MS]`: an OpenAI-compatible upstream on
-//! 127.0.0.1 that answers every chat completion (streamed when asked) after an optional latency.
+//! `mock-provider [--port N] [--name NAME] [--latency-ms MS] [--status CODE]`: an OpenAI-compatible
+//! upstream on 127.0.0.1 that answers every chat completion (streamed when asked) after an optional
+//! latency, or fails every call with CODE.
 //! Used by the local demo and the benchmarks; the tests script their own in-process mocks.
 
 #[cfg(not(target_arch = "wasm32"))]
@@ -18,7 +19,11 @@ fn main() -> std::io::Result<()> {
         .and_then(|l| l.parse().ok())
         .unwrap_or(0);
     let mock = MockProvider::start_on(&name, port)?;
-    mock.set_default(Reply::ok().delay(latency));
+    let reply = match arg("--status").and_then(|s| s.parse::<u16>().ok()) {
+        Some(status) => Reply::status(status),
+        None => Reply::ok(),
+    };
+    mock.set_default(reply.delay(latency));
     println!("{}", mock.url());
     loop {
         std::thread::park();

@@ -29,15 +29,23 @@ impl RequestLog<'_> {
                     .tries
                     .iter()
                     .map(|t| {
-                        json!({
+                        let mut v = json!({
                             "provider": a.provider,
                             "model": a.model,
                             "key_id": t.key_id,
-                            "failure": t.failure.map(|f| f.as_str()),
-                            "status": t.status,
-                            "error": t.error.as_deref().map(|e| e.chars().take(MAX_ERROR_CHARS).collect::<String>()),
                             "ms": t.ms,
-                        })
+                        });
+                        // Absent rather than null: the line stays short on the common path.
+                        if let Some(f) = t.failure {
+                            v["failure"] = f.as_str().into();
+                        }
+                        if let Some(s) = t.status {
+                            v["status"] = s.into();
+                        }
+                        if let Some(e) = &t.error {
+                            v["error"] = e.chars().take(MAX_ERROR_CHARS).collect::<String>().into();
+                        }
+                        v
                     })
                     .collect();
                 if tries.is_empty() {
