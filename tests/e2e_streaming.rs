@@ -294,3 +294,48 @@ fn the_official_openai_client_reads_a_gateway_stream_to_the_end() {
     assert_eq!(line["usage"]["total_tokens"], 7);
     assert_eq!(a.calls()[0].body["stream_options"]["include_usage"], true);
 }
+
+#[test]
+fn a_stream_that_goes_quiet_longer_than_timeout_ms_ends_with_the_error_event() {
+    let gw = Gateway::shared();
+    let mock = MockProvider::start("quiet").unwrap();
+    let t = gw.tenant("quiet");
+    let r = t.put(
+        "/providers/p",
+        json!({"kind": "openai", "base_url": mock.url(), "keys": ["sk-q"], "timeout_ms": 300}),
+    );
+    assert_eq!(r.status, 200);
+    t.model("m", "p", 1.0, 8000);
+    // Steady chunks 150 ms apart outlast the 300 ms idle limit in total, but never go quiet...
+    let mut steady = vec![Step::Data(chunk_event("m", "0"))];
+    for i in 1..10 {
+        steady.push(Step::Sleep(150));
+        steady.push(Step::Data(chunk_event("m", &i.to_string())));
+    }
+    steady.push(Step::Data("[DONE]".into()));
+    mock.push(Rule::any(Reply::stream(steady)).times(1));
+    let (_, _, rx) = open_stream(&t, "m");
+    let text = read_all(&rx);
+    assert_eq!(
+        data_lines(&text).last().map(String::as_str),
+        Some("[DONE]"),
+        "{text}"
+    );
+    // ...while one gap of a second does.
+    mock.push(Rule::any(Reply::stream(vec![
+        Step::Data(chunk_event("m", "before")),
+        Step::Sleep(1_000),
+        Step::Data(chunk_event("m", "late-chunk")),
+        Step::Data("[DONE]".into()),
+    ])));
+    let (_, _, rx) = open_stream(&t, "m");
+    let text = read_all(&rx);
+    assert!(
+        text.contains("before") && !text.contains("late-chunk"),
+        "{text}"
+    );
+    assert!(
+        text.contains("upstream_stream_error") && !text.contains("[DONE]"),
+        "{text}"
+    );
+}

@@ -3,7 +3,7 @@
 //! the upstream read without anything being held against the model.
 
 use super::routing_object::report_detached;
-use super::upstream::{read_chunk, Read, StreamStart};
+use super::upstream::{read_chunk, Read, StreamStart, WatchedBody};
 use crate::cascade::Settlement;
 use crate::config::TenantId;
 use crate::providers::StreamDecoder;
@@ -65,7 +65,7 @@ impl Drop for CancelGuard {
 
 struct State {
     phase: Phase,
-    rest: ByteStream,
+    rest: WatchedBody,
     relay: Relay,
     decoder: StreamDecoder,
     read_timeout_ms: u64,
@@ -75,7 +75,7 @@ struct State {
 pub fn body(start: StreamStart, owner: StreamOwner) -> impl Stream<Item = worker::Result<Vec<u8>>> {
     let state = State {
         phase: Phase::First(start.first, start.finished),
-        rest: start.rest,
+        rest: WatchedBody::new(start.rest, start.read_timeout_ms),
         relay: start.relay,
         decoder: start.decoder,
         read_timeout_ms: start.read_timeout_ms,
@@ -93,7 +93,7 @@ pub fn body(start: StreamStart, owner: StreamOwner) -> impl Stream<Item = worker
                     return Some((Ok(bytes), st));
                 }
                 Phase::Reading => {
-                    let step = match read_chunk(&mut st.rest, st.read_timeout_ms).await {
+                    let step = match st.rest.next().await {
                         Read::Chunk(bytes) => st.relay.on_chunk(&st.decoder.decode(bytes)),
                         Read::End => st.relay.on_end(),
                         Read::Failed(e) => {
@@ -118,7 +118,7 @@ pub fn body(start: StreamStart, owner: StreamOwner) -> impl Stream<Item = worker
                 }
                 Phase::Settle(end) => {
                     if end == StreamEnd::Completed {
-                        drain(&mut st.rest).await;
+                        drain(st.rest.body_mut()).await;
                     }
                     settle(&mut st.guard, end).await;
                     return None;

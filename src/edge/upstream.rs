@@ -8,7 +8,7 @@ use crate::providers::{self, StreamDecoder};
 use crate::stream::{Relay, RelayStep, StreamEnd};
 use futures::future::{select, Either};
 use futures::StreamExt;
-use std::pin::pin;
+use std::pin::{pin, Pin};
 use std::time::Duration;
 use worker::js_sys::Uint8Array;
 use worker::{
@@ -59,6 +59,58 @@ pub async fn read_chunk(body: &mut ByteStream, timeout_ms: u64) -> Read {
         Either::Left((Some(Err(e)), _)) => Read::Failed(e.to_string()),
         Either::Left((None, _)) => Read::End,
         Either::Right(_) => Read::TimedOut,
+    }
+}
+
+/// A body read chunk by chunk that fails only after `idle_ms` without a chunk. One timer covers
+/// many chunks: it is re-armed for the time left when it fires after progress, instead of a timer
+/// being set and cleared around every read.
+pub struct WatchedBody {
+    body: ByteStream,
+    idle_ms: u64,
+    last_progress: u64,
+    timer: Option<Pin<Box<Delay>>>,
+}
+
+impl WatchedBody {
+    pub fn new(body: ByteStream, idle_ms: u64) -> Self {
+        Self {
+            body,
+            idle_ms,
+            last_progress: now_ms(),
+            timer: None,
+        }
+    }
+
+    pub async fn next(&mut self) -> Read {
+        loop {
+            let idle = self.idle_ms;
+            let timer = self
+                .timer
+                .get_or_insert_with(|| Box::pin(Delay::from(Duration::from_millis(idle))));
+            let next = pin!(self.body.next());
+            match select(next, timer.as_mut()).await {
+                Either::Left((Some(Ok(bytes)), _)) => {
+                    self.last_progress = now_ms();
+                    return Read::Chunk(bytes);
+                }
+                Either::Left((Some(Err(e)), _)) => return Read::Failed(e.to_string()),
+                Either::Left((None, _)) => return Read::End,
+                Either::Right(_) => {
+                    self.timer = None;
+                    let quiet = now_ms().saturating_sub(self.last_progress);
+                    if quiet >= self.idle_ms {
+                        return Read::TimedOut;
+                    }
+                    let left = self.idle_ms - quiet;
+                    self.timer = Some(Box::pin(Delay::from(Duration::from_millis(left))));
+                }
+            }
+        }
+    }
+
+    pub fn body_mut(&mut self) -> &mut ByteStream {
+        &mut self.body
     }
 }
 
