@@ -8,7 +8,6 @@ use cognigate::config::{
     RouteName, TenantConfig, TenantId,
 };
 use cognigate::routing::build_chain;
-use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -26,15 +25,10 @@ fn catalog() -> TenantConfig {
         c.sort();
         c
     };
-    let mut cfg = TenantConfig {
-        tenant: TenantId::parse("bench").unwrap_or_else(|_| unreachable!()),
-        providers: BTreeMap::new(),
-        models: BTreeMap::new(),
-        aliases: BTreeMap::new(),
-        rules: BTreeMap::new(),
-        settings: Defaults::default().settings,
-        resolved: Default::default(),
+    let Ok(tenant) = TenantId::parse("bench") else {
+        unreachable!("a valid tenant id")
     };
+    let mut cfg = TenantConfig::empty(tenant, Defaults::default().settings);
     for p in &providers {
         let body: Option<ProviderBody> =
             parse_body(br#"{"kind":"openai","base_url":"http://x/v1","keys":["k1","k2"]}"#).ok();

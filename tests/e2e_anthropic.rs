@@ -190,18 +190,7 @@ fn anthropic_failures_are_classified_like_any_provider() {
 fn a_streamed_anthropic_answer_is_read_to_the_end_by_the_official_openai_client() {
     let gw = Gateway::shared();
     let (t, ant) = anthropic(gw, "ant-stream");
-    let out = std::process::Command::new("node")
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args([
-            "tests/harness/openai_stream.mjs",
-            &format!("{}/v1", gw.url),
-            &t.key,
-            "claude",
-        ])
-        .output()
-        .expect("node");
-    let line: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&out.stderr)));
+    let line = gw.openai_sdk_stream(&t.key, "claude");
     assert_eq!(line["ok"], true, "{line}");
     assert_eq!(
         line["text"],

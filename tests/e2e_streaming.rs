@@ -277,18 +277,7 @@ fn the_official_openai_client_reads_a_gateway_stream_to_the_end() {
     ));
     steps.push(Step::Data("[DONE]".into()));
     a.push(Rule::any(Reply::stream(steps)));
-    let out = std::process::Command::new("node")
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args([
-            "tests/harness/openai_stream.mjs",
-            &format!("{}/v1", gw.url),
-            &t.key,
-            "chain",
-        ])
-        .output()
-        .expect("node");
-    let line: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&out.stderr)));
+    let line = gw.openai_sdk_stream(&t.key, "chain");
     assert_eq!(line["ok"], true, "{line}");
     assert_eq!(line["text"], "The quick brown fox.");
     assert_eq!(line["usage"]["total_tokens"], 7);

@@ -16,7 +16,6 @@ use cognigate::providers::{anthropic, StreamDecoder};
 use cognigate::routing::{build_chain, resolve::satisfies, resolve_alias};
 use cognigate::stream::{Relay, SseParser};
 use proptest::prelude::*;
-use std::collections::BTreeMap;
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(
@@ -228,15 +227,8 @@ fn arb_tenant() -> impl Strategy<Value = TenantConfig> {
                 caps.sort();
                 caps
             };
-            let mut cfg = TenantConfig {
-                tenant: TenantId::parse("t").unwrap(),
-                providers: BTreeMap::new(),
-                models: BTreeMap::new(),
-                aliases: BTreeMap::new(),
-                rules: BTreeMap::new(),
-                settings: Defaults::default().settings,
-                resolved: Default::default(),
-            };
+            let mut cfg =
+                TenantConfig::empty(TenantId::parse("t").unwrap(), Defaults::default().settings);
             for p in providers {
                 let body: ProviderBody =
                     parse_body(br#"{"kind":"openai","base_url":"http://x/v1","keys":["k"]}"#)

@@ -18,3 +18,18 @@ pub struct TenantConfig {
     /// config alone, so a cached config resolves each alias once, not once per request.
     pub resolved: OnceCell<BTreeMap<AliasName, Option<ModelId>>>,
 }
+
+impl TenantConfig {
+    /// A tenant with nothing configured yet.
+    pub fn empty(tenant: TenantId, settings: Settings) -> Self {
+        Self {
+            tenant,
+            providers: BTreeMap::new(),
+            models: BTreeMap::new(),
+            aliases: BTreeMap::new(),
+            rules: BTreeMap::new(),
+            settings,
+            resolved: OnceCell::new(),
+        }
+    }
+}

@@ -92,15 +92,8 @@ mod tests {
     use crate::config::{AliasName, Chain, Defaults, ModelId, ProviderName, RouteName, TenantId};
 
     fn cfg() -> TenantConfig {
-        let mut cfg = TenantConfig {
-            tenant: TenantId::parse("t").unwrap(),
-            providers: Default::default(),
-            models: Default::default(),
-            aliases: Default::default(),
-            rules: Default::default(),
-            settings: Defaults::default().settings,
-            resolved: Default::default(),
-        };
+        let mut cfg =
+            TenantConfig::empty(TenantId::parse("t").unwrap(), Defaults::default().settings);
         for p in ["openai", "together"] {
             let body: ProviderBody =
                 parse_body(br#"{"kind":"openai","base_url":"http://x/v1","keys":["k"]}"#).unwrap();

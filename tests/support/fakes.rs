@@ -160,15 +160,10 @@ impl Upstream for FakeUpstream<'_> {
 /// A tenant with providers `p1`..`p3` (keys `<provider>-k1`..) and models `m1`..`m3`, one per
 /// provider, plus a rule `chain` → [m1, m2, m3].
 pub fn tenant(keys_per_provider: usize, strategy: &str) -> TenantConfig {
-    let mut cfg = TenantConfig {
-        tenant: TenantId::parse("acme").unwrap(),
-        providers: BTreeMap::new(),
-        models: BTreeMap::new(),
-        aliases: BTreeMap::new(),
-        rules: BTreeMap::new(),
-        settings: Defaults::default().settings,
-        resolved: Default::default(),
-    };
+    let mut cfg = TenantConfig::empty(
+        TenantId::parse("acme").unwrap(),
+        Defaults::default().settings,
+    );
     for i in 1..=3 {
         let keys: Vec<String> = (1..=keys_per_provider)
             .map(|k| format!("\"p{i}-k{k}\""))

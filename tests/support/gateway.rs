@@ -239,6 +239,22 @@ impl Gateway {
         }
     }
 
+    /// Streams `model` through the gateway with the official OpenAI Node SDK; its summary line.
+    pub fn openai_sdk_stream(&self, key: &str, model: &str) -> Value {
+        let out = Command::new("node")
+            .current_dir(root())
+            .args([
+                "tests/harness/openai_stream.mjs",
+                &format!("{}/v1", self.url),
+                key,
+                model,
+            ])
+            .output()
+            .expect("node");
+        serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&out.stderr)))
+    }
+
     pub fn admin(&self, method: &str, path: &str, body: Option<Value>) -> Resp {
         let body = body.map(|b| b.to_string());
         self.request(method, path, Some(ADMIN_KEY), body.as_deref())
