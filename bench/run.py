@@ -234,6 +234,8 @@ def systems_for(latency, ports, urls, keys, peers):
         "direct": (f"http://127.0.0.1:{mock}/v1/chat/completions", {}, "m1"),
         "floor": (urls[f"floor{latency}"] + "/v1/chat/completions", {}, "m1"),
         "cognigate": (urls["gateway"] + "/v1/chat/completions", {"authorization": f"Bearer {keys[f'bench{latency}']}"}, "bench"),
+        "cognigate+lease": (urls["gateway-lease"] + "/v1/chat/completions",
+                            {"authorization": f"Bearer {keys['lease'][f'bench{latency}']}"}, "bench"),
     }
     if "litellm" in peers:
         s["litellm"] = (peers["litellm"]["url"], {"authorization": "Bearer sk-x"}, f"bench{latency}")
@@ -314,7 +316,7 @@ def machine():
 
 def report(args, results, special, ctr, wasm, routing, peers, skipped, started):
     by = {(r["system"], r["latency"], r["stream"], r["concurrency"]): r for r in results}
-    systems = [s for s in ("direct", "floor", "cognigate", "litellm", "portkey") if any(k[0] == s for k in by)]
+    systems = [s for s in ("direct", "floor", "cognigate", "cognigate+lease", "litellm", "portkey") if any(k[0] == s for k in by)]
     lines = [
         "# CogniGate benchmark results",
         "",
@@ -344,16 +346,18 @@ def report(args, results, special, ctr, wasm, routing, peers, skipped, started):
                     lines.append(f"| {s} | {c} | {r['rps']:.0f} | {r['p50_ms']:.2f} | {r['p99_ms']:.2f} | {add50:.2f} | {add99:.2f} | "
                                  f"{r['ttfb_p50_ms']:.2f} | {r['ttfb_p99_ms']:.2f} | {r['errors'] + r['non_2xx']} |")
             lines.append("")
-    lines += ["## CogniGate's ratios (non-streamed, 0 ms upstream)", "", "| c | vs floor (req/s) | " + " | ".join(f"vs {p} (req/s)" for p in peers) + " |",
-              "|---|---|" + "---|" * len(peers)]
-    for c in args.concurrency:
-        cg = by.get(("cognigate", 0, False, c))
-        fl = by.get(("floor", 0, False, c))
-        cells = [f"{cg['rps'] / fl['rps']:.2f}x" if cg and fl else "-"]
-        for p in peers:
-            pr = by.get((p, 0, False, c))
-            cells.append(f"{cg['rps'] / pr['rps']:.2f}x" if cg and pr and pr["rps"] else "-")
-        lines.append(f"| {c} | " + " | ".join(cells) + " |")
+    lines += ["## CogniGate's ratios (non-streamed, 0 ms upstream)", "",
+              "| gateway | c | vs floor (req/s) | " + " | ".join(f"vs {p} (req/s)" for p in peers) + " |",
+              "|---|---|---|" + "---|" * len(peers)]
+    for gw in ("cognigate", "cognigate+lease"):
+        for c in args.concurrency:
+            cg = by.get((gw, 0, False, c))
+            fl = by.get(("floor", 0, False, c))
+            cells = [f"{cg['rps'] / fl['rps']:.2f}x" if cg and fl else "-"]
+            for p in peers:
+                pr = by.get((p, 0, False, c))
+                cells.append(f"{cg['rps'] / pr['rps']:.2f}x" if cg and pr and pr["rps"] else "-")
+            lines.append(f"| {gw} | {c} | " + " | ".join(cells) + " |")
     lines += ["", "## Failover and breaker-open", "", "| case | c | req/s | p50 ms | p99 ms | non-2xx |", "|---|---|---|---|---|---|"]
     for r in special:
         lines.append(f"| {r['case']} | {r['concurrency']} | {r['rps']:.0f} | {r['p50_ms']:.2f} | {r['p99_ms']:.2f} | {r['non_2xx']} |")
@@ -364,19 +368,21 @@ def report(args, results, special, ctr, wasm, routing, peers, skipped, started):
     lines += ["", f"## Size", "", f"- `build/index_bg.wasm`: {wasm[0]:,} bytes raw, {wasm[1]:,} bytes gzip -9", "",
               "## Pure routing decision (`cargo bench --bench routing`)", ""]
     lines += [f"- {json.dumps(r)}" for r in routing]
-    lines += ["", "## Targets", ""]
-    lines += targets(by, args, special, ctr, wasm, routing, peers)
+    lines += ["", "## Targets (default configuration: every candidate admitted by its routing object)", ""]
+    lines += targets(by, args, special, ctr, wasm, routing, peers, "cognigate")
+    lines += ["", "## The same targets with `ROUTING_LEASE_MS=250` (opt-in admission grants)", ""]
+    lines += targets(by, args, special, ctr, wasm, routing, peers, "cognigate+lease")
     (ROOT / "bench/RESULTS.md").write_text("\n".join(lines) + "\n")
     log("wrote bench/RESULTS.md")
 
 
-def targets(by, args, special, ctr, wasm, routing, peers):
+def targets(by, args, special, ctr, wasm, routing, peers, gw):
     out = []
 
     def check(ok, text):
         out.append(f"- {'MET' if ok else 'MISSED'}: {text}")
 
-    cg16, fl16 = by.get(("cognigate", 0, False, 16)), by.get(("floor", 0, False, 16))
+    cg16, fl16 = by.get((gw, 0, False, 16)), by.get(("floor", 0, False, 16))
     if cg16 and fl16:
         check(cg16["rps"] >= 0.5 * fl16["rps"], f"c=16 throughput ≥ 50% of the floor: {cg16['rps']:.0f} vs {fl16['rps']:.0f} ({cg16['rps'] / fl16['rps']:.0%})")
     pk16 = by.get(("portkey", 0, False, 16))
@@ -384,7 +390,7 @@ def targets(by, args, special, ctr, wasm, routing, peers):
         check(cg16["rps"] >= 2 * pk16["rps"], f"c=16 throughput ≥ 2x Portkey: {cg16['rps']:.0f} vs {pk16['rps']:.0f} ({cg16['rps'] / pk16['rps']:.2f}x)")
     for c in args.concurrency:
         for lat in (0, 50):
-            cg, base = by.get(("cognigate", lat, False, c)), by.get(("direct", lat, False, c))
+            cg, base = by.get((gw, lat, False, c)), by.get(("direct", lat, False, c))
             if not (cg and base):
                 continue
             added = cg["p50_ms"] - base["p50_ms"]
@@ -393,6 +399,8 @@ def targets(by, args, special, ctr, wasm, routing, peers):
                 if pr:
                     check(added < pr["p50_ms"] - base["p50_ms"], f"added p50 below {p} at c={c}, {lat} ms upstream: {added:.2f} vs {pr['p50_ms'] - base['p50_ms']:.2f} ms")
             check(cg["p99_ms"] < 3 * cg["p50_ms"], f"p99 under 3x own p50 at c={c}, {lat} ms upstream: {cg['p99_ms']:.2f} vs {cg['p50_ms']:.2f} ms")
+    if gw != "cognigate":
+        return out
     warm = ctr.get("bench0", [])[-1] if ctr.get("bench0") else None
     if warm:
         check(warm[0] == 0, f"warm hot path makes 0 D1 queries: {warm[0]}")
@@ -425,11 +433,17 @@ def main():
         run(["cargo", "build", "--release", "--quiet", "--bin", "loadgen", "--bin", "mock-provider"])
         ports = {0: start_mock(0), 50: start_mock(50)}
         mockfail = start_mock(0, status=503)
-        urls = {"gateway": start_workerd("gateway", "build/index.js", [], {"CG_ADMIN": ADMIN, "CG_KEK": KEK, "DEBUG_COUNTERS": "true"})}
+        gateway_vars = {"CG_ADMIN": ADMIN, "CG_KEK": KEK, "DEBUG_COUNTERS": "true"}
+        urls = {
+            "gateway": start_workerd("gateway", "build/index.js", [], gateway_vars),
+            # The same gateway with opt-in admission grants (ROUTING_LEASE_MS), shown beside it.
+            "gateway-lease": start_workerd("gateway-lease", "build/index.js", [], {**gateway_vars, "ROUTING_LEASE_MS": "250"}),
+        }
         for lat in (0, 50):
             urls[f"floor{lat}"] = start_workerd(f"floor{lat}", "bench/floor/build/index.js", ["--bare"],
                                                 {"UPSTREAM_URL": f"http://127.0.0.1:{ports[lat]}/v1/chat/completions"})
         keys = setup_gateway(urls["gateway"], ports[0], ports[50], mockfail)
+        keys["lease"] = setup_gateway(urls["gateway-lease"], ports[0], ports[50], mockfail)
         peers, skipped = {}, []
         if not args.skip_peers:
             for name, starter in (("litellm", lambda: start_litellm(ports[0], ports[50])), ("portkey", start_portkey)):

@@ -13,6 +13,7 @@ use support::fakes::{tenant, FakeClock, FakeState, FakeUpstream, Script};
 
 const LIMITS: Limits = Limits {
     budget_ms: 60_000,
+    lease_ms: 0,
     breaker: BreakerSettings {
         error_threshold: 5,
         window_ms: 30_000,

@@ -149,6 +149,8 @@ pub struct Limits {
     /// Once spent, no new upstream call is started.
     pub budget_ms: u64,
     pub breaker: BreakerSettings,
+    /// Admission grants (`ROUTING_LEASE_MS`); 0 asks the routing object for every candidate.
+    pub lease_ms: u64,
 }
 
 /// How one candidate ended inside the loop.
@@ -395,5 +397,8 @@ fn acquire_request(candidate: &Candidate<'_>, limits: &Limits) -> AcquireRequest
         strategy: candidate.provider.key_strategy,
         // A probe cannot outlive the request that carries it.
         probe_timeout_ms: limits.budget_ms,
+        // A grant never outlives half an open duration, so none is still live when a breaker
+        // that opened after it was issued goes half-open: the probe stays the only request.
+        lease_ms: limits.lease_ms.min(limits.breaker.open_duration_ms / 2),
     }
 }

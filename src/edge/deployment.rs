@@ -12,6 +12,8 @@ pub struct Deployment {
     pub max_admin_body: usize,
     /// Adds `X-CogniGate-D1-Queries` / `-DO-Calls` to responses (tests and benchmarks).
     pub debug_counters: bool,
+    /// `ROUTING_LEASE_MS`: 0 (the default) asks the routing object about every candidate.
+    pub lease_ms: u64,
 }
 
 thread_local! {
@@ -40,6 +42,13 @@ fn read(env: &Env) -> Result<Deployment, String> {
         max_chat_body: size(env, "MAX_CHAT_BODY_BYTES", 10 * 1024 * 1024)?,
         max_admin_body: size(env, "MAX_ADMIN_BODY_BYTES", 64 * 1024)?,
         debug_counters: var(env, "DEBUG_COUNTERS").is_some_and(|v| v == "true" || v == "1"),
+        lease_ms: match var(env, "ROUTING_LEASE_MS") {
+            None => 0,
+            Some(v) => v
+                .trim()
+                .parse()
+                .map_err(|_| "var ROUTING_LEASE_MS must be a whole number of ms".to_owned())?,
+        },
     })
 }
 

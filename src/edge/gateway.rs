@@ -121,6 +121,7 @@ pub async fn chat_completions(
             limits: Limits {
                 budget_ms: dep.defaults.request_budget_ms,
                 breaker: cfg.settings.breaker,
+                lease_ms: dep.lease_ms,
             },
         };
         let outcome = cascade.run(&chain).await;

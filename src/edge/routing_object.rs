@@ -7,10 +7,13 @@ use super::store;
 use crate::cascade::RoutingState;
 use crate::config::{ProviderName, TenantId};
 use crate::state::provider_state::ModelTransition;
-use crate::state::{AcquireRequest, Admission, BreakerView, Lease, ProviderState, ReportRequest};
+use crate::state::{
+    AcquireRequest, Admission, BreakerView, Lease, LocalGrant, ProviderState, ReportRequest,
+};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
+use std::collections::HashMap;
 use worker::{
     console_error, console_log, durable_object, Context, DurableObject, Env, Headers, Method,
     Request, RequestInit, Response, Result, State,
@@ -179,8 +182,58 @@ pub fn record_transitions(
     }
 }
 
+type GrantKey = (String, String, String);
+
+thread_local! {
+    /// This isolate's admission grants, by tenant, provider and model.
+    static GRANTS: RefCell<HashMap<GrantKey, LocalGrant>> = RefCell::new(HashMap::new());
+}
+
+fn grant_key(tenant: &TenantId, provider: &str, model: &str) -> GrantKey {
+    (tenant.to_string(), provider.to_owned(), model.to_owned())
+}
+
+/// Anything this isolate reports about a provider ends its grants there: from then on the
+/// routing object decides again, with what was just reported.
+fn drop_grants(tenant: &TenantId, provider: &str) {
+    GRANTS.with(|g| {
+        g.borrow_mut()
+            .retain(|(t, p, _), _| !(t == tenant.as_str() && p == provider))
+    });
+}
+
 impl RoutingState for RoutingClient<'_> {
     async fn acquire(&self, provider: &ProviderName, req: AcquireRequest) -> Lease {
+        let key = grant_key(self.tenant, provider.as_str(), &req.model);
+        let granted = GRANTS.with(|g| {
+            g.borrow_mut()
+                .get_mut(&key)
+                .and_then(|grant| grant.take(&req.keys, req.strategy, now_ms()))
+        });
+        if let Some(keys) = granted {
+            return Lease {
+                admission: Admission::Pass,
+                keys,
+                grant: None,
+            };
+        }
+        let lease = self.acquire_from_object(provider, req).await;
+        if let Some(grant) = lease.grant {
+            GRANTS.with(|g| g.borrow_mut().insert(key, LocalGrant::new(grant)));
+        }
+        lease
+    }
+
+    async fn report(&self, provider: &ProviderName, req: ReportRequest) {
+        drop_grants(self.tenant, provider.as_str());
+        self.metrics.durable_object_call();
+        let transitions = send_report(self.env, self.tenant, provider, &req).await;
+        self.record(provider, transitions);
+    }
+}
+
+impl RoutingClient<'_> {
+    async fn acquire_from_object(&self, provider: &ProviderName, req: AcquireRequest) -> Lease {
         let body = serde_json::to_string(&req).ok();
         match self
             .call(provider.as_str(), Method::Post, "/acquire", body)
@@ -195,22 +248,9 @@ impl RoutingState for RoutingClient<'_> {
                 Lease {
                     admission: Admission::Pass,
                     keys: req.keys,
+                    grant: None,
                 }
             }
-        }
-    }
-
-    async fn report(&self, provider: &ProviderName, req: ReportRequest) {
-        let body = serde_json::to_string(&req).ok();
-        match self
-            .call(provider.as_str(), Method::Post, "/report", body)
-            .await
-        {
-            Ok(transitions) => self.record(provider, transitions),
-            Err(e) => console_error!(
-                "{}",
-                serde_json::json!({"msg": "routing report lost", "provider": provider, "error": e.to_string()})
-            ),
         }
     }
 }
@@ -255,6 +295,7 @@ pub async fn report_detached(
     if !req.changes_anything() {
         return;
     }
+    drop_grants(tenant, provider.as_str());
     for t in send_report(env, tenant, provider, &req).await {
         let (kind, at, body) = transition_event(tenant, provider.as_str(), &t);
         store::insert_event(env, tenant.as_str(), &kind, at, &body).await;

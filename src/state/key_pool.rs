@@ -52,6 +52,18 @@ impl KeyPool {
         self.parked.insert(key.to_owned(), until) != Some(until)
     }
 
+    /// Whether any key is parked (as of the last `plan`, which forgets lapsed windows).
+    pub fn any_parked(&self) -> bool {
+        !self.parked.is_empty()
+    }
+
+    /// Reserves `n` round-robin positions for one isolate; returns the first.
+    pub fn reserve(&mut self, n: u64) -> u64 {
+        let start = self.cursor;
+        self.cursor = self.cursor.wrapping_add(n);
+        start
+    }
+
     pub fn parked_until(&self, key: &str) -> Option<u64> {
         self.parked.get(key).copied()
     }

@@ -3,6 +3,7 @@
 //! and `report` after it (parks and the breaker verdict, sent only when it changes something).
 
 use super::breaker::{Admission, Breaker, Transition};
+use super::grant::{Grant, GRANT_BLOCK};
 use super::key_pool::KeyPool;
 use crate::config::{BreakerSettings, KeyStrategy};
 use serde::{Deserialize, Serialize};
@@ -29,6 +30,9 @@ pub struct AcquireRequest {
     pub strategy: KeyStrategy,
     /// How long a probe may stay out before another request may probe instead.
     pub probe_timeout_ms: u64,
+    /// Above zero, a quiet candidate comes with a grant this long (`ROUTING_LEASE_MS`).
+    #[serde(default)]
+    pub lease_ms: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -37,6 +41,8 @@ pub struct Lease {
     pub admission: Admission,
     /// Keys to try in order; empty when skipped.
     pub keys: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grant: Option<Grant>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -119,7 +125,19 @@ impl ProviderState {
                 self.keys.plan(&req.keys, req.strategy, now)
             }
         };
-        Lease { admission, keys }
+        let quiet = admission == Admission::Pass
+            && !self.breakers.contains_key(&req.model)
+            && !self.keys.any_parked();
+        let grant = (req.lease_ms > 0 && quiet).then(|| Grant {
+            until: now.saturating_add(req.lease_ms),
+            cursor: self.keys.reserve(GRANT_BLOCK),
+            block: GRANT_BLOCK,
+        });
+        Lease {
+            admission,
+            keys,
+            grant,
+        }
     }
 
     pub fn report(&mut self, req: &ReportRequest, now: u64) -> Vec<ModelTransition> {
@@ -216,7 +234,73 @@ mod tests {
             keys: vec!["a".into(), "b".into()],
             strategy: KeyStrategy::Failover,
             probe_timeout_ms: 1_000,
+            lease_ms: 0,
         }
+    }
+
+    #[test]
+    fn grants_are_given_only_when_asked_for_and_quiet() {
+        let mut st = ProviderState::default();
+        assert_eq!(
+            st.acquire(&acquire("m"), 0).grant,
+            None,
+            "strict unless a lease is configured"
+        );
+        let leased = AcquireRequest {
+            lease_ms: 250,
+            ..acquire("m")
+        };
+        let g = st.acquire(&leased, 10).grant.unwrap();
+        assert_eq!((g.until, g.block), (260, GRANT_BLOCK));
+        // One failure on record: not quiet, no grant.
+        st.report(&failure("m"), 20);
+        assert_eq!(st.acquire(&leased, 30).grant, None);
+        assert!(st
+            .acquire(
+                &AcquireRequest {
+                    model: "other".into(),
+                    ..leased.clone()
+                },
+                30
+            )
+            .grant
+            .is_some());
+        // A parked key: no grant for any model of the pool.
+        st.report(
+            &ReportRequest {
+                parks: vec![Park {
+                    key: "a".into(),
+                    until: 5_000,
+                }],
+                verdict: Verdict::Neutral,
+                ..failure("other")
+            },
+            40,
+        );
+        assert_eq!(
+            st.acquire(
+                &AcquireRequest {
+                    model: "other".into(),
+                    ..leased
+                },
+                50
+            )
+            .grant,
+            None
+        );
+    }
+
+    #[test]
+    fn a_grant_reserves_a_block_of_round_robin_positions() {
+        let mut st = ProviderState::default();
+        let rr = AcquireRequest {
+            lease_ms: 250,
+            strategy: KeyStrategy::RoundRobin,
+            ..acquire("m")
+        };
+        let g1 = st.acquire(&rr, 0).grant.unwrap();
+        let g2 = st.acquire(&rr, 0).grant.unwrap();
+        assert_eq!(g2.cursor, g1.cursor + GRANT_BLOCK + 1);
     }
 
     fn failure(model: &str) -> ReportRequest {
