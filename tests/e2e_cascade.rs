@@ -8,7 +8,7 @@ use cognigate::cascade::retry_after::imf_fixdate;
 use cognigate::mock::{MockProvider, Reply, Rule};
 use serde_json::json;
 use std::time::{SystemTime, UNIX_EPOCH};
-use support::gateway::{Gateway, Tenant};
+use support::gateway::Gateway;
 
 fn rate_limited() -> Reply {
     Reply::json(
@@ -17,24 +17,10 @@ fn rate_limited() -> Reply {
     )
 }
 
-/// One provider with `keys` on one mock, and a model `m` on it.
-fn single<'g>(
-    gw: &'g Gateway,
-    hint: &str,
-    keys: &[&str],
-    strategy: &str,
-) -> (Tenant<'g>, MockProvider) {
-    let mock = MockProvider::start(hint).unwrap();
-    let t = gw.tenant(hint);
-    t.provider("p", &mock.url(), keys, strategy);
-    t.model("m", "p", 1.0, 8000);
-    (t, mock)
-}
-
 #[test]
 fn a_429_on_key_1_then_200_on_key_2_serves_at_depth_0() {
     let gw = Gateway::shared();
-    let (t, mock) = single(gw, "rot", &["sk-1", "sk-2"], "failover");
+    let (t, mock) = gw.tenant_with_mock("rot", &["sk-1", "sk-2"], "failover");
     mock.push(Rule::any(rate_limited()).key("sk-1").times(1));
     let r = t.chat("m");
     assert_eq!(r.status, 200, "{}", r.text);
@@ -75,7 +61,7 @@ fn whole_pool_429_moves_to_the_next_chain_position_at_depth_1() {
 #[test]
 fn retry_after_in_seconds_parks_the_key_across_requests() {
     let gw = Gateway::shared();
-    let (t, mock) = single(gw, "park-s", &["sk-1", "sk-2"], "failover");
+    let (t, mock) = gw.tenant_with_mock("park-s", &["sk-1", "sk-2"], "failover");
     mock.push(
         Rule::any(rate_limited().header("Retry-After", "120"))
             .key("sk-1")
@@ -90,7 +76,7 @@ fn retry_after_in_seconds_parks_the_key_across_requests() {
 #[test]
 fn retry_after_as_an_http_date_parks_the_key_across_requests() {
     let gw = Gateway::shared();
-    let (t, mock) = single(gw, "park-d", &["sk-1", "sk-2"], "failover");
+    let (t, mock) = gw.tenant_with_mock("park-d", &["sk-1", "sk-2"], "failover");
     let now_ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()
@@ -109,7 +95,7 @@ fn retry_after_as_an_http_date_parks_the_key_across_requests() {
 #[test]
 fn when_every_key_is_parked_the_pool_is_still_tried() {
     let gw = Gateway::shared();
-    let (t, mock) = single(gw, "allparked", &["sk-1", "sk-2"], "failover");
+    let (t, mock) = gw.tenant_with_mock("allparked", &["sk-1", "sk-2"], "failover");
     mock.push(Rule::any(rate_limited().header("Retry-After", "300")).times(2));
     let r = t.chat("m");
     assert_eq!(r.status, 502, "{}", r.text);
@@ -125,7 +111,7 @@ fn when_every_key_is_parked_the_pool_is_still_tried() {
 #[test]
 fn round_robin_spreads_requests_evenly_over_the_keys() {
     let gw = Gateway::shared();
-    let (t, mock) = single(gw, "rr", &["sk-1", "sk-2", "sk-3"], "round_robin");
+    let (t, mock) = gw.tenant_with_mock("rr", &["sk-1", "sk-2", "sk-3"], "round_robin");
     for _ in 0..12 {
         assert_eq!(t.chat("m").status, 200);
     }
@@ -283,8 +269,7 @@ fn upstream_gets_the_provider_key_and_the_upstream_model_never_the_callers_crede
 #[test]
 fn one_structured_log_line_per_request_names_key_ids_never_keys() {
     let gw = Gateway::shared();
-    let (t, mock) = single(
-        gw,
+    let (t, mock) = gw.tenant_with_mock(
         "logline",
         &["sk-log-key-aaaa", "sk-log-key-bbbb"],
         "failover",

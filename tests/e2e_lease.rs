@@ -4,33 +4,20 @@
 
 mod support;
 
-use cognigate::mock::{MockProvider, Reply, Rule};
+use cognigate::mock::{Reply, Rule};
 use serde_json::json;
 use std::sync::OnceLock;
-use support::gateway::{Gateway, Tenant};
+use support::gateway::Gateway;
 
 fn gateway() -> &'static Gateway {
     static GW: OnceLock<Gateway> = OnceLock::new();
     GW.get_or_init(|| Gateway::start(&[("ROUTING_LEASE_MS", "1000")]))
 }
 
-fn setup<'g>(
-    gw: &'g Gateway,
-    hint: &str,
-    keys: &[&str],
-    strategy: &str,
-) -> (Tenant<'g>, MockProvider) {
-    let mock = MockProvider::start(hint).unwrap();
-    let t = gw.tenant(hint);
-    t.provider("p", &mock.url(), keys, strategy);
-    t.model("m", "p", 1.0, 8000);
-    (t, mock)
-}
-
 #[test]
 fn warm_requests_under_a_grant_make_no_routing_object_call() {
     let gw = gateway();
-    let (t, _mock) = setup(gw, "grant", &["sk-1"], "failover");
+    let (t, _mock) = gw.tenant_with_mock("grant", &["sk-1"], "failover");
     let first = t.chat("m");
     assert_eq!(first.header("x-cognigate-do-calls"), Some("1"));
     for _ in 0..5 {
@@ -47,7 +34,7 @@ fn warm_requests_under_a_grant_make_no_routing_object_call() {
 #[test]
 fn round_robin_stays_even_under_grants() {
     let gw = gateway();
-    let (t, mock) = setup(gw, "grant-rr", &["sk-1", "sk-2", "sk-3"], "round_robin");
+    let (t, mock) = gw.tenant_with_mock("grant-rr", &["sk-1", "sk-2", "sk-3"], "round_robin");
     for _ in 0..12 {
         assert_eq!(t.chat("m").status, 200);
     }
@@ -60,7 +47,7 @@ fn round_robin_stays_even_under_grants() {
 #[test]
 fn a_failure_ends_the_grant_so_five_503s_still_open_the_breaker_and_the_next_request_skips() {
     let gw = gateway();
-    let (t, mock) = setup(gw, "grant-breaker", &["sk-1"], "failover");
+    let (t, mock) = gw.tenant_with_mock("grant-breaker", &["sk-1"], "failover");
     assert_eq!(t.chat("m").status, 200, "a grant is now held");
     mock.push(Rule::any(Reply::status(503)).times(5));
     for _ in 0..5 {
@@ -78,7 +65,7 @@ fn a_failure_ends_the_grant_so_five_503s_still_open_the_breaker_and_the_next_req
 #[test]
 fn a_park_ends_the_grant_so_the_next_request_skips_the_parked_key() {
     let gw = gateway();
-    let (t, mock) = setup(gw, "grant-park", &["sk-1", "sk-2"], "failover");
+    let (t, mock) = gw.tenant_with_mock("grant-park", &["sk-1", "sk-2"], "failover");
     assert_eq!(t.chat("m").status, 200);
     mock.push(
         Rule::any(Reply::status(429).header("Retry-After", "120"))

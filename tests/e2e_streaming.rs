@@ -18,19 +18,14 @@ fn stream_body(model: &str) -> String {
 
 /// Starts a streamed request and hands back its status, headers and a channel of body chunks.
 fn open_stream(t: &Tenant<'_>, model: &str) -> (u16, Vec<(String, String)>, Receiver<Vec<u8>>) {
-    let req = ureq::http::Request::builder()
-        .method("POST")
-        .uri(format!("{}/v1/chat/completions", t.gw.url))
-        .header("authorization", format!("Bearer {}", t.key))
-        .body(stream_body(model))
-        .unwrap();
-    let resp = support::gateway::agent().run(req).unwrap();
+    let resp = t.gw.send(
+        "POST",
+        "/v1/chat/completions",
+        Some(&t.key),
+        Some(&stream_body(model)),
+    );
     let status = resp.status().as_u16();
-    let headers = resp
-        .headers()
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or("").to_owned()))
-        .collect();
+    let headers = support::gateway::header_list(&resp);
     let mut reader = resp.into_body().into_reader();
     let (tx, rx) = channel();
     std::thread::spawn(move || {

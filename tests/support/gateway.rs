@@ -29,6 +29,13 @@ pub struct Gateway {
     agent: ureq::Agent,
 }
 
+pub fn header_list(resp: &ureq::http::Response<ureq::Body>) -> Vec<(String, String)> {
+    resp.headers()
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or("").to_owned()))
+        .collect()
+}
+
 /// An HTTP answer, read whole.
 #[derive(Debug, Clone)]
 pub struct Resp {
@@ -209,13 +216,14 @@ impl Gateway {
         }
     }
 
-    pub fn request(
+    /// Sends a request and hands back the response with its body unread (for streams).
+    pub fn send(
         &self,
         method: &str,
         path: &str,
         bearer: Option<&str>,
         body: Option<&str>,
-    ) -> Resp {
+    ) -> ureq::http::Response<ureq::Body> {
         let mut req = ureq::http::Request::builder()
             .method(method)
             .uri(format!("{}{path}", self.url))
@@ -224,13 +232,19 @@ impl Gateway {
             req = req.header("authorization", format!("Bearer {b}"));
         }
         let req = req.body(body.unwrap_or("").to_owned()).expect("request");
-        let mut resp = self.agent.run(req).expect("gateway reachable");
+        self.agent.run(req).expect("gateway reachable")
+    }
+
+    pub fn request(
+        &self,
+        method: &str,
+        path: &str,
+        bearer: Option<&str>,
+        body: Option<&str>,
+    ) -> Resp {
+        let mut resp = self.send(method, path, bearer, body);
         let status = resp.status().as_u16();
-        let headers = resp
-            .headers()
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or("").to_owned()))
-            .collect();
+        let headers = header_list(&resp);
         let text = resp.body_mut().read_to_string().unwrap_or_default();
         Resp {
             status,
@@ -258,6 +272,21 @@ impl Gateway {
     pub fn admin(&self, method: &str, path: &str, body: Option<Value>) -> Resp {
         let body = body.map(|b| b.to_string());
         self.request(method, path, Some(ADMIN_KEY), body.as_deref())
+    }
+
+    /// A fresh tenant with one provider `p` (these keys, this strategy) on a fresh mock, and a
+    /// model `m` on it.
+    pub fn tenant_with_mock(
+        &self,
+        hint: &str,
+        keys: &[&str],
+        strategy: &str,
+    ) -> (Tenant<'_>, cognigate::mock::MockProvider) {
+        let mock = cognigate::mock::MockProvider::start(hint).expect("mock");
+        let t = self.tenant(hint);
+        t.provider("p", &mock.url(), keys, strategy);
+        t.model("m", "p", 1.0, 8000);
+        (t, mock)
     }
 
     /// A fresh tenant with one caller key.
