@@ -59,6 +59,16 @@ fn setup<'g>(gw: &'g Gateway, hint: &str, open_ms: u64) -> Setup<'g> {
     Setup { t, main, backup }
 }
 
+/// Opens the breaker, then waits out its (short) open duration.
+fn trip_until_half_open(s: &Setup<'_>) {
+    trip(s);
+    eventually("half-open", Duration::from_secs(10), || {
+        breakers(&s.t)
+            .first()
+            .is_some_and(|b| b["state"] == "half_open")
+    });
+}
+
 fn trip(s: &Setup<'_>) {
     s.main
         .push(Rule::any(Reply::status(503)).model("flaky").times(5));
@@ -192,12 +202,7 @@ fn transitions_are_stored_as_events_and_a_manual_reset_closes_the_breaker() {
 fn after_the_open_duration_twenty_concurrent_requests_make_exactly_one_upstream_call() {
     let gw = Gateway::shared();
     let s = setup(gw, "probe", 1_500);
-    trip(&s);
-    eventually("half-open", Duration::from_secs(10), || {
-        breakers(&s.t)
-            .first()
-            .is_some_and(|b| b["state"] == "half_open")
-    });
+    trip_until_half_open(&s);
     // The recovered model answers slowly, so the other 19 arrive while the probe is out.
     s.main
         .push(Rule::any(Reply::ok().delay(700)).model("flaky"));
@@ -254,12 +259,7 @@ fn after_the_open_duration_twenty_concurrent_requests_make_exactly_one_upstream_
 fn a_failed_probe_reopens_the_breaker_for_a_full_duration() {
     let gw = Gateway::shared();
     let s = setup(gw, "reprobe", 1_000);
-    trip(&s);
-    eventually("half-open", Duration::from_secs(10), || {
-        breakers(&s.t)
-            .first()
-            .is_some_and(|b| b["state"] == "half_open")
-    });
+    trip_until_half_open(&s);
     s.main
         .push(Rule::any(Reply::status(503)).model("flaky").times(1));
     let r = s.t.chat("flaky");

@@ -58,38 +58,33 @@ fn whole_pool_429_moves_to_the_next_chain_position_at_depth_1() {
     assert_eq!(second.count(), 1);
 }
 
-#[test]
-fn retry_after_in_seconds_parks_the_key_across_requests() {
+/// A 429 carrying `retry_after` on sk-1 parks it: with failover every request would start at
+/// sk-1, so the request after the 429 going straight to sk-2 shows the park held across requests.
+fn assert_parks_across_requests(hint: &str, retry_after: &str) {
     let gw = Gateway::shared();
-    let (t, mock) = gw.tenant_with_mock("park-s", &["sk-1", "sk-2"], "failover");
+    let (t, mock) = gw.tenant_with_mock(hint, &["sk-1", "sk-2"], "failover");
     mock.push(
-        Rule::any(rate_limited().header("Retry-After", "120"))
+        Rule::any(rate_limited().header("Retry-After", retry_after))
             .key("sk-1")
             .times(1),
     );
     assert_eq!(t.chat("m").status, 200);
     assert_eq!(t.chat("m").status, 200);
-    // Failover always starts at sk-1, unless sk-1 is parked: the second request went straight to sk-2.
     assert_eq!(mock.keys(), ["sk-1", "sk-2", "sk-2"]);
 }
 
 #[test]
+fn retry_after_in_seconds_parks_the_key_across_requests() {
+    assert_parks_across_requests("park-s", "120");
+}
+
+#[test]
 fn retry_after_as_an_http_date_parks_the_key_across_requests() {
-    let gw = Gateway::shared();
-    let (t, mock) = gw.tenant_with_mock("park-d", &["sk-1", "sk-2"], "failover");
     let now_ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()
         .as_millis() as u64;
-    let date = imf_fixdate(now_ms + 600_000);
-    mock.push(
-        Rule::any(rate_limited().header("Retry-After", &date))
-            .key("sk-1")
-            .times(1),
-    );
-    assert_eq!(t.chat("m").status, 200);
-    assert_eq!(t.chat("m").status, 200);
-    assert_eq!(mock.keys(), ["sk-1", "sk-2", "sk-2"]);
+    assert_parks_across_requests("park-d", &imf_fixdate(now_ms + 600_000));
 }
 
 #[test]
@@ -110,15 +105,7 @@ fn when_every_key_is_parked_the_pool_is_still_tried() {
 
 #[test]
 fn round_robin_spreads_requests_evenly_over_the_keys() {
-    let gw = Gateway::shared();
-    let (t, mock) = gw.tenant_with_mock("rr", &["sk-1", "sk-2", "sk-3"], "round_robin");
-    for _ in 0..12 {
-        assert_eq!(t.chat("m").status, 200);
-    }
-    let keys = mock.keys();
-    for k in ["sk-1", "sk-2", "sk-3"] {
-        assert_eq!(keys.iter().filter(|x| *x == k).count(), 4, "{keys:?}");
-    }
+    Gateway::shared().assert_round_robin_even("rr");
 }
 
 #[test]

@@ -289,6 +289,19 @@ impl Gateway {
         (t, mock)
     }
 
+    /// Sends 12 requests through a fresh round-robin pool of three keys and asserts each key
+    /// served exactly four.
+    pub fn assert_round_robin_even(&self, hint: &str) {
+        let (t, mock) = self.tenant_with_mock(hint, &["sk-1", "sk-2", "sk-3"], "round_robin");
+        for _ in 0..12 {
+            assert_eq!(t.chat("m").status, 200);
+        }
+        let keys = mock.keys();
+        for k in ["sk-1", "sk-2", "sk-3"] {
+            assert_eq!(keys.iter().filter(|x| *x == k).count(), 4, "{keys:?}");
+        }
+    }
+
     /// A fresh tenant with one caller key.
     pub fn tenant(&self, hint: &str) -> Tenant<'_> {
         static N: AtomicUsize = AtomicUsize::new(0);
