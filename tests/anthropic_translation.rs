@@ -138,3 +138,19 @@ fn a_body_that_is_not_a_messages_response_is_a_provider_failure() {
     assert!(read_response(ProviderKind::Anthropic, b"{\"ok\":true}".to_vec(), 0).is_err());
     assert!(read_response(ProviderKind::Anthropic, b"<html>".to_vec(), 0).is_err());
 }
+
+#[test]
+fn a_thinking_budget_added_to_max_tokens_saturates_instead_of_overflowing() {
+    let key = ProviderKey::from_secret("sk-ant-test".into()).unwrap();
+    let req = ChatRequest::parse(
+        format!(
+            r#"{{"model":"m","max_tokens":{max},"thinking":{{"type":"enabled","budget_tokens":{max}}}}}"#,
+            max = u64::MAX
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    let prepared = prepare(ProviderKind::Anthropic, &model(&json!({})), &key, &req);
+    let sent: Value = serde_json::from_slice(&prepared.body).unwrap();
+    assert_eq!(sent["max_tokens"], u64::MAX);
+}

@@ -2,6 +2,7 @@
 
 use crate::config::provider::hex;
 use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
 
 /// Hex SHA-256 of a caller key: the only form in which it is stored or cached.
 pub fn hash_key(key: &str) -> String {
@@ -13,11 +14,7 @@ pub fn hash_key(key: &str) -> String {
 pub fn secrets_match(given: &str, expected: &str) -> bool {
     let a = Sha256::digest(given.as_bytes());
     let b = Sha256::digest(expected.as_bytes());
-    a.iter()
-        .zip(b.iter())
-        .fold(0u8, |acc, (x, y)| acc | (x ^ y))
-        == 0
-        && !expected.is_empty()
+    bool::from(a.as_slice().ct_eq(b.as_slice())) && !expected.is_empty()
 }
 
 /// `Authorization: Bearer <token>` → token.
@@ -25,6 +22,17 @@ pub fn bearer(header: Option<&str>) -> Option<&str> {
     let value = header?.trim();
     let (scheme, token) = value.split_once(' ')?;
     (scheme.eq_ignore_ascii_case("bearer") && !token.trim().is_empty()).then(|| token.trim())
+}
+
+/// Whether `key` has the shape `mint_caller_key` gives (`cg_` and 48 lowercase hex digits). Any
+/// other bearer token cannot be a caller key, so it is refused without a D1 query.
+pub fn is_caller_key_shaped(key: &str) -> bool {
+    key.strip_prefix("cg_").is_some_and(|hex| {
+        hex.len() == 48
+            && hex
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    })
 }
 
 /// A new caller key and its id from 32 bytes of CSPRNG output.
@@ -64,5 +72,21 @@ mod tests {
         assert_eq!(key.len(), 3 + 48);
         assert_ne!(hash_key(&key), key);
         assert_eq!(hash_key(&key).len(), 64);
+        assert!(is_caller_key_shaped(&key));
+    }
+
+    #[test]
+    fn tokens_that_no_minted_key_could_be_are_not_caller_key_shaped() {
+        let (_, key) = mint_caller_key(&[7; 32]);
+        for token in [
+            "sk-random",
+            "cg_",
+            &key[..key.len() - 1],
+            &format!("{key}0"),
+            &key.replace("cg_", "CG_"),
+            &key.to_uppercase(),
+        ] {
+            assert!(!is_caller_key_shaped(token), "{token}");
+        }
     }
 }

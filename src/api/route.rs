@@ -89,8 +89,10 @@ pub fn decode(segment: &str) -> Result<String, ApiError> {
     let mut i = 0;
     while i < bytes.len() {
         if bytes[i] == b'%' {
-            let hex = segment.get(i + 1..i + 3).ok_or_else(bad)?;
-            out.push(u8::from_str_radix(hex, 16).map_err(|_| bad())?);
+            let pair = bytes.get(i + 1..i + 3).ok_or_else(bad)?;
+            let mut byte = [0u8; 1];
+            ::hex::decode_to_slice(pair, &mut byte).map_err(|_| bad())?;
+            out.push(byte[0]);
             i += 3;
         } else {
             out.push(bytes[i]);
@@ -218,6 +220,7 @@ mod tests {
     fn bad_percent_encoding_is_refused() {
         assert!(decode("%zz").is_err());
         assert!(decode("%f").is_err());
+        assert!(decode("%+f").is_err(), "a sign is not a hex digit");
         assert_eq!(decode("a%20b").unwrap(), "a b");
     }
 }

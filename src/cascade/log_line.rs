@@ -19,6 +19,22 @@ pub struct RequestLog<'a> {
 
 const MAX_ERROR_CHARS: usize = 2_000;
 
+/// Names (tenant, requested model) are cut to this many bytes in the log line, so a caller
+/// cannot make one line arbitrarily long.
+pub const MAX_NAME_BYTES: usize = 256;
+
+/// The longest prefix of `s` of at most `max` bytes that ends on a character boundary.
+pub fn truncated(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut cut = max;
+    while !s.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    &s[..cut]
+}
+
 impl RequestLog<'_> {
     pub fn to_json(&self) -> Value {
         let attempts: Vec<Value> = self
@@ -59,8 +75,8 @@ impl RequestLog<'_> {
         json!({
             "msg": "request",
             "request_id": self.request_id,
-            "tenant": self.tenant,
-            "requested": self.requested,
+            "tenant": truncated(self.tenant, MAX_NAME_BYTES),
+            "requested": truncated(self.requested, MAX_NAME_BYTES),
             "outcome": self.outcome,
             "status": self.status,
             "attempts": attempts,
@@ -106,5 +122,27 @@ mod tests {
         assert_eq!(line["attempts"][0]["key_id"], "key_ab12");
         assert_eq!(line["attempts"][0]["error"], "quota");
         assert_eq!(line["attempts"][0]["failure"], "rate_limit");
+    }
+
+    #[test]
+    fn names_in_the_log_line_are_cut_to_256_bytes_on_a_character_boundary() {
+        let long = "é".repeat(200);
+        let line = RequestLog {
+            request_id: "req_1",
+            tenant: "acme",
+            requested: &long,
+            outcome: "rejected",
+            status: 400,
+            attempts: &[],
+            total_ms: 0,
+            d1_queries: 0,
+            durable_object_calls: 0,
+        }
+        .to_json();
+        let requested = line["requested"].as_str().unwrap();
+        assert_eq!(requested.len(), MAX_NAME_BYTES);
+        assert!(long.starts_with(requested));
+        assert_eq!(truncated("abc", 2), "ab");
+        assert_eq!(truncated("é", 1), "");
     }
 }

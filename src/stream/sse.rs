@@ -31,20 +31,32 @@ pub const MAX_EVENT_BYTES: usize = 1024 * 1024;
 #[derive(Debug, Default)]
 pub struct SseParser {
     buf: Vec<u8>,
+    /// How far `buf` has been searched for the end of its first event, and where the line being
+    /// searched began: a push resumes there, so a long event arriving in many small chunks is
+    /// scanned once in all, not once per chunk.
+    scanned: usize,
+    line_start: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Oversized;
 
 impl SseParser {
-    /// Feeds bytes; returns every event they complete.
+    /// Feeds bytes; returns every event they complete. Linear in the bytes received: each byte
+    /// is scanned once, and completed events leave the buffer in one move per push.
     pub fn push(&mut self, chunk: &[u8]) -> Result<Vec<Event>, Oversized> {
         self.buf.extend_from_slice(chunk);
         let mut events = Vec::new();
-        while let Some(end) = event_end(&self.buf) {
-            let raw: Vec<u8> = self.buf.drain(..end).collect();
-            events.push(parse_event(raw));
+        let mut start = 0;
+        while let Some(end) = self.next_end(start) {
+            events.push(parse_event(self.buf[start..end].to_vec()));
+            start = end;
+            self.scanned = start;
+            self.line_start = start;
         }
+        self.buf.drain(..start);
+        self.scanned -= start;
+        self.line_start -= start;
         if self.buf.len() > MAX_EVENT_BYTES {
             return Err(Oversized);
         }
@@ -55,31 +67,34 @@ impl SseParser {
     pub fn pending(&self) -> usize {
         self.buf.len()
     }
-}
 
-/// Index just past the first blank line (`\n\n`, `\r\n\r\n`, `\r\r`, or mixed).
-fn event_end(buf: &[u8]) -> Option<usize> {
-    let mut i = 0;
-    let mut line_start = 0;
-    while i < buf.len() {
-        let eol = match buf[i] {
-            b'\n' => 1,
-            b'\r' if buf.get(i + 1) == Some(&b'\n') => 2,
-            b'\r' if i + 1 < buf.len() => 1,
-            // A lone '\r' at the end may be the first half of "\r\n": wait for more.
-            b'\r' => return None,
-            _ => {
-                i += 1;
-                continue;
+    /// Index just past the blank line ending the event that starts at `start` (`\n\n`,
+    /// `\r\n\r\n`, `\r\r`, or mixed), resuming the search where the last one stopped.
+    fn next_end(&mut self, start: usize) -> Option<usize> {
+        let buf = &self.buf;
+        let (mut i, mut line_start) = (self.scanned.max(start), self.line_start.max(start));
+        while i < buf.len() {
+            let eol = match buf[i] {
+                b'\n' => 1,
+                b'\r' if buf.get(i + 1) == Some(&b'\n') => 2,
+                b'\r' if i + 1 < buf.len() => 1,
+                // A lone '\r' at the end may be the first half of "\r\n": wait for more.
+                b'\r' => break,
+                _ => {
+                    i += 1;
+                    continue;
+                }
+            };
+            if i == line_start {
+                return Some(i + eol);
             }
-        };
-        if i == line_start {
-            return Some(i + eol);
+            i += eol;
+            line_start = i;
         }
-        i += eol;
-        line_start = i;
+        self.scanned = i;
+        self.line_start = line_start;
+        None
     }
-    None
 }
 
 fn parse_event(raw: Vec<u8>) -> Event {
@@ -196,6 +211,23 @@ mod tests {
         let mut p = SseParser::default();
         let e = p.push(b"data: a\ndata: b\n\n").unwrap();
         assert_eq!(e[0].data, "a\nb");
+    }
+
+    #[test]
+    fn a_long_event_in_many_small_chunks_is_scanned_once_not_once_per_chunk() {
+        // 512 KiB in 64-byte chunks: 8,192 pushes. Rescanning from the start on each push would
+        // read about 2.1e9 bytes; this must finish in a blink even in a debug build.
+        let mut p = SseParser::default();
+        let chunk = [b'x'; 64];
+        p.push(b"data: ").unwrap();
+        for _ in 0..8_192 {
+            assert!(p.push(&chunk).unwrap().is_empty());
+        }
+        let events = p.push(b"\n\n").unwrap();
+        assert_eq!(events.len(), 1);
+        assert_eq!(events[0].data.len(), 8_192 * 64);
+        assert_eq!(p.pending(), 0);
+        assert_eq!((p.scanned, p.line_start), (0, 0));
     }
 
     #[test]
