@@ -6,6 +6,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 pub mod api;
+pub mod cache;
 pub mod cascade;
 pub mod config;
 pub mod providers;

@@ -1,9 +1,11 @@
-//! D1 reads for the request path, behind a per-isolate cache: a warm request makes no D1 query.
-//! Entries older than `config_ttl` are served once more while a background refresh (waitUntil)
-//! reloads them, so other isolates see admin writes within the TTL without a query on the hot path.
+//! D1 reads for the request path, behind a per-isolate cache (`crate::cache`): a warm request
+//! makes no D1 query, an entry in steady use is reloaded in the background (waitUntil) from half
+//! its TTL on, and no entry older than `CONFIG_TTL_MS` answers, so a caller key revoked or a
+//! tenant deleted through another isolate stops working here within the TTL.
 
 use super::metrics::Metrics;
 use crate::api::ApiError;
+use crate::cache::{CachePolicy, Lookup, Ticket, TtlCache};
 use crate::config::sealed::Kek;
 use crate::config::{
     Alias, AliasName, CatalogModel, Chain, Defaults, RouteName, SettingsOverrides, StoredProvider,
@@ -12,70 +14,42 @@ use crate::config::{
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap};
-use std::hash::Hash;
+use std::collections::BTreeMap;
 use std::rc::Rc;
 use worker::wasm_bindgen::JsValue;
 use worker::{console_error, Context, D1Database, D1Result, Env};
 
-struct Entry<V> {
-    value: V,
-    loaded_at: u64,
-    refreshing: bool,
-}
+/// Caller keys and tenant configs held per isolate at most; past it the oldest is dropped.
+const MAX_CACHED: usize = 10_000;
 
-/// What the cache knows about a key right now.
-enum Lookup<V> {
-    Fresh(V),
-    /// Still usable; the caller should start a refresh.
-    Stale(V),
-    Missing,
-}
-
-struct SwrCache<K, V>(HashMap<K, Entry<V>>);
-
-impl<K: Hash + Eq, V: Clone> SwrCache<K, V> {
-    fn get(&mut self, key: &K, now: u64, ttl: u64) -> Lookup<V> {
-        match self.0.get_mut(key) {
-            None => Lookup::Missing,
-            Some(e) if now.saturating_sub(e.loaded_at) < ttl || e.refreshing => {
-                Lookup::Fresh(e.value.clone())
-            }
-            Some(e) => {
-                e.refreshing = true;
-                Lookup::Stale(e.value.clone())
-            }
-        }
-    }
-
-    fn put(&mut self, key: K, value: Option<V>, now: u64) {
-        match value {
-            Some(value) => {
-                self.0.insert(
-                    key,
-                    Entry {
-                        value,
-                        loaded_at: now,
-                        refreshing: false,
-                    },
-                );
-            }
-            None => {
-                self.0.remove(&key);
-            }
-        }
+fn policy(defaults: &Defaults, negative: bool) -> CachePolicy {
+    CachePolicy {
+        ttl_ms: defaults.config_ttl_ms,
+        // A minted key is random, so no isolate can have looked it up before it existed: an
+        // unknown key may be remembered as long as a known one.
+        negative_ttl_ms: if negative { defaults.config_ttl_ms } else { 0 },
+        max_entries: MAX_CACHED,
+        max_absent: MAX_CACHED,
     }
 }
+
+const UNSET: CachePolicy = CachePolicy {
+    ttl_ms: 0,
+    negative_ttl_ms: 0,
+    max_entries: MAX_CACHED,
+    max_absent: MAX_CACHED,
+};
 
 thread_local! {
-    static CONFIGS: RefCell<SwrCache<TenantId, Rc<TenantConfig>>> = RefCell::new(SwrCache(HashMap::new()));
-    static CALLERS: RefCell<SwrCache<String, TenantId>> = RefCell::new(SwrCache(HashMap::new()));
+    static CONFIGS: RefCell<TtlCache<TenantId, Rc<TenantConfig>>> = RefCell::new(TtlCache::new(UNSET));
+    static CALLERS: RefCell<TtlCache<String, TenantId>> = RefCell::new(TtlCache::new(UNSET));
 }
 
-/// Drops this isolate's cached config for `tenant` after an admin write.
+/// Drops this isolate's cached config for `tenant` after an admin write, its caller keys, every
+/// remembered unknown key, and voids every read still in flight.
 pub fn invalidate_tenant(tenant: &TenantId) {
-    CONFIGS.with(|c| c.borrow_mut().0.remove(tenant));
-    CALLERS.with(|c| c.borrow_mut().0.retain(|_, e| e.value != *tenant));
+    CONFIGS.with(|c| c.borrow_mut().invalidate(|t, _| t == tenant));
+    CALLERS.with(|c| c.borrow_mut().invalidate(|_, t| t == tenant));
 }
 
 pub fn db(env: &Env) -> Result<D1Database, ApiError> {
@@ -108,21 +82,31 @@ pub async fn caller_tenant(
 ) -> Result<Option<TenantId>, ApiError> {
     let now = super::http::now_ms();
     let key = key_hash.to_owned();
-    match CALLERS.with(|c| c.borrow_mut().get(&key, now, defaults.config_ttl_ms)) {
-        Lookup::Fresh(t) => Ok(Some(t)),
-        Lookup::Stale(t) => {
+    let lookup = CALLERS.with(|c| {
+        let mut c = c.borrow_mut();
+        c.set_policy(policy(defaults, true));
+        c.lookup(&key, now)
+    });
+    match lookup {
+        Lookup::Hit(t) => Ok(Some(t)),
+        Lookup::Absent => Ok(None),
+        Lookup::HitRefresh(t, ticket) => {
             let env = env.clone();
             ctx.wait_until(async move {
-                if let Ok(found) = query_caller(&env, &key).await {
-                    CALLERS.with(|c| c.borrow_mut().put(key, found, super::http::now_ms()));
-                }
+                match query_caller(&env, &key).await {
+                    Ok(found) => CALLERS.with(|c| c.borrow_mut().store(key, found, ticket)),
+                    Err(_) => {
+                        CALLERS.with(|c| c.borrow_mut().refresh_failed(&key));
+                        false
+                    }
+                };
             });
             Ok(Some(t))
         }
-        Lookup::Missing => {
+        Lookup::Miss(ticket) => {
             metrics.d1_query();
             let found = query_caller(env, &key).await?;
-            CALLERS.with(|c| c.borrow_mut().put(key, found.clone(), now));
+            CALLERS.with(|c| c.borrow_mut().store(key, found.clone(), ticket));
             Ok(found)
         }
     }
@@ -144,6 +128,24 @@ async fn query_caller(env: &Env, key_hash: &str) -> Result<Option<TenantId>, Api
     Ok(rows::<Row>(&r)?.into_iter().next().map(|r| r.tenant_id))
 }
 
+/// A config ready for the request path: aliases resolved at load, off the request path when
+/// the load is a background refresh.
+async fn load_resolved(
+    env: &Env,
+    tenant: &TenantId,
+    defaults: &Defaults,
+) -> Result<Option<Rc<TenantConfig>>, ApiError> {
+    let found = load_config(env, tenant, defaults).await?;
+    if let Some(cfg) = &found {
+        crate::routing::resolve::resolve_aliases(cfg);
+    }
+    Ok(found.map(Rc::new))
+}
+
+fn store_config(tenant: TenantId, found: Option<Rc<TenantConfig>>, ticket: Ticket) {
+    CONFIGS.with(|c| c.borrow_mut().store(tenant, found, ticket));
+}
+
 /// The tenant's whole config, from the isolate cache when it has it.
 pub async fn tenant_config(
     env: &Env,
@@ -153,26 +155,28 @@ pub async fn tenant_config(
     metrics: &Metrics,
 ) -> Result<Option<Rc<TenantConfig>>, ApiError> {
     let now = super::http::now_ms();
-    match CONFIGS.with(|c| c.borrow_mut().get(tenant, now, defaults.config_ttl_ms)) {
-        Lookup::Fresh(cfg) => Ok(Some(cfg)),
-        Lookup::Stale(cfg) => {
+    let lookup = CONFIGS.with(|c| {
+        let mut c = c.borrow_mut();
+        c.set_policy(policy(defaults, false));
+        c.lookup(tenant, now)
+    });
+    match lookup {
+        Lookup::Hit(cfg) => Ok(Some(cfg)),
+        Lookup::Absent => Ok(None),
+        Lookup::HitRefresh(cfg, ticket) => {
             let (env, tenant, defaults) = (env.clone(), tenant.clone(), *defaults);
             ctx.wait_until(async move {
-                if let Ok(found) = load_config(&env, &tenant, &defaults).await {
-                    // Resolved here, off the request path, not by the next request.
-                    if let Some(cfg) = &found {
-                        crate::routing::resolve::resolve_aliases(cfg);
-                    }
-                    let found = found.map(Rc::new);
-                    CONFIGS.with(|c| c.borrow_mut().put(tenant, found, super::http::now_ms()));
+                match load_resolved(&env, &tenant, &defaults).await {
+                    Ok(found) => store_config(tenant, found, ticket),
+                    Err(_) => CONFIGS.with(|c| c.borrow_mut().refresh_failed(&tenant)),
                 }
             });
             Ok(Some(cfg))
         }
-        Lookup::Missing => {
+        Lookup::Miss(ticket) => {
             metrics.d1_query();
-            let found = load_config(env, tenant, defaults).await?.map(Rc::new);
-            CONFIGS.with(|c| c.borrow_mut().put(tenant.clone(), found.clone(), now));
+            let found = load_resolved(env, tenant, defaults).await?;
+            store_config(tenant.clone(), found.clone(), ticket);
             Ok(found)
         }
     }
