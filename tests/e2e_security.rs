@@ -189,6 +189,12 @@ fn hostile_chat_input_gets_a_clear_4xx_and_nothing_reaches_upstream() {
             Some("max_tokens"),
         ),
         ("\u{0}\u{1}binary".into(), 400, "invalid_json", None),
+        (
+            json!({"model": "m".repeat(257)}).to_string(),
+            400,
+            "invalid_request",
+            Some("model"),
+        ),
     ];
     for (body, status, code, param) in cases {
         let r = gw.request("POST", "/v1/chat/completions", Some(&t.key), Some(&body));

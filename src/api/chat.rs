@@ -1,42 +1,107 @@
 //! The caller's chat-completions request, as far as routing needs to understand it.
+//!
+//! The body is kept as raw JSON text per top-level field: only the fields routing or translation
+//! reads are checked, and a tree is built only where a translation needs one. The number of
+//! values is bounded before anything is parsed (see `raw_json`).
 
 use super::error::ApiError;
+use super::raw_json::{self, MessagesShape};
+use crate::providers::reasoning::REASONING_FIELDS;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+/// Longer requested names are refused: no catalog name is this long, and names go to the log.
+pub const MAX_MODEL_BYTES: usize = 256;
 
 /// A parsed request body. Everything but `model` is passed upstream as the caller sent it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct ChatRequest {
     pub model: String,
     pub stream: bool,
-    body: Map<String, Value>,
+    fields: BTreeMap<String, Box<RawValue>>,
+    messages: MessagesShape,
+}
+
+impl PartialEq for ChatRequest {
+    fn eq(&self, other: &Self) -> bool {
+        self.model == other.model
+            && self.stream == other.stream
+            && self.messages == other.messages
+            && self.fields.len() == other.fields.len()
+            && self
+                .fields
+                .iter()
+                .zip(&other.fields)
+                .all(|((k, v), (k2, v2))| k == k2 && v.get() == v2.get())
+    }
+}
+
+fn invalid_type(field: &str, what: &str) -> ApiError {
+    ApiError::invalid_request(400, "invalid_type", format!("'{field}' must be {what}."))
+        .with_param(field)
 }
 
 impl ChatRequest {
+    /// Parses with the default bound on JSON values.
     pub fn parse(bytes: &[u8]) -> Result<Self, ApiError> {
-        let value: Value = serde_json::from_slice(bytes).map_err(|e| {
-            ApiError::invalid_request(
-                400,
-                "invalid_json",
-                format!("The request body is not valid JSON: {e}"),
-            )
-        })?;
-        let Value::Object(body) = value else {
+        Self::parse_bounded(bytes, DEFAULT_MAX_JSON_VALUES)
+    }
+
+    /// Refuses a body with more than `max_values` JSON values before parsing any of it, so no
+    /// translation ever builds a tree larger than that.
+    pub fn parse_bounded(bytes: &[u8], max_values: usize) -> Result<Self, ApiError> {
+        let extent = raw_json::extent(bytes);
+        if extent.depth > raw_json::MAX_DEPTH {
             return Err(ApiError::invalid_request(
                 400,
-                "invalid_request",
-                "The request body must be a JSON object.",
+                "invalid_json",
+                format!(
+                    "The request body is not valid JSON: nested deeper than {} levels.",
+                    raw_json::MAX_DEPTH
+                ),
             ));
-        };
-        let model = match body.get("model") {
-            Some(Value::String(m)) if !m.is_empty() => m.clone(),
-            Some(_) => {
+        }
+        if extent.values > max_values {
+            return Err(ApiError::invalid_request(
+                400,
+                "too_many_values",
+                format!("The request body has more than {max_values} JSON values."),
+            ));
+        }
+        let fields: BTreeMap<String, Box<RawValue>> =
+            serde_json::from_slice(bytes).map_err(|e| {
+                // A body that is not an object stops at its first byte; whether it is JSON at
+                // all is then checked without building anything.
+                let valid_json = serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_ok();
+                if e.is_data() && valid_json {
+                    ApiError::invalid_request(
+                        400,
+                        "invalid_request",
+                        "The request body must be a JSON object.",
+                    )
+                } else {
+                    ApiError::invalid_request(
+                        400,
+                        "invalid_json",
+                        format!("The request body is not valid JSON: {e}"),
+                    )
+                }
+            })?;
+        let model = match fields
+            .get("model")
+            .map(|raw| serde_json::from_str::<String>(raw.get()))
+        {
+            Some(Ok(m)) if m.len() > MAX_MODEL_BYTES => {
                 return Err(ApiError::invalid_request(
                     400,
-                    "invalid_type",
-                    "'model' must be a non-empty string.",
+                    "invalid_request",
+                    format!("'model' must be at most {MAX_MODEL_BYTES} bytes."),
                 )
                 .with_param("model"))
             }
+            Some(Ok(m)) if !m.is_empty() => m,
+            Some(_) => return Err(invalid_type("model", "a non-empty string")),
             None => {
                 return Err(
                     ApiError::invalid_request(400, "missing_model", "'model' is required.")
@@ -44,83 +109,116 @@ impl ChatRequest {
                 )
             }
         };
-        check_types(&body)?;
-        let stream = match body.get("stream") {
-            None | Some(Value::Null) => false,
-            Some(Value::Bool(b)) => *b,
-            Some(_) => {
-                return Err(ApiError::invalid_request(
-                    400,
-                    "invalid_type",
-                    "'stream' must be a boolean.",
-                )
-                .with_param("stream"))
-            }
+        check_types(&fields)?;
+        let messages = match fields.get("messages") {
+            Some(raw) if raw.get() != "null" => raw_json::check_messages(raw, REASONING_FIELDS)
+                .ok_or_else(|| {
+                    invalid_type(
+                        "messages",
+                        "an array of messages, each with a string 'role'",
+                    )
+                })?,
+            _ => MessagesShape::default(),
+        };
+        let stream = match fields.get("stream").map(|raw| raw.get()) {
+            None | Some("null") => false,
+            Some(raw) => serde_json::from_str::<bool>(raw)
+                .map_err(|_| invalid_type("stream", "a boolean"))?,
         };
         Ok(Self {
             model,
             stream,
-            body,
+            fields,
+            messages,
         })
     }
 
-    /// The caller's body as sent; providers build each attempt's body from it.
-    pub fn body(&self) -> &Map<String, Value> {
-        &self.body
+    /// A top-level field as the caller sent it (`null` counts as absent).
+    pub fn raw(&self, field: &str) -> Option<&RawValue> {
+        self.fields
+            .get(field)
+            .map(|raw| raw.as_ref())
+            .filter(|raw| raw.get() != "null")
+    }
+
+    /// A top-level field parsed into a tree; for small fields and translations.
+    pub fn value(&self, field: &str) -> Option<Value> {
+        serde_json::from_str(self.raw(field)?.get()).ok()
+    }
+
+    /// Every top-level field as raw JSON, in key order.
+    pub fn fields(&self) -> impl Iterator<Item = (&str, &RawValue)> {
+        self.fields.iter().map(|(k, v)| (k.as_str(), v.as_ref()))
+    }
+
+    /// Some message carries reasoning fields that OpenAI-compatible targets refuse back.
+    pub fn messages_have_reasoning(&self) -> bool {
+        self.messages.has_reasoning
+    }
+
+    /// The body but `skip` as a tree, for a translation that rewrites it (bounded by the value
+    /// count checked at parse).
+    pub fn tree_without(&self, skip: &str) -> Map<String, Value> {
+        self.fields
+            .iter()
+            .filter(|(k, _)| k.as_str() != skip)
+            .filter_map(|(k, v)| Some((k.clone(), serde_json::from_str(v.get()).ok()?)))
+            .collect()
     }
 }
 
+/// The default bound on JSON values in one chat body (`MAX_CHAT_JSON_VALUES`). A long agent
+/// conversation with tools has a few thousand; text and images are single values whatever their
+/// size.
+pub const DEFAULT_MAX_JSON_VALUES: usize = 100_000;
+
 /// The fields routing or translation reads must have the type OpenAI documents; anything else is
 /// refused here with the field named, rather than failing obscurely upstream.
-fn check_types(body: &Map<String, Value>) -> Result<(), ApiError> {
+fn check_types(fields: &BTreeMap<String, Box<RawValue>>) -> Result<(), ApiError> {
     for (field, ok, what) in TYPE_CHECKS {
-        match body.get(*field) {
-            None | Some(Value::Null) => {}
-            Some(v) if ok(v) => {}
-            Some(_) => {
-                return Err(ApiError::invalid_request(
-                    400,
-                    "invalid_type",
-                    format!("'{field}' must be {what}."),
-                )
-                .with_param(*field))
-            }
+        match fields.get(*field).map(|raw| raw.get()) {
+            None | Some("null") => {}
+            Some(raw) if ok(raw) => {}
+            Some(_) => return Err(invalid_type(field, what)),
         }
     }
     Ok(())
 }
 
-/// (field, accepts, what it must be)
-type TypeCheck = (&'static str, fn(&Value) -> bool, &'static str);
+/// (field, accepts the raw JSON text, what it must be)
+type TypeCheck = (&'static str, fn(&str) -> bool, &'static str);
 
 const TYPE_CHECKS: &[TypeCheck] = &[
-    (
-        "messages",
-        is_messages,
-        "an array of messages, each with a string 'role'",
-    ),
     ("max_tokens", is_count, "a non-negative integer"),
     ("max_completion_tokens", is_count, "a non-negative integer"),
-    ("temperature", Value::is_number, "a number"),
-    ("top_p", Value::is_number, "a number"),
+    ("temperature", is_number, "a number"),
+    ("top_p", is_number, "a number"),
     ("stop", is_stop, "a string or an array of strings"),
-    ("tools", Value::is_array, "an array"),
-    ("stream_options", Value::is_object, "an object"),
+    ("tools", is_array, "an array"),
+    ("stream_options", is_object, "an object"),
 ];
 
-fn is_count(v: &Value) -> bool {
-    v.as_u64().is_some()
+fn is_count(raw: &str) -> bool {
+    serde_json::from_str::<u64>(raw).is_ok()
 }
 
-fn is_stop(v: &Value) -> bool {
-    v.is_string() || v.as_array().is_some_and(|a| a.iter().all(Value::is_string))
+fn is_number(raw: &str) -> bool {
+    serde_json::from_str::<f64>(raw).is_ok()
 }
 
-fn is_messages(v: &Value) -> bool {
-    v.as_array().is_some_and(|a| {
-        a.iter()
-            .all(|m| m.get("role").is_some_and(Value::is_string))
-    })
+// Raw values come from serde_json, so the first byte decides the JSON type.
+fn is_array(raw: &str) -> bool {
+    raw.starts_with('[')
+}
+
+fn is_object(raw: &str) -> bool {
+    raw.starts_with('{')
+}
+
+fn is_stop(raw: &str) -> bool {
+    raw.starts_with('"')
+        || serde_json::from_str::<Vec<&RawValue>>(raw)
+            .is_ok_and(|a| a.iter().all(|s| s.get().starts_with('"')))
 }
 
 /// The provider's own error for a request-caused 4xx, in OpenAI shape. The provider's `type`,
@@ -176,6 +274,42 @@ mod tests {
             br#"{"model":"m","messages":[{"role":"user","content":"x"}],"stop":null}"#
         )
         .is_ok());
+    }
+
+    #[test]
+    fn a_model_name_over_256_bytes_is_refused_with_the_param_named() {
+        let long = "m".repeat(MAX_MODEL_BYTES + 1);
+        let e = ChatRequest::parse(format!(r#"{{"model":"{long}"}}"#).as_bytes()).unwrap_err();
+        assert_eq!(
+            (e.status, e.code.as_deref(), e.param.as_deref()),
+            (400, Some("invalid_request"), Some("model"))
+        );
+        assert!(e.message.len() < 100, "a short message, not the name");
+        let ok = "m".repeat(MAX_MODEL_BYTES);
+        assert!(ChatRequest::parse(format!(r#"{{"model":"{ok}"}}"#).as_bytes()).is_ok());
+    }
+
+    #[test]
+    fn a_body_with_more_values_than_the_bound_is_refused_before_parsing() {
+        let pad = r#"{"a":0},"#.repeat(600);
+        let body = format!(r#"{{"model":"m","pad":[{pad}{{}}]}}"#);
+        let e = ChatRequest::parse_bounded(body.as_bytes(), 1_000).unwrap_err();
+        assert_eq!(
+            (e.status, e.code.as_deref()),
+            (400, Some("too_many_values"))
+        );
+        assert!(ChatRequest::parse_bounded(body.as_bytes(), 2_000).is_ok());
+    }
+
+    #[test]
+    fn non_object_bodies_and_broken_json_get_their_own_codes() {
+        let e = ChatRequest::parse(b"[1]").unwrap_err();
+        assert_eq!(e.code.as_deref(), Some("invalid_request"));
+        let e = ChatRequest::parse(b"{\"model\":").unwrap_err();
+        assert_eq!(e.code.as_deref(), Some("invalid_json"));
+        let too_deep = format!("{}{}", "[".repeat(1_000), "]".repeat(1_000));
+        let e = ChatRequest::parse(too_deep.as_bytes()).unwrap_err();
+        assert_eq!(e.code.as_deref(), Some("invalid_json"));
     }
 
     #[test]

@@ -4,6 +4,7 @@ pub mod error;
 
 pub use error::{ApiError, AttemptSummary, ErrorType};
 pub mod chat;
+pub mod raw_json;
 
 pub use chat::{passthrough_error, ChatRequest};
 pub mod route;

@@ -10,6 +10,8 @@ pub struct Deployment {
     pub defaults: Defaults,
     pub max_chat_body: usize,
     pub max_admin_body: usize,
+    /// `MAX_CHAT_JSON_VALUES`: a chat body with more JSON values is refused before parsing.
+    pub max_chat_json_values: usize,
     /// Adds `X-CogniGate-D1-Queries` / `-DO-Calls` to responses (tests and benchmarks).
     pub debug_counters: bool,
     /// `ROUTING_LEASE_MS`: 0 (the default) asks the routing object about every candidate.
@@ -41,6 +43,11 @@ fn read(env: &Env) -> Result<Deployment, String> {
         defaults: Defaults::from_vars(|name| var(env, name))?,
         max_chat_body: size(env, "MAX_CHAT_BODY_BYTES", 10 * 1024 * 1024)?,
         max_admin_body: size(env, "MAX_ADMIN_BODY_BYTES", 64 * 1024)?,
+        max_chat_json_values: size(
+            env,
+            "MAX_CHAT_JSON_VALUES",
+            crate::api::chat::DEFAULT_MAX_JSON_VALUES,
+        )?,
         debug_counters: var(env, "DEBUG_COUNTERS").is_some_and(|v| v == "true" || v == "1"),
         lease_ms: match var(env, "ROUTING_LEASE_MS") {
             None => 0,

@@ -7,7 +7,7 @@ use super::relay::{self, StreamOwner};
 use super::routing_object::{self, RoutingClient};
 use super::store;
 use super::upstream::{FetchUpstream, UpstreamBody};
-use crate::api::auth::{bearer, hash_key};
+use crate::api::auth::{bearer, hash_key, is_caller_key_shaped};
 use crate::api::{ApiError, ChatRequest};
 use crate::cascade::log_line::RequestLog;
 use crate::cascade::{exhausted_error, settle, Cascade, Clock, Ending, Limits, Outcome};
@@ -45,7 +45,9 @@ async fn caller(
     let Some(auth) = header(req, "authorization") else {
         return Ok(None);
     };
-    let key = bearer(Some(&auth)).ok_or_else(invalid_api_key)?;
+    let key = bearer(Some(&auth))
+        .filter(|k| is_caller_key_shaped(k))
+        .ok_or_else(invalid_api_key)?;
     let tenant = store::caller_tenant(env, ctx, &hash_key(key), &dep.defaults, metrics).await?;
     tenant.map(Some).ok_or_else(invalid_api_key)
 }
@@ -105,7 +107,9 @@ pub async fn chat_completions(
         let cfg = tenant_config(&req, env, ctx, dep, &metrics).await?;
         log.tenant = cfg.tenant.to_string();
         let body = http::read_body(&mut req, dep.max_chat_body).await?;
-        let chat = ChatRequest::parse(&body)?;
+        let chat = ChatRequest::parse_bounded(&body, dep.max_chat_json_values)?;
+        // The raw fields are kept; the bytes they came from are not needed any more.
+        drop(body);
         log.requested = chat.model.clone();
         let chain = build_chain(&cfg, &chat.model).map_err(|e| chain_error(&e))?;
         let state = RoutingClient {
@@ -116,7 +120,7 @@ pub async fn chat_completions(
         };
         let cascade = Cascade {
             state: &state,
-            upstream: &FetchUpstream { request: &chat },
+            upstream: &FetchUpstream::new(&chat),
             clock: &WorkerClock,
             limits: Limits {
                 budget_ms: dep.defaults.request_budget_ms,
@@ -137,7 +141,7 @@ pub async fn chat_completions(
             http::error(&err)?
         }
     };
-    with_request_id(resp, request_id)
+    with_request_id(resp, request_id, dep)
 }
 
 struct LogContext<'a> {
@@ -276,9 +280,20 @@ fn with_served_headers(
     Ok(resp)
 }
 
-fn with_request_id(resp: Response, request_id: &str) -> worker::Result<Response> {
+fn with_request_id(resp: Response, request_id: &str, dep: &Deployment) -> worker::Result<Response> {
     resp.headers().set("x-cognigate-request-id", request_id)?;
+    if dep.debug_counters {
+        // Wasm memory never shrinks, so this is the isolate's peak so far (tests read it).
+        resp.headers().set(
+            "x-cognigate-wasm-memory-bytes",
+            &wasm_memory_bytes().to_string(),
+        )?;
+    }
     Ok(resp)
+}
+
+fn wasm_memory_bytes() -> usize {
+    core::arch::wasm32::memory_size(0) * 65_536
 }
 
 pub async fn list_models(req: Request, env: &Env, ctx: &Context, dep: &Deployment) -> Reply {

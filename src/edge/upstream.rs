@@ -8,7 +8,9 @@ use crate::providers::{self, StreamDecoder};
 use crate::stream::{Relay, RelayStep, StreamEnd};
 use futures::future::{select, Either};
 use futures::StreamExt;
+use std::cell::RefCell;
 use std::pin::{pin, Pin};
+use std::rc::Rc;
 use std::time::Duration;
 use worker::js_sys::Uint8Array;
 use worker::{
@@ -115,7 +117,35 @@ impl WatchedBody {
 }
 
 pub struct FetchUpstream<'a> {
-    pub request: &'a ChatRequest,
+    request: &'a ChatRequest,
+    /// The current candidate's body, built once and sent with each of its keys.
+    body: RefCell<Option<(CandidateBody, Rc<[u8]>)>>,
+}
+
+/// Which candidate a built body belongs to: (provider, model).
+type CandidateBody = (String, String);
+
+impl<'a> FetchUpstream<'a> {
+    pub fn new(request: &'a ChatRequest) -> Self {
+        Self {
+            request,
+            body: RefCell::new(None),
+        }
+    }
+
+    fn body_for(&self, call: &Call<'_>) -> Rc<[u8]> {
+        let id = (call.provider.name.to_string(), call.model.id.to_string());
+        let mut memo = self.body.borrow_mut();
+        match &*memo {
+            Some((built_for, body)) if *built_for == id => body.clone(),
+            _ => {
+                let body: Rc<[u8]> =
+                    providers::body(call.provider.kind, call.model, self.request).into();
+                *memo = Some((id, body.clone()));
+                body
+            }
+        }
+    }
 }
 
 impl crate::cascade::Upstream for FetchUpstream<'_> {
@@ -165,17 +195,18 @@ impl FetchUpstream<'_> {
     /// Only the provider's key and our own headers go upstream: the caller's credentials, cookies
     /// and hop-by-hop headers never leave the gateway.
     fn build(&self, call: &Call<'_>) -> worker::Result<Request> {
-        let prepared = providers::prepare(call.provider.kind, call.model, call.key, self.request);
+        let kind = call.provider.kind;
         let headers = Headers::new();
         headers.set("content-type", "application/json")?;
-        for (name, value) in &prepared.headers {
-            headers.set(name, value)?;
+        for (name, value) in providers::headers(kind, call.key, self.request) {
+            headers.set(name, &value)?;
         }
+        let body = self.body_for(call);
         let mut init = RequestInit::new();
         init.with_method(Method::Post)
             .with_headers(headers)
-            .with_body(Some(Uint8Array::from(prepared.body.as_slice()).into()));
-        Request::new_with_init(&call.provider.base_url.join(prepared.path), &init)
+            .with_body(Some(Uint8Array::from(&body[..]).into()));
+        Request::new_with_init(&call.provider.base_url.join(providers::path(kind)), &init)
     }
 }
 

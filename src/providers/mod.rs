@@ -17,35 +17,60 @@ pub struct Prepared {
     pub body: Vec<u8>,
 }
 
+/// One candidate's request: the body is built once per candidate (it may be megabytes), the
+/// headers once per key.
 pub fn prepare(
     kind: ProviderKind,
     model: &CatalogModel,
     key: &ProviderKey,
     req: &ChatRequest,
 ) -> Prepared {
+    Prepared {
+        path: path(kind),
+        headers: headers(kind, key, req),
+        body: body(kind, model, req),
+    }
+}
+
+/// Appended to the provider's base URL.
+pub fn path(kind: ProviderKind) -> &'static str {
+    match kind {
+        ProviderKind::Openai => "chat/completions",
+        ProviderKind::Anthropic => "messages",
+    }
+}
+
+/// The request body for `model`, the same for every key of its provider.
+pub fn body(kind: ProviderKind, model: &CatalogModel, req: &ChatRequest) -> Vec<u8> {
+    match kind {
+        ProviderKind::Openai => openai::body(model, req),
+        ProviderKind::Anthropic => {
+            serde_json::to_vec(&anthropic::request::body(model, req)).unwrap_or_default()
+        }
+    }
+}
+
+/// The credential and content headers for one key.
+pub fn headers(
+    kind: ProviderKind,
+    key: &ProviderKey,
+    req: &ChatRequest,
+) -> Vec<(&'static str, String)> {
     let accept = if req.stream {
         "text/event-stream"
     } else {
         "application/json"
     };
     match kind {
-        ProviderKind::Openai => Prepared {
-            path: "chat/completions",
-            headers: vec![
-                ("authorization", format!("Bearer {}", key.secret.expose())),
-                ("accept", accept.to_owned()),
-            ],
-            body: serde_json::to_vec(&openai::body(model, req)).unwrap_or_default(),
-        },
-        ProviderKind::Anthropic => Prepared {
-            path: "messages",
-            headers: vec![
-                ("x-api-key", key.secret.expose().to_owned()),
-                ("anthropic-version", anthropic::API_VERSION.to_owned()),
-                ("accept", accept.to_owned()),
-            ],
-            body: serde_json::to_vec(&anthropic::request::body(model, req)).unwrap_or_default(),
-        },
+        ProviderKind::Openai => vec![
+            ("authorization", format!("Bearer {}", key.secret.expose())),
+            ("accept", accept.to_owned()),
+        ],
+        ProviderKind::Anthropic => vec![
+            ("x-api-key", key.secret.expose().to_owned()),
+            ("anthropic-version", anthropic::API_VERSION.to_owned()),
+            ("accept", accept.to_owned()),
+        ],
     }
 }
 

@@ -2,9 +2,9 @@
 //! safe for the target.
 
 use super::reasoning;
+use crate::api::raw_json::{self, ObjectWriter};
 use crate::api::ChatRequest;
 use crate::config::{Capability, CatalogModel};
-use serde_json::{Map, Value};
 
 /// A model that accepts `reasoning_effort` says so with the `reasoning` capability; to any other
 /// it is not sent, since an OpenAI model that does not reason refuses it with a 400.
@@ -12,29 +12,42 @@ fn reasons(model: &CatalogModel) -> bool {
     Capability::parse("reasoning").is_ok_and(|c| model.has_capability(&c))
 }
 
-pub fn body(model: &CatalogModel, req: &ChatRequest) -> Map<String, Value> {
-    let mut body = req.body().clone();
-    body.insert("model".into(), Value::String(model.upstream_model.clone()));
-    // Reasoning replayed from earlier turns is not accepted back by OpenAI-compatible APIs.
-    if let Some(Value::Array(messages)) = body.get_mut("messages") {
-        for m in messages.iter_mut().filter_map(Value::as_object_mut) {
-            reasoning::strip(m);
+/// The caller's body with the upstream model, written field by field from the raw JSON: only
+/// `messages` is rewritten (one message at a time) when it carries reasoning to strip.
+pub fn body(model: &CatalogModel, req: &ChatRequest) -> Vec<u8> {
+    let reasons = reasons(model);
+    let mut out = Vec::with_capacity(
+        req.fields()
+            .map(|(k, v)| k.len() + v.get().len() + 4)
+            .sum::<usize>()
+            + 64,
+    );
+    let mut object = ObjectWriter::new(&mut out);
+    for (field, raw) in req.fields() {
+        match field {
+            // Replaced below; Anthropic's `thinking` becomes the nearest `reasoning_effort`.
+            "model" | "thinking" => {}
+            "reasoning_effort" if !reasons => {}
+            // Reasoning replayed from earlier turns is not accepted back by OpenAI-compatible APIs.
+            "messages" if req.messages_have_reasoning() => {
+                let out = object.key(field);
+                if raw_json::write_messages_without(raw, reasoning::REASONING_FIELDS, out).is_err()
+                {
+                    // Checked at parse; unreachable, but the body stays valid JSON.
+                    out.extend_from_slice(b"[]");
+                }
+            }
+            _ => object.raw_field(field, raw.get()),
         }
     }
-    // Anthropic's `thinking` parameter becomes the nearest `reasoning_effort`.
-    let budget = reasoning::thinking_budget(&body);
-    body.remove("thinking");
-    if reasons(model) {
-        if let (Some(b), false) = (budget, body.contains_key("reasoning_effort")) {
-            body.insert(
-                "reasoning_effort".into(),
-                reasoning::effort_for_budget(b).into(),
-            );
-        }
-    } else {
-        body.remove("reasoning_effort");
+    object.string_field("model", &model.upstream_model);
+    let budget = reasoning::thinking_budget(req.value("thinking").as_ref());
+    let has_effort = req.fields().any(|(k, _)| k == "reasoning_effort");
+    if let (true, Some(b), false) = (reasons, budget, has_effort) {
+        object.string_field("reasoning_effort", reasoning::effort_for_budget(b));
     }
-    body
+    object.close();
+    out
 }
 
 #[cfg(test)]
@@ -42,7 +55,7 @@ mod tests {
     use super::*;
     use crate::config::admin::{parse_body, ModelBody};
     use crate::config::ModelId;
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     fn model(caps: &str) -> CatalogModel {
         let m: ModelBody = parse_body(
@@ -54,6 +67,10 @@ mod tests {
 
     fn req(v: Value) -> ChatRequest {
         ChatRequest::parse(v.to_string().as_bytes()).unwrap()
+    }
+
+    fn body(model: &CatalogModel, req: &ChatRequest) -> Value {
+        serde_json::from_slice(&super::body(model, req)).unwrap()
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! cascade, so it is stripped or converted, and reasoning parameters are mapped to the target's
 //! form or dropped. The table in the README is the contract; these functions are it.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// Fields OpenAI-compatible APIs put on assistant messages to carry reasoning.
 pub const REASONING_FIELDS: &[&str] = &[
@@ -34,18 +34,11 @@ pub fn effort_for_budget(budget: u64) -> &'static str {
 }
 
 /// `thinking: {"type": "enabled", "budget_tokens": N}` → N.
-pub fn thinking_budget(body: &Map<String, Value>) -> Option<u64> {
-    let t = body.get("thinking")?;
+pub fn thinking_budget(thinking: Option<&Value>) -> Option<u64> {
+    let t = thinking?;
     (t.get("type").and_then(Value::as_str) == Some("enabled"))
         .then(|| t.get("budget_tokens").and_then(Value::as_u64))
         .flatten()
-}
-
-/// Removes every reasoning field from one message.
-pub fn strip(message: &mut Map<String, Value>) {
-    for f in REASONING_FIELDS {
-        message.remove(*f);
-    }
 }
 
 #[cfg(test)]

@@ -6,13 +6,15 @@ use super::DEFAULT_MAX_TOKENS;
 use crate::api::ChatRequest;
 use crate::config::CatalogModel;
 use crate::providers::reasoning;
+use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
 pub fn body(model: &CatalogModel, req: &ChatRequest) -> Value {
-    let src = req.body();
+    // Everything but `messages` as a tree (small); messages are parsed one at a time below.
+    let src = &req.tree_without("messages");
     let mut out = Map::new();
     out.insert("model".into(), model.upstream_model.clone().into());
-    let (system, messages) = messages(src.get("messages"));
+    let (system, messages) = messages(req.raw("messages"));
     if !system.is_empty() {
         out.insert("system".into(), system.into());
     }
@@ -23,7 +25,7 @@ pub fn body(model: &CatalogModel, req: &ChatRequest) -> Value {
         .and_then(Value::as_u64)
         .or_else(|| model.max_output_tokens.map(u64::from))
         .unwrap_or(DEFAULT_MAX_TOKENS);
-    let budget = reasoning::thinking_budget(src).or_else(|| {
+    let budget = reasoning::thinking_budget(src.get("thinking")).or_else(|| {
         src.get("reasoning_effort")
             .and_then(Value::as_str)
             .and_then(reasoning::budget_for_effort)
@@ -32,7 +34,7 @@ pub fn body(model: &CatalogModel, req: &ChatRequest) -> Value {
     if let Some(budget) = budget {
         // Anthropic wants max_tokens above the budget, and no sampling overrides with thinking.
         if max_tokens <= budget {
-            max_tokens += budget;
+            max_tokens = max_tokens.saturating_add(budget);
         }
         out.insert(
             "thinking".into(),
@@ -115,10 +117,18 @@ fn tool_choice(src: &Map<String, Value>) -> Option<Value> {
 
 /// System and developer messages become `system`; tool results become user turns; consecutive
 /// turns of one role merge, since Anthropic wants them to alternate.
-fn messages(messages: Option<&Value>) -> (String, Vec<Value>) {
+fn messages(messages: Option<&RawValue>) -> (String, Vec<Value>) {
     let mut system: Vec<String> = Vec::new();
     let mut out: Vec<Value> = Vec::new();
-    for m in messages.and_then(Value::as_array).into_iter().flatten() {
+    // Checked at parse to be an array of objects; each is parsed only while it is translated.
+    let list: Vec<&RawValue> = messages
+        .and_then(|raw| serde_json::from_str(raw.get()).ok())
+        .unwrap_or_default();
+    for raw in list {
+        let Ok(message) = serde_json::from_str::<Value>(raw.get()) else {
+            continue;
+        };
+        let m = &message;
         let role = m.get("role").and_then(Value::as_str).unwrap_or("user");
         let (role, blocks) = match role {
             "system" | "developer" => {

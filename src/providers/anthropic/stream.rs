@@ -8,8 +8,8 @@ use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
 pub fn wants_usage(req: &ChatRequest) -> bool {
-    req.body()
-        .get("stream_options")
+    req.value("stream_options")
+        .as_ref()
         .and_then(|o| o.get("include_usage"))
         .and_then(Value::as_bool)
         == Some(true)
