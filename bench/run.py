@@ -433,7 +433,8 @@ def main():
         run(["cargo", "build", "--release", "--quiet", "--bin", "loadgen", "--bin", "mock-provider"])
         ports = {0: start_mock(0), 50: start_mock(50)}
         mockfail = start_mock(0, status=503)
-        gateway_vars = {"CG_ADMIN": ADMIN, "CG_KEK": KEK, "DEBUG_COUNTERS": "true"}
+        # The mocks speak plain http on 127.0.0.1.
+        gateway_vars = {"CG_ADMIN": ADMIN, "CG_KEK": KEK, "DEBUG_COUNTERS": "true", "ALLOW_HTTP_UPSTREAMS": "true"}
         urls = {
             "gateway": start_workerd("gateway", "build/index.js", [], gateway_vars),
             # The same gateway with opt-in admission grants (ROUTING_LEASE_MS), shown beside it.

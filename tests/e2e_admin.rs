@@ -134,13 +134,20 @@ fn provider_keys_are_shown_only_as_ids_and_last_four() {
     t.provider(
         "openai",
         "https://api.openai.com/v1",
-        &["sk-secret-material-9876"],
+        &["sk-secret-material-9876", "sk-short-5"],
         "round_robin",
     );
     let r = gw.admin("GET", &t.path("/providers/openai"), None);
     assert_eq!(r.status, 200);
     assert!(!r.text.contains("secret-material"), "{}", r.text);
     assert_eq!(r.json()["keys"][0]["last4"], "9876");
+    // Keys shorter than 16 characters show no last4, never the whole key.
+    assert_eq!(r.json()["keys"][1]["last4"], Value::Null, "{}", r.text);
+    assert!(
+        !r.text.contains("sk-short-5") && !r.text.contains("rt-5"),
+        "{}",
+        r.text
+    );
     assert!(r.json()["keys"][0]["id"]
         .as_str()
         .unwrap()

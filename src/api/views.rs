@@ -48,7 +48,7 @@ mod tests {
     #[test]
     fn provider_view_shows_key_ids_last_four_and_secret_names_only() {
         let p: ProviderBody = parse_body(
-            br#"{"kind":"openai","base_url":"https://api.openai.com/v1","keys":["sk-live-abcdefgh1234",{"secret":"OPENAI_KEY_2"}]}"#,
+            br#"{"kind":"openai","base_url":"https://api.openai.com/v1","keys":["sk-live-abcdefgh1234",{"secret":"PROVIDER_OPENAI_2"}]}"#,
         )
         .unwrap();
         let kek = Kek::from_hex(&"11".repeat(32)).unwrap();
@@ -63,7 +63,7 @@ mod tests {
         assert!(!shown.contains("abcdefgh"));
         assert!(!shown.contains("sealed") && !shown.contains("v1:"));
         assert!(shown.contains(r#""last4":"1234""#));
-        assert!(shown.contains(r#""secret":"OPENAI_KEY_2""#));
+        assert!(shown.contains(r#""secret":"PROVIDER_OPENAI_2""#));
         assert!(shown.contains(p.keys[0].id()));
     }
 }

@@ -111,6 +111,18 @@ mod tests {
     }
 
     #[test]
+    fn a_redirect_or_informational_status_is_the_candidates_server_failure() {
+        // Upstream fetches use `redirect: manual`, so a 3xx reaches the cascade as a status.
+        for s in [100, 301, 302, 303, 307, 308] {
+            assert_eq!(
+                classify_status(s),
+                StatusVerdict::NextCandidate(Failure::Server),
+                "{s}"
+            );
+        }
+    }
+
+    #[test]
     fn rate_limit_does_not_count_toward_the_breaker() {
         assert!(!Failure::RateLimit.counts_toward_breaker());
         assert!(!Failure::UpstreamClientError.counts_toward_breaker());

@@ -4,6 +4,7 @@
 //! Written against three ports so the whole loop runs on the host with fakes: `RoutingState` (the
 //! tenant/provider Durable Object), `Upstream` (fetch) and `Clock`.
 
+pub mod body_limit;
 pub mod classify;
 pub mod log_line;
 pub mod retry_after;
@@ -49,7 +50,7 @@ pub enum Reply<B> {
         retry_after: Option<String>,
         text: String,
     },
-    /// No response headers within the call's timeout.
+    /// No response headers, or no complete body, within the call's timeout.
     Timeout,
     Network(String),
     /// A 2xx that cannot be used: a body that is not what the API promises.

@@ -52,7 +52,7 @@ impl TenantBody {
     }
 }
 
-/// `"sk-..."`, or `{"secret": "OPENAI_KEY_2"}` naming a Worker secret.
+/// `"sk-..."`, or `{"secret": "PROVIDER_OPENAI_2"}` naming a Worker secret.
 #[derive(Debug, Deserialize)]
 #[serde(untagged)]
 pub enum KeyInput {

@@ -3,6 +3,7 @@
 
 pub mod admin;
 pub mod alias;
+pub mod base_url;
 pub mod model;
 pub mod names;
 pub mod provider;

@@ -1,5 +1,6 @@
 //! A tenant's upstream provider: where it lives and the pool of keys it is called with.
 
+pub use super::base_url::BaseUrl;
 use super::names::{ProviderName, TenantId};
 use super::sealed::Kek;
 use super::ConfigError;
@@ -25,51 +26,8 @@ pub enum KeyStrategy {
     Failover,
 }
 
-/// An `http(s)://host[:port][/path]` prefix without a trailing slash, query or fragment.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "String")]
-pub struct BaseUrl(String);
-
-impl BaseUrl {
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-
-    pub fn join(&self, path: &str) -> String {
-        format!("{}/{}", self.0, path.trim_start_matches('/'))
-    }
-}
-
-impl TryFrom<String> for BaseUrl {
-    type Error = ConfigError;
-    fn try_from(s: String) -> Result<Self, ConfigError> {
-        let bad = |why: &str| ConfigError::invalid("base_url", why);
-        let rest = s
-            .strip_prefix("https://")
-            .or_else(|| s.strip_prefix("http://"))
-            .ok_or_else(|| bad("must start with http:// or https://"))?;
-        let host = rest.split('/').next().unwrap_or_default();
-        if host.is_empty() {
-            return Err(bad("must name a host"));
-        }
-        if s.len() > 2048 {
-            return Err(bad("must be at most 2048 characters"));
-        }
-        if host.contains('@') || s.contains(['?', '#']) {
-            return Err(bad("may not carry credentials, a query or a fragment"));
-        }
-        if s.chars().any(|c| c.is_whitespace() || c.is_control()) {
-            return Err(bad("may not contain whitespace"));
-        }
-        Ok(Self(s.trim_end_matches('/').to_owned()))
-    }
-}
-
-impl From<BaseUrl> for String {
-    fn from(u: BaseUrl) -> String {
-        u.0
-    }
-}
+/// Keys shorter than this show no `last4` at all.
+pub const MIN_KEY_FOR_LAST4: usize = 16;
 
 /// A provider credential. `Debug` never prints it.
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -81,9 +39,11 @@ impl Secret {
         &self.0
     }
 
-    pub fn last4(&self) -> String {
+    /// The last four characters, shown so an admin can tell keys apart; `None` for a key shorter
+    /// than [`MIN_KEY_FOR_LAST4`], where four characters would give away too much of it.
+    pub fn last4(&self) -> Option<String> {
         let chars: Vec<char> = self.0.chars().collect();
-        chars[chars.len().saturating_sub(4)..].iter().collect()
+        (chars.len() >= MIN_KEY_FOR_LAST4).then(|| chars[chars.len() - 4..].iter().collect())
     }
 }
 
@@ -141,7 +101,9 @@ pub enum NewKey {
 pub enum StoredKey {
     Sealed {
         id: String,
-        last4: String,
+        /// `None` for short keys; rows written before that rule carry a string and still load.
+        #[serde(default)]
+        last4: Option<String>,
         sealed: String,
     },
     Secret {
@@ -189,10 +151,10 @@ impl<K> ProviderSpec<K> {
     }
 }
 
-/// Gateway secrets a provider key may never name: they would be sent upstream.
-fn reserved_secret(name: &str) -> bool {
-    name.starts_with("CG_")
-}
+/// Only Worker secrets named `PROVIDER_*` may be referenced as provider keys: any other var or
+/// secret of the deployment (the gateway's own `CG_*` ones included) would otherwise be sent to a
+/// `base_url` of the admin's choosing.
+pub const SECRET_PREFIX: &str = "PROVIDER_";
 
 pub fn secret_key_id(secret_name: &str) -> String {
     let digest = Sha256::digest(format!("secret:{secret_name}").as_bytes());
@@ -213,10 +175,10 @@ impl NewKey {
                 "a secret name is [A-Z][A-Z0-9_]{0,63}",
             ));
         }
-        if reserved_secret(&name) {
+        if !name.starts_with(SECRET_PREFIX) || name.len() == SECRET_PREFIX.len() {
             return Err(ConfigError::invalid(
                 "keys",
-                "the gateway's own CG_* secrets cannot be used as provider keys",
+                format!("only Worker secrets named {SECRET_PREFIX}* can be used as provider keys"),
             ));
         }
         Ok(Self::Secret {
@@ -333,23 +295,42 @@ mod tests {
     use super::*;
 
     #[test]
-    fn base_url_drops_trailing_slash_and_refuses_credentials() {
-        assert_eq!(
-            BaseUrl::try_from("https://api.openai.com/v1/".to_owned()).map(String::from),
-            Ok("https://api.openai.com/v1".to_owned())
-        );
-        assert!(BaseUrl::try_from("ftp://x".to_owned()).is_err());
-        assert!(BaseUrl::try_from("https://user:pw@host".to_owned()).is_err());
-        assert!(BaseUrl::try_from("https://".to_owned()).is_err());
-        assert!(BaseUrl::try_from("http://127.0.0.1:9000/v1".to_owned()).is_ok());
-    }
-
-    #[test]
     fn key_debug_never_prints_the_secret() {
         let key = ProviderKey::from_secret("sk-very-secret-1234".into());
         let shown = format!("{key:?}");
         assert!(!shown.contains("very-secret"), "{shown}");
-        assert_eq!(key.map(|k| k.secret.last4()).ok().as_deref(), Some("1234"));
+        assert_eq!(
+            key.map(|k| k.secret.last4()).ok().flatten().as_deref(),
+            Some("1234")
+        );
+    }
+
+    #[test]
+    fn keys_shorter_than_16_characters_show_no_last4_never_the_whole_key() {
+        let last4 = |s: &str| ProviderKey::from_secret(s.into()).map(|k| k.secret.last4());
+        assert_eq!(last4("sk-1"), Ok(None));
+        assert_eq!(last4("abcdefghijklmno"), Ok(None));
+        assert_eq!(last4("abcdefghijklmnop"), Ok(Some("mnop".to_owned())));
+        let tenant = TenantId::parse("acme").unwrap();
+        let kek = Kek::from_hex(&"22".repeat(32)).unwrap();
+        let stored = new_provider(r#"["sk-short"]"#)
+            .seal(&tenant, Some(&kek), || Some([9; 12]))
+            .unwrap();
+        let json = serde_json::to_string(&stored).unwrap();
+        assert!(json.contains(r#""last4":null"#), "{json}");
+        assert!(!json.contains("short"), "{json}");
+    }
+
+    #[test]
+    fn a_sealed_key_stored_with_a_string_last4_or_none_still_loads() {
+        for key in [
+            r#"{"id":"key_1","last4":"abcd","sealed":"x"}"#,
+            r#"{"id":"key_1","last4":null,"sealed":"x"}"#,
+            r#"{"id":"key_1","sealed":"x"}"#,
+        ] {
+            let parsed: StoredKey = serde_json::from_str(key).unwrap();
+            assert!(matches!(parsed, StoredKey::Sealed { .. }), "{key}");
+        }
     }
 
     fn new_provider(keys: &str) -> NewProvider {
@@ -364,12 +345,12 @@ mod tests {
     fn stored_keys_open_and_secret_names_resolve_at_load() {
         let kek = Kek::from_hex(&"22".repeat(32)).unwrap();
         let tenant = TenantId::parse("acme").unwrap();
-        let stored = new_provider(r#"["sk-literal",{"secret":"OPENAI_KEY_2"}]"#)
+        let stored = new_provider(r#"["sk-literal",{"secret":"PROVIDER_OPENAI_2"}]"#)
             .seal(&tenant, Some(&kek), || Some([9; 12]))
             .unwrap();
         let json = serde_json::to_string(&stored).unwrap();
         assert!(!json.contains("sk-literal"), "{json}");
-        let lookup = |n: &str| (n == "OPENAI_KEY_2").then(|| "sk-from-secret".to_owned());
+        let lookup = |n: &str| (n == "PROVIDER_OPENAI_2").then(|| "sk-from-secret".to_owned());
         let (p, problems) = stored.open(&tenant, Some(&kek), lookup);
         assert!(problems.is_empty());
         let secrets: Vec<&str> = p.keys.iter().map(|k| k.secret.expose()).collect();
@@ -380,7 +361,7 @@ mod tests {
     fn keys_that_cannot_be_opened_are_left_out_and_named() {
         let kek = Kek::from_hex(&"22".repeat(32)).unwrap();
         let tenant = TenantId::parse("acme").unwrap();
-        let stored = new_provider(r#"["sk-literal",{"secret":"MISSING"}]"#)
+        let stored = new_provider(r#"["sk-literal",{"secret":"PROVIDER_MISSING"}]"#)
             .seal(&tenant, Some(&kek), || Some([9; 12]))
             .unwrap();
         let other_tenant = TenantId::parse("other").unwrap();
@@ -396,17 +377,25 @@ mod tests {
         assert!(new_provider(r#"["sk-x"]"#)
             .seal(&tenant, None, || Some([0; 12]))
             .is_err());
-        assert!(new_provider(r#"[{"secret":"K"}]"#)
+        assert!(new_provider(r#"[{"secret":"PROVIDER_K"}]"#)
             .seal(&tenant, None, || Some([0; 12]))
             .is_ok());
     }
 
     #[test]
-    fn the_gateways_own_secrets_cannot_be_provider_keys() {
-        assert!(NewKey::secret("CG_ADMIN".into()).is_err());
-        assert!(NewKey::secret("CG_KEK".into()).is_err());
-        assert!(NewKey::secret("lower".into()).is_err());
-        assert!(NewKey::secret("OPENAI_KEY_2".into()).is_ok());
+    fn only_secrets_named_provider_star_can_be_referenced() {
+        for name in [
+            "CG_ADMIN",
+            "CG_KEK",
+            "OPENAI_API_KEY",
+            "PROVIDER_",
+            "lower",
+            "PROVIDER_a",
+        ] {
+            let err = NewKey::secret(name.into()).err();
+            assert_eq!(err.as_ref().and_then(|e| e.field()), Some("keys"), "{name}");
+        }
+        assert!(NewKey::secret("PROVIDER_OPENAI_2".into()).is_ok());
     }
 
     #[test]

@@ -438,6 +438,11 @@ impl Admin<'_> {
     async fn put_provider(&self, t: &TenantId, p: ProviderName, body: &[u8]) -> Reply {
         let provider = parse_body::<ProviderBody>(body)
             .and_then(|b| b.validate(p))
+            .and_then(|p| {
+                p.base_url
+                    .check_transport(self.dep.allow_http_upstreams)
+                    .map(|()| p)
+            })
             .map_err(config_error)?;
         let kek = store::kek(self.env)?;
         let provider = provider

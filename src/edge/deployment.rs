@@ -16,6 +16,9 @@ pub struct Deployment {
     pub debug_counters: bool,
     /// `ROUTING_LEASE_MS`: 0 (the default) asks the routing object about every candidate.
     pub lease_ms: u64,
+    /// `ALLOW_HTTP_UPSTREAMS = "true"`: providers may be called over plain http (local vLLM or
+    /// Ollama, the tests). Off by default, so provider keys only travel over TLS.
+    pub allow_http_upstreams: bool,
 }
 
 thread_local! {
@@ -49,6 +52,8 @@ fn read(env: &Env) -> Result<Deployment, String> {
             crate::api::chat::DEFAULT_MAX_JSON_VALUES,
         )?,
         debug_counters: var(env, "DEBUG_COUNTERS").is_some_and(|v| v == "true" || v == "1"),
+        allow_http_upstreams: var(env, crate::config::base_url::ALLOW_HTTP_VAR)
+            .is_some_and(|v| v.trim() == "true"),
         lease_ms: match var(env, "ROUTING_LEASE_MS") {
             None => 0,
             Some(v) => v

@@ -234,9 +234,18 @@ pub async fn load_config(
     };
     let overrides: SettingsOverrides = parse_stored(&tenant_row.settings)?;
     let kek = kek(env)?;
+    let allow_http = super::deployment::deployment(env)?.allow_http_upstreams;
     let mut providers = BTreeMap::new();
     for row in rows::<Spec>(p_rows)? {
         let stored: StoredProvider = parse_stored(&row.spec)?;
+        // Stored before the https rule, or while the deployment allowed http: never called now.
+        if let Err(why) = stored.base_url.check_transport(allow_http) {
+            console_error!(
+                "{}",
+                serde_json::json!({"msg": "provider left out of routing", "tenant": tenant, "provider": stored.name, "reason": why.to_string()})
+            );
+            continue;
+        }
         let (provider, problems) = stored.open(tenant, kek.as_ref(), |name| {
             env.secret(name).ok().map(|s| s.to_string())
         });

@@ -2,6 +2,7 @@
 
 use super::http::now_ms;
 use crate::api::ChatRequest;
+use crate::cascade::body_limit::{Capped, MAX_ERROR_BODY, MAX_SUCCESS_BODY};
 use crate::cascade::{Call, Reply};
 use crate::config::ProviderKind;
 use crate::providers::{self, StreamDecoder};
@@ -14,11 +15,9 @@ use std::rc::Rc;
 use std::time::Duration;
 use worker::js_sys::Uint8Array;
 use worker::{
-    AbortController, ByteStream, Delay, Fetch, Headers, Method, Request, RequestInit, Response,
+    AbortController, ByteStream, Delay, Fetch, Headers, Method, Request, RequestInit,
+    RequestRedirect, Response,
 };
-
-/// Provider error bodies are read for the log and pass-through, up to this many bytes.
-const MAX_ERROR_BODY: usize = 64 * 1024;
 
 /// What a successful upstream call hands to the caller.
 pub enum UpstreamBody {
@@ -152,6 +151,7 @@ impl crate::cascade::Upstream for FetchUpstream<'_> {
     type Body = UpstreamBody;
 
     async fn send(&self, call: Call<'_>) -> Reply<UpstreamBody> {
+        let started = now_ms();
         let controller = AbortController::default();
         let req = match self.build(&call) {
             Ok(r) => r,
@@ -170,8 +170,10 @@ impl crate::cascade::Upstream for FetchUpstream<'_> {
             }
         };
         let status = resp.status_code();
+        // Body reads get what is left of the same timeout, never a fresh one.
+        let deadline = started.saturating_add(call.timeout_ms);
         if !(200..300).contains(&status) {
-            return failed(resp, status).await;
+            return failed(resp, status, controller, deadline).await;
         }
         let kind = call.provider.kind;
         if self.request.stream {
@@ -186,7 +188,7 @@ impl crate::cascade::Upstream for FetchUpstream<'_> {
             )
             .await
         } else {
-            full_body(resp, status, controller, kind, call.timeout_ms).await
+            full_body(resp, status, controller, kind, deadline).await
         }
     }
 }
@@ -203,23 +205,85 @@ impl FetchUpstream<'_> {
         }
         let body = self.body_for(call);
         let mut init = RequestInit::new();
-        init.with_method(Method::Post)
+        // Never followed: the provider's key would go along to the `Location` host. A 3xx is
+        // classified like any other status a chat API should not answer (`server`).
+        init.with_redirect(RequestRedirect::Manual)
+            .with_method(Method::Post)
             .with_headers(headers)
             .with_body(Some(Uint8Array::from(&body[..]).into()));
         Request::new_with_init(&call.provider.base_url.join(providers::path(kind)), &init)
     }
 }
 
-async fn failed(mut resp: Response, status: u16) -> Reply<UpstreamBody> {
-    let retry_after = resp.headers().get("retry-after").ok().flatten();
-    let mut text = resp.text().await.unwrap_or_default();
-    if text.len() > MAX_ERROR_BODY {
-        let mut cut = MAX_ERROR_BODY;
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
+/// How a bounded body read ended.
+enum Bounded {
+    /// The body ended, or `stop` said enough was read.
+    Read(Capped),
+    Failed(String),
+    TimedOut,
+}
+
+/// Reads `resp`'s body chunk by chunk into `buf` until it ends, `stop(&buf)` holds, or `deadline`
+/// passes. Whatever is left unread is cancelled by the caller's `controller.abort()`.
+async fn read_bounded(
+    resp: &mut Response,
+    mut buf: Capped,
+    deadline: u64,
+    stop: fn(&Capped) -> bool,
+) -> Bounded {
+    // No body at all (a 204, say) reads as empty.
+    let Ok(mut body) = resp.stream() else {
+        return Bounded::Read(buf);
+    };
+    loop {
+        let left = deadline.saturating_sub(now_ms());
+        if left == 0 {
+            return Bounded::TimedOut;
         }
-        text.truncate(cut);
+        match read_chunk(&mut body, left).await {
+            Read::Chunk(bytes) => {
+                buf.push(&bytes);
+                if stop(&buf) {
+                    return Bounded::Read(buf);
+                }
+            }
+            Read::End => return Bounded::Read(buf),
+            Read::Failed(e) => return Bounded::Failed(e),
+            Read::TimedOut => return Bounded::TimedOut,
+        }
     }
+}
+
+/// An error body is read for the log and pass-through, at most `MAX_ERROR_BODY` of it and only
+/// within the call's timeout: a body that stalls is the candidate's `timeout`.
+async fn failed(
+    mut resp: Response,
+    status: u16,
+    controller: AbortController,
+    deadline: u64,
+) -> Reply<UpstreamBody> {
+    let retry_after = resp.headers().get("retry-after").ok().flatten();
+    let text = match read_bounded(
+        &mut resp,
+        Capped::new(MAX_ERROR_BODY),
+        deadline,
+        Capped::full,
+    )
+    .await
+    {
+        Bounded::Read(buf) => {
+            if buf.full() {
+                controller.abort();
+            }
+            buf.into_text()
+        }
+        // The status alone still decides; the text is only for the log.
+        Bounded::Failed(_) => String::new(),
+        Bounded::TimedOut => {
+            controller.abort();
+            return Reply::Timeout;
+        }
+    };
     Reply::Status {
         status,
         retry_after,
@@ -227,26 +291,32 @@ async fn failed(mut resp: Response, status: u16) -> Reply<UpstreamBody> {
     }
 }
 
-/// A non-streamed 2xx is read whole (it is small) and must be JSON: a 200 with a broken body is a
-/// failing provider, not an answer.
+/// A non-streamed 2xx is read whole, up to `MAX_SUCCESS_BODY` and within the call's timeout, and
+/// must be JSON: a 200 with a broken body is a failing provider, not an answer.
 async fn full_body(
     mut resp: Response,
     status: u16,
     controller: AbortController,
     kind: ProviderKind,
-    timeout_ms: u64,
+    deadline: u64,
 ) -> Reply<UpstreamBody> {
-    let reading = pin!(resp.bytes());
-    let timer = pin!(Delay::from(Duration::from_millis(timeout_ms)));
-    let bytes = match select(reading, timer).await {
-        Either::Left((Ok(b), _)) => b,
-        Either::Left((Err(e), _)) => {
+    let buf = Capped::new(MAX_SUCCESS_BODY);
+    let bytes = match read_bounded(&mut resp, buf, deadline, Capped::over).await {
+        Bounded::Read(buf) if buf.over() => {
+            controller.abort();
+            return Reply::Broken {
+                status,
+                detail: format!("body larger than {MAX_SUCCESS_BODY} bytes"),
+            };
+        }
+        Bounded::Read(buf) => buf.into_bytes(),
+        Bounded::Failed(e) => {
             return Reply::Broken {
                 status,
                 detail: format!("body read failed: {e}"),
             }
         }
-        Either::Right(_) => {
+        Bounded::TimedOut => {
             controller.abort();
             return Reply::Timeout;
         }

@@ -17,8 +17,8 @@ use std::time::Duration;
 pub const ADMIN_KEY: &str = "test-admin-key";
 /// The key-encryption key the test gateways run with.
 pub const KEK_HEX: &str = "4f1c0b7e9a2d3c5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6";
-/// A Worker secret provider keys can reference by name.
-pub const SECRET_NAME: &str = "TEST_PROVIDER_KEY";
+/// A Worker secret provider keys can reference by name (only `PROVIDER_*` names may be).
+pub const SECRET_NAME: &str = "PROVIDER_TEST_KEY";
 pub const SECRET_VALUE: &str = "sk-from-worker-secret-7777";
 
 pub struct Gateway {
@@ -137,7 +137,9 @@ impl Gateway {
             .args(["--var", &format!("CG_ADMIN={ADMIN_KEY}")])
             .args(["--var", &format!("CG_KEK={KEK_HEX}")])
             .args(["--var", &format!("{SECRET_NAME}={SECRET_VALUE}")])
-            .args(["--var", "DEBUG_COUNTERS=true"]);
+            .args(["--var", "DEBUG_COUNTERS=true"])
+            // The mocks speak plain http on 127.0.0.1; a test may pass "false" in `vars`.
+            .args(["--var", "ALLOW_HTTP_UPSTREAMS=true"]);
         if keep {
             cmd.arg("--keep-state");
         }
