@@ -9,7 +9,9 @@ use super::raw_json::{self, MessagesShape};
 use crate::providers::reasoning::REASONING_FIELDS;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::ops::Range;
 
 /// Longer requested names are refused: no catalog name is this long, and names go to the log.
 pub const MAX_MODEL_BYTES: usize = 256;
@@ -19,7 +21,10 @@ pub const MAX_MODEL_BYTES: usize = 256;
 pub struct ChatRequest {
     pub model: String,
     pub stream: bool,
-    fields: BTreeMap<String, Box<RawValue>>,
+    /// The body as sent (checked UTF-8 JSON); fields point into it, so it is held once.
+    text: String,
+    /// Top-level field → where its value's JSON text lies in `text`.
+    fields: BTreeMap<String, Range<usize>>,
     messages: MessagesShape,
 }
 
@@ -28,12 +33,7 @@ impl PartialEq for ChatRequest {
         self.model == other.model
             && self.stream == other.stream
             && self.messages == other.messages
-            && self.fields.len() == other.fields.len()
-            && self
-                .fields
-                .iter()
-                .zip(&other.fields)
-                .all(|((k, v), (k2, v2))| k == k2 && v.get() == v2.get())
+            && self.fields().eq(other.fields())
     }
 }
 
@@ -45,13 +45,14 @@ fn invalid_type(field: &str, what: &str) -> ApiError {
 impl ChatRequest {
     /// Parses with the default bound on JSON values.
     pub fn parse(bytes: &[u8]) -> Result<Self, ApiError> {
-        Self::parse_bounded(bytes, DEFAULT_MAX_JSON_VALUES)
+        Self::parse_bounded(bytes.to_vec(), DEFAULT_MAX_JSON_VALUES)
     }
 
-    /// Refuses a body with more than `max_values` JSON values before parsing any of it, so no
-    /// translation ever builds a tree larger than that.
-    pub fn parse_bounded(bytes: &[u8], max_values: usize) -> Result<Self, ApiError> {
-        let extent = raw_json::extent(bytes);
+    /// Takes the body it parses, so the bytes are held once. Refuses a body with more than
+    /// `max_values` JSON values before parsing any of it, so no translation ever builds a tree
+    /// larger than that.
+    pub fn parse_bounded(bytes: Vec<u8>, max_values: usize) -> Result<Self, ApiError> {
+        let extent = raw_json::extent(&bytes);
         if extent.depth > raw_json::MAX_DEPTH {
             return Err(ApiError::invalid_request(
                 400,
@@ -69,29 +70,30 @@ impl ChatRequest {
                 format!("The request body has more than {max_values} JSON values."),
             ));
         }
-        let fields: BTreeMap<String, Box<RawValue>> =
-            serde_json::from_slice(bytes).map_err(|e| {
-                // A body that is not an object stops at its first byte; whether it is JSON at
-                // all is then checked without building anything.
-                let valid_json = serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_ok();
-                if e.is_data() && valid_json {
-                    ApiError::invalid_request(
-                        400,
-                        "invalid_request",
-                        "The request body must be a JSON object.",
-                    )
-                } else {
-                    ApiError::invalid_request(
-                        400,
-                        "invalid_json",
-                        format!("The request body is not valid JSON: {e}"),
-                    )
-                }
-            })?;
-        let model = match fields
-            .get("model")
-            .map(|raw| serde_json::from_str::<String>(raw.get()))
-        {
+        let not_json = |e: &dyn std::fmt::Display| {
+            ApiError::invalid_request(
+                400,
+                "invalid_json",
+                format!("The request body is not valid JSON: {e}"),
+            )
+        };
+        let text = String::from_utf8(bytes).map_err(|e| not_json(&e))?;
+        let fields = field_ranges(&text).map_err(|e| {
+            // A body that is not an object stops at its first byte; whether it is JSON at all
+            // is then checked without building anything.
+            let valid_json = serde_json::from_str::<serde::de::IgnoredAny>(&text).is_ok();
+            if e.is_data() && valid_json {
+                ApiError::invalid_request(
+                    400,
+                    "invalid_request",
+                    "The request body must be a JSON object.",
+                )
+            } else {
+                not_json(&e)
+            }
+        })?;
+        let field = |name: &str| fields.get(name).map(|r| &text[r.clone()]);
+        let model = match field("model").map(serde_json::from_str::<String>) {
             Some(Ok(m)) if m.len() > MAX_MODEL_BYTES => {
                 return Err(ApiError::invalid_request(
                     400,
@@ -109,9 +111,9 @@ impl ChatRequest {
                 )
             }
         };
-        check_types(&fields)?;
-        let messages = match fields.get("messages") {
-            Some(raw) if raw.get() != "null" => raw_json::check_messages(raw, REASONING_FIELDS)
+        check_types(&field)?;
+        let messages = match field("messages") {
+            Some(raw) if raw != "null" => raw_json::check_messages(raw, REASONING_FIELDS)
                 .ok_or_else(|| {
                     invalid_type(
                         "messages",
@@ -120,7 +122,7 @@ impl ChatRequest {
                 })?,
             _ => MessagesShape::default(),
         };
-        let stream = match fields.get("stream").map(|raw| raw.get()) {
+        let stream = match field("stream") {
             None | Some("null") => false,
             Some(raw) => serde_json::from_str::<bool>(raw)
                 .map_err(|_| invalid_type("stream", "a boolean"))?,
@@ -128,27 +130,30 @@ impl ChatRequest {
         Ok(Self {
             model,
             stream,
+            text,
             fields,
             messages,
         })
     }
 
-    /// A top-level field as the caller sent it (`null` counts as absent).
-    pub fn raw(&self, field: &str) -> Option<&RawValue> {
+    /// A top-level field's JSON text as the caller sent it (`null` counts as absent).
+    pub fn raw(&self, field: &str) -> Option<&str> {
         self.fields
             .get(field)
-            .map(|raw| raw.as_ref())
-            .filter(|raw| raw.get() != "null")
+            .map(|r| &self.text[r.clone()])
+            .filter(|raw| *raw != "null")
     }
 
     /// A top-level field parsed into a tree; for small fields and translations.
     pub fn value(&self, field: &str) -> Option<Value> {
-        serde_json::from_str(self.raw(field)?.get()).ok()
+        serde_json::from_str(self.raw(field)?).ok()
     }
 
-    /// Every top-level field as raw JSON, in key order.
-    pub fn fields(&self) -> impl Iterator<Item = (&str, &RawValue)> {
-        self.fields.iter().map(|(k, v)| (k.as_str(), v.as_ref()))
+    /// Every top-level field's JSON text, in key order.
+    pub fn fields(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.fields
+            .iter()
+            .map(|(k, r)| (k.as_str(), &self.text[r.clone()]))
     }
 
     /// Some message carries reasoning fields that OpenAI-compatible targets refuse back.
@@ -162,7 +167,9 @@ impl ChatRequest {
         self.fields
             .iter()
             .filter(|(k, _)| k.as_str() != skip)
-            .filter_map(|(k, v)| Some((k.clone(), serde_json::from_str(v.get()).ok()?)))
+            .filter_map(|(k, r)| {
+                Some((k.clone(), serde_json::from_str(&self.text[r.clone()]).ok()?))
+            })
             .collect()
     }
 }
@@ -174,12 +181,26 @@ pub const DEFAULT_MAX_JSON_VALUES: usize = 100_000;
 
 /// The fields routing or translation reads must have the type OpenAI documents; anything else is
 /// refused here with the field named, rather than failing obscurely upstream.
-fn check_types(fields: &BTreeMap<String, Box<RawValue>>) -> Result<(), ApiError> {
-    for (field, ok, what) in TYPE_CHECKS {
-        match fields.get(*field).map(|raw| raw.get()) {
+/// Where each top-level field's value lies in `text`: parsed with values borrowed from the text,
+/// so nothing is copied but the keys.
+fn field_ranges(text: &str) -> Result<BTreeMap<String, Range<usize>>, serde_json::Error> {
+    let borrowed: BTreeMap<Cow<'_, str>, &RawValue> = serde_json::from_str(text)?;
+    let base = text.as_ptr() as usize;
+    Ok(borrowed
+        .into_iter()
+        .map(|(k, v)| {
+            let start = v.get().as_ptr() as usize - base;
+            (k.into_owned(), start..start + v.get().len())
+        })
+        .collect())
+}
+
+fn check_types<'a>(field: &impl Fn(&str) -> Option<&'a str>) -> Result<(), ApiError> {
+    for (name, ok, what) in TYPE_CHECKS {
+        match field(name) {
             None | Some("null") => {}
             Some(raw) if ok(raw) => {}
-            Some(_) => return Err(invalid_type(field, what)),
+            Some(_) => return Err(invalid_type(name, what)),
         }
     }
     Ok(())
@@ -293,12 +314,12 @@ mod tests {
     fn a_body_with_more_values_than_the_bound_is_refused_before_parsing() {
         let pad = r#"{"a":0},"#.repeat(600);
         let body = format!(r#"{{"model":"m","pad":[{pad}{{}}]}}"#);
-        let e = ChatRequest::parse_bounded(body.as_bytes(), 1_000).unwrap_err();
+        let e = ChatRequest::parse_bounded(body.clone().into_bytes(), 1_000).unwrap_err();
         assert_eq!(
             (e.status, e.code.as_deref()),
             (400, Some("too_many_values"))
         );
-        assert!(ChatRequest::parse_bounded(body.as_bytes(), 2_000).is_ok());
+        assert!(ChatRequest::parse_bounded(body.into_bytes(), 2_000).is_ok());
     }
 
     #[test]

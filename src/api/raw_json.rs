@@ -65,8 +65,8 @@ pub struct MessagesShape {
 
 /// Checks that `messages` is an array of objects each with a string `role`, one message at a
 /// time and without keeping any of them.
-pub fn check_messages(raw: &RawValue, reasoning_fields: &[&str]) -> Option<MessagesShape> {
-    let mut de = serde_json::Deserializer::from_str(raw.get());
+pub fn check_messages(raw: &str, reasoning_fields: &[&str]) -> Option<MessagesShape> {
+    let mut de = serde_json::Deserializer::from_str(raw);
     de.deserialize_seq(MessagesCheck { reasoning_fields }).ok()
 }
 
@@ -133,11 +133,11 @@ impl<'de> Visitor<'de> for MessageCheck<'_> {
 /// Writes `messages` to `out` with the fields named in `drop` removed from every message,
 /// parsing one message at a time (each as a map of raw values borrowed from the input).
 pub fn write_messages_without(
-    raw: &RawValue,
+    raw: &str,
     drop: &[&str],
     out: &mut Vec<u8>,
 ) -> Result<(), serde_json::Error> {
-    let mut de = serde_json::Deserializer::from_str(raw.get());
+    let mut de = serde_json::Deserializer::from_str(raw);
     de.deserialize_seq(MessagesWriter { drop, out })
 }
 
@@ -227,10 +227,6 @@ fn write_string(out: &mut Vec<u8>, s: &str) {
 mod tests {
     use super::*;
 
-    fn raw(s: &str) -> Box<RawValue> {
-        RawValue::from_string(s.to_owned()).unwrap()
-    }
-
     fn values(bytes: &[u8]) -> usize {
         extent(bytes).values
     }
@@ -255,7 +251,7 @@ mod tests {
     fn messages_must_be_objects_with_a_string_role() {
         let fields = &["reasoning_content"];
         assert_eq!(
-            check_messages(&raw(r#"[{"role":"user","content":"hi"}]"#), fields),
+            check_messages(r#"[{"role":"user","content":"hi"}]"#, fields),
             Some(MessagesShape {
                 has_reasoning: false
             })
@@ -267,13 +263,10 @@ mod tests {
             r#"["text"]"#,
             r#"[null]"#,
         ] {
-            assert_eq!(check_messages(&raw(bad), fields), None, "{bad}");
+            assert_eq!(check_messages(bad, fields), None, "{bad}");
         }
         assert_eq!(
-            check_messages(
-                &raw(r#"[{"role":"assistant","reasoning_content":"x"}]"#),
-                fields
-            ),
+            check_messages(r#"[{"role":"assistant","reasoning_content":"x"}]"#, fields),
             Some(MessagesShape {
                 has_reasoning: true
             })
@@ -284,7 +277,7 @@ mod tests {
     fn dropped_fields_leave_every_other_byte_of_each_message_as_sent() {
         let mut out = Vec::new();
         write_messages_without(
-            &raw(r#"[{"role":"user","content":[{"type":"text","text":"a\"b"}]},{"role":"assistant","content":"x","thinking_blocks":[1]}]"#),
+            r#"[{"role":"user","content":[{"type":"text","text":"a\"b"}]},{"role":"assistant","content":"x","thinking_blocks":[1]}]"#,
             &["thinking_blocks"],
             &mut out,
         )

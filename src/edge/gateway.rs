@@ -107,9 +107,8 @@ pub async fn chat_completions(
         let cfg = tenant_config(&req, env, ctx, dep, &metrics).await?;
         log.tenant = cfg.tenant.to_string();
         let body = http::read_body(&mut req, dep.max_chat_body).await?;
-        let chat = ChatRequest::parse_bounded(&body, dep.max_chat_json_values)?;
-        // The raw fields are kept; the bytes they came from are not needed any more.
-        drop(body);
+        // The request keeps the body and points into it: held once, never as a tree.
+        let chat = ChatRequest::parse_bounded(body, dep.max_chat_json_values)?;
         log.requested = chat.model.clone();
         let chain = build_chain(&cfg, &chat.model).map_err(|e| chain_error(&e))?;
         let state = RoutingClient {

@@ -118,7 +118,7 @@ impl WatchedBody {
 pub struct FetchUpstream<'a> {
     request: &'a ChatRequest,
     /// The current candidate's body, built once and sent with each of its keys.
-    body: RefCell<Option<(CandidateBody, Rc<[u8]>)>>,
+    body: RefCell<Option<(CandidateBody, Rc<Vec<u8>>)>>,
 }
 
 /// Which candidate a built body belongs to: (provider, model).
@@ -132,14 +132,17 @@ impl<'a> FetchUpstream<'a> {
         }
     }
 
-    fn body_for(&self, call: &Call<'_>) -> Rc<[u8]> {
+    fn body_for(&self, call: &Call<'_>) -> Rc<Vec<u8>> {
         let id = (call.provider.name.to_string(), call.model.id.to_string());
         let mut memo = self.body.borrow_mut();
         match &*memo {
             Some((built_for, body)) if *built_for == id => body.clone(),
             _ => {
-                let body: Rc<[u8]> =
-                    providers::body(call.provider.kind, call.model, self.request).into();
+                let body = Rc::new(providers::body(
+                    call.provider.kind,
+                    call.model,
+                    self.request,
+                ));
                 *memo = Some((id, body.clone()));
                 body
             }
@@ -210,7 +213,7 @@ impl FetchUpstream<'_> {
         init.with_redirect(RequestRedirect::Manual)
             .with_method(Method::Post)
             .with_headers(headers)
-            .with_body(Some(Uint8Array::from(&body[..]).into()));
+            .with_body(Some(Uint8Array::from(body.as_slice()).into()));
         Request::new_with_init(&call.provider.base_url.join(providers::path(kind)), &init)
     }
 }

@@ -18,7 +18,7 @@ pub fn body(model: &CatalogModel, req: &ChatRequest) -> Vec<u8> {
     let reasons = reasons(model);
     let mut out = Vec::with_capacity(
         req.fields()
-            .map(|(k, v)| k.len() + v.get().len() + 4)
+            .map(|(k, v)| k.len() + v.len() + 4)
             .sum::<usize>()
             + 64,
     );
@@ -37,7 +37,7 @@ pub fn body(model: &CatalogModel, req: &ChatRequest) -> Vec<u8> {
                     out.extend_from_slice(b"[]");
                 }
             }
-            _ => object.raw_field(field, raw.get()),
+            _ => object.raw_field(field, raw),
         }
     }
     object.string_field("model", &model.upstream_model);

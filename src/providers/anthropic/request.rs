@@ -117,12 +117,12 @@ fn tool_choice(src: &Map<String, Value>) -> Option<Value> {
 
 /// System and developer messages become `system`; tool results become user turns; consecutive
 /// turns of one role merge, since Anthropic wants them to alternate.
-fn messages(messages: Option<&RawValue>) -> (String, Vec<Value>) {
+fn messages(messages: Option<&str>) -> (String, Vec<Value>) {
     let mut system: Vec<String> = Vec::new();
     let mut out: Vec<Value> = Vec::new();
     // Checked at parse to be an array of objects; each is parsed only while it is translated.
     let list: Vec<&RawValue> = messages
-        .and_then(|raw| serde_json::from_str(raw.get()).ok())
+        .and_then(|raw| serde_json::from_str(raw).ok())
         .unwrap_or_default();
     for raw in list {
         let Ok(message) = serde_json::from_str::<Value>(raw.get()) else {
