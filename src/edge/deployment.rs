@@ -14,6 +14,8 @@ pub struct Deployment {
     pub debug_counters: bool,
     /// `ROUTING_LEASE_MS`: 0 (the default) asks the routing object about every candidate.
     pub lease_ms: u64,
+    /// `MAX_PARK_MS`: the longest a `Retry-After` parks a key.
+    pub max_park_ms: u64,
 }
 
 thread_local! {
@@ -48,6 +50,15 @@ fn read(env: &Env) -> Result<Deployment, String> {
                 .trim()
                 .parse()
                 .map_err(|_| "var ROUTING_LEASE_MS must be a whole number of ms".to_owned())?,
+        },
+        max_park_ms: match var(env, "MAX_PARK_MS") {
+            None => 3_600_000,
+            Some(v) => v
+                .trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|ms| (1..=crate::state::MAX_SAFE_MS).contains(ms))
+                .ok_or("var MAX_PARK_MS must be a positive whole number of ms")?,
         },
     })
 }
