@@ -118,12 +118,21 @@ fn with_grants<R>(
 /// Anything this isolate reports about a provider ends its grants there, both when the report is
 /// sent and when its answer is back: from then on the routing object decides again, with what
 /// was just reported, and a grant from an acquire that crossed the report is discarded.
+/// Only scopes that have asked for a grant are kept: without `ROUTING_LEASE_MS` nothing is stored.
 fn news(tenant: &TenantId, provider: &str) {
-    with_grants(tenant, provider, ProviderGrants::news);
+    GRANTS.with(|g| {
+        let key = (tenant.to_string(), provider.to_owned());
+        if let Some(book) = g.borrow_mut().get_mut(&key) {
+            book.news();
+        }
+    });
 }
 
 impl RoutingState for RoutingClient<'_> {
     async fn acquire(&self, provider: &ProviderName, req: AcquireRequest) -> Lease {
+        if req.lease_ms == 0 {
+            return self.acquire_from_object(provider, req).await;
+        }
         let (granted, ticket) = with_grants(self.tenant, provider.as_str(), |book| {
             let keys = book.take(&req.model, &req.keys, req.strategy, now_ms());
             (keys, book.ticket())
