@@ -2,11 +2,12 @@
 //! per-model breakers). The client the cascade uses to reach it is `routing_client`.
 
 use super::http::now_ms;
+use crate::state::committed::Committed;
 use crate::state::provider_state::ModelTransition;
 use crate::state::wire::read_report;
 use crate::state::{AcquireRequest, Admission, ProviderState};
 use serde::{Deserialize, Serialize};
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use worker::{
     console_error, durable_object, DurableObject, Env, Method, Request, Response, Result, State,
 };
@@ -18,10 +19,7 @@ const STORAGE_KEY: &str = "state";
 #[durable_object]
 pub struct RoutingObject {
     state: State,
-    mem: RefCell<Option<ProviderState>>,
-    /// Moves on with every decision that is persisted, so a rollback can tell whether another
-    /// request decided on top of the change it is undoing.
-    version: Cell<u64>,
+    mem: RefCell<Committed<ProviderState>>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -41,8 +39,7 @@ impl DurableObject for RoutingObject {
     fn new(state: State, _env: Env) -> Self {
         Self {
             state,
-            mem: RefCell::new(None),
-            version: Cell::new(0),
+            mem: RefCell::new(Committed::default()),
         }
     }
 
@@ -104,16 +101,12 @@ impl DurableObject for RoutingObject {
             }
             (Method::Get, "/breakers") => {
                 let mem = self.mem.borrow();
-                let views = mem
-                    .as_ref()
-                    .map(|st| st.not_closed(now))
-                    .unwrap_or_default();
+                let views = mem.get().map(|st| st.not_closed(now)).unwrap_or_default();
                 Response::from_json(&views)
             }
             (Method::Post, "/wipe") => {
                 self.state.storage().delete_all().await?;
-                self.version.set(self.version.get().wrapping_add(1));
-                *self.mem.borrow_mut() = Some(ProviderState::default());
+                self.mem.borrow_mut().reset();
                 Response::from_json(&Vec::<ModelTransition>::new())
             }
             _ => Response::error("no such routing-object route", 404),
@@ -122,53 +115,34 @@ impl DurableObject for RoutingObject {
 }
 
 impl RoutingObject {
-    /// Loads the stored state once per object lifetime.
+    /// Loads the stored state once per object lifetime (and again after an inexact undo).
     async fn ensure_loaded(&self) -> Result<()> {
-        if self.mem.borrow().is_some() {
+        if self.mem.borrow().is_loaded() {
             return Ok(());
         }
         let stored: Option<ProviderState> = self.state.storage().get(STORAGE_KEY).await?;
-        let mut mem = self.mem.borrow_mut();
-        // Storage reads hold the input gate, but keep whatever a concurrent first request loaded.
-        if mem.is_none() {
-            *mem = Some(stored.unwrap_or_default());
-        }
+        self.mem.borrow_mut().load(stored);
         Ok(())
     }
 
     /// Every decision is made on the in-memory state without an await in between, so concurrent
     /// requests see each other's effects at once (one probe, one cursor step each). `decide`
     /// also says whether its change must be stored; if it must and the write fails, the change
-    /// is undone and the caller gets the error, so what memory holds is always what storage holds
-    /// (a transition is answered, and so gets its event, only once it is stored).
-    ///
-    /// Rollback and concurrency: the runtime's input gate holds other requests while a storage
-    /// write is in flight, so normally nothing decides on top of a change before it is stored,
-    /// and the rollback restores the state from before it exactly. If something did (the gate is
-    /// the platform's guarantee, not ours), restoring the old snapshot would drop that later
-    /// decision, so memory is dropped instead and the next request reloads what storage holds.
+    /// is undone (`Committed::undo`, which also says how concurrency is handled) and the caller
+    /// gets the error. So memory only holds what storage holds, and a transition is answered,
+    /// and so gets its event, exactly when it was stored.
     async fn commit<R>(&self, decide: impl FnOnce(&mut ProviderState) -> (R, bool)) -> Result<R> {
-        let (before, result, after, version) = {
-            let mut mem = self.mem.borrow_mut();
-            let st = mem.get_or_insert_with(ProviderState::default);
-            let before = st.clone();
-            let (result, persist) = decide(st);
-            if !persist {
-                return Ok(result);
-            }
-            let version = self.version.get().wrapping_add(1);
-            self.version.set(version);
-            (before, result, st.clone(), version)
+        let (result, pending) = self.mem.borrow_mut().decide(decide);
+        let Some(pending) = pending else {
+            return Ok(result);
         };
-        match self.state.storage().put(STORAGE_KEY, &after).await {
+        match self.state.storage().put(STORAGE_KEY, &pending.store).await {
             Ok(()) => Ok(result),
             Err(e) => {
-                let undone = self.version.get() == version;
-                *self.mem.borrow_mut() = undone.then_some(before);
-                self.version.set(self.version.get().wrapping_add(1));
+                let exact = self.mem.borrow_mut().undo(pending);
                 console_error!(
                     "{}",
-                    serde_json::json!({"msg": "routing state not stored; decision undone", "error": e.to_string(), "reload": !undone})
+                    serde_json::json!({"msg": "routing state not stored; decision undone", "error": e.to_string(), "reload": !exact})
                 );
                 Err(e)
             }

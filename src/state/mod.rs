@@ -2,6 +2,7 @@
 //! `ProviderState` per tenant/provider and only moves these values in and out of storage.
 
 pub mod breaker;
+pub mod committed;
 pub mod grant;
 pub mod key_pool;
 pub mod provider_state;
