@@ -14,6 +14,7 @@ use support::fakes::{tenant, FakeClock, FakeState, FakeUpstream, Script};
 const LIMITS: Limits = Limits {
     budget_ms: 60_000,
     lease_ms: 0,
+    max_park_ms: 3_600_000,
     breaker: BreakerSettings {
         error_threshold: 5,
         window_ms: 30_000,
@@ -154,6 +155,33 @@ fn retry_after_seconds_parks_the_key_for_exactly_that_long() {
     clock.0.set(parked_at + 30_000);
     w.run("m1");
     assert_eq!(w.upstream.keys_used().last().unwrap(), "p1-k1");
+}
+
+#[test]
+fn a_century_long_retry_after_parks_the_key_for_max_park_ms_and_no_longer() {
+    let clock = FakeClock(1_000_000.into());
+    let w = World::new(&clock, 2, "failover");
+    w.upstream
+        .script("m1", &[Script::Status(429, Some("3153600000"), "")]);
+    let limits = Limits {
+        max_park_ms: 5_000,
+        ..LIMITS
+    };
+    w.run_with("m1", limits);
+    let parked_at = 1_000_000 + 10;
+    let parks: Vec<u64> = w
+        .state
+        .reports
+        .borrow()
+        .iter()
+        .flat_map(|r| r.parks.iter().map(|p| p.until))
+        .collect();
+    assert_eq!(parks, [parked_at + 5_000]);
+    clock.0.set(parked_at + 4_999);
+    w.run_with("m1", limits);
+    clock.0.set(parked_at + 5_000);
+    w.run_with("m1", limits);
+    assert_eq!(w.upstream.keys_used(), ["p1-k1", "p1-k2", "p1-k2", "p1-k1"]);
 }
 
 #[test]

@@ -68,3 +68,24 @@ fn a_park_ends_the_grant_so_the_next_request_skips_the_parked_key() {
     assert_eq!(t.chat("m").status, 200);
     assert_eq!(mock.keys(), ["sk-1", "sk-1", "sk-2", "sk-2"]);
 }
+
+#[test]
+fn one_old_5xx_stops_keeping_grants_away_once_it_ages_out_of_the_breaker_window() {
+    let gw = gateway();
+    let (t, mock) = gw.tenant_with_mock("grant-quiet", &["sk-1"], "failover");
+    let r = t.put("/settings", json!({"breaker": {"window_ms": 500}}));
+    assert_eq!(r.status, 200);
+    mock.push(Rule::any(Reply::status(503)).times(1));
+    assert_eq!(t.chat("m").status, 502);
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    let r = t.chat("m");
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("x-cognigate-do-calls"), Some("1"));
+    let r = t.chat("m");
+    assert_eq!(r.status, 200);
+    assert_eq!(
+        r.header("x-cognigate-do-calls"),
+        Some("0"),
+        "quiet again once the failure left the window, so served under a grant"
+    );
+}

@@ -12,8 +12,9 @@ pub mod retry_after;
 use crate::api::{passthrough_error, ApiError, AttemptSummary, ErrorType};
 use crate::config::{BreakerSettings, CatalogModel, Provider, ProviderKey, ProviderName};
 use crate::routing::Candidate;
-use crate::state::{AcquireRequest, Admission, Lease, Park, ReportRequest, Verdict};
+use crate::state::{safe_after, AcquireRequest, Admission, Lease, Park, ReportRequest, Verdict};
 pub use classify::{classify_status, Failure, StatusVerdict};
+use retry_after::park_window;
 
 pub trait Clock {
     fn now_ms(&self) -> u64;
@@ -152,6 +153,8 @@ pub struct Limits {
     pub breaker: BreakerSettings,
     /// Admission grants (`ROUTING_LEASE_MS`); 0 asks the routing object for every candidate.
     pub lease_ms: u64,
+    /// The longest a `Retry-After` parks a key (`MAX_PARK_MS`).
+    pub max_park_ms: u64,
 }
 
 /// How one candidate ended inside the loop.
@@ -323,10 +326,12 @@ impl<S: RoutingState, U: Upstream, C: Clock> Cascade<'_, S, U, C> {
                     tried.status = Some(status);
                     let verdict = classify_status(status);
                     if let StatusVerdict::NextKey(Failure::RateLimit) = verdict {
-                        if let Some(ms) = retry_after.and_then(|v| retry_after::park_ms(&v, now)) {
+                        let max = self.limits.max_park_ms;
+                        if let Some(ms) = retry_after.and_then(|v| park_window(&v, now, max)) {
+                            let until = safe_after(now, ms);
                             parks.push(Park {
                                 key: key.id.clone(),
-                                until: now.saturating_add(ms),
+                                until,
                             });
                         }
                     }
@@ -401,5 +406,6 @@ fn acquire_request(candidate: &Candidate<'_>, limits: &Limits) -> AcquireRequest
         // A grant never outlives half an open duration, so none is still live when a breaker
         // that opened after it was issued goes half-open: the probe stays the only request.
         lease_ms: limits.lease_ms.min(limits.breaker.open_duration_ms / 2),
+        window_ms: limits.breaker.window_ms,
     }
 }

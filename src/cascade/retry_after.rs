@@ -18,6 +18,13 @@ pub fn park_ms(value: &str, now_ms: u64) -> Option<u64> {
     u64::try_from(delay).ok().filter(|ms| *ms > 0)
 }
 
+/// The park window a 429 earns: what the header asks for, never more than `max_ms`
+/// (`MAX_PARK_MS`). A provider's "come back in a century" must not shut a key out for longer
+/// than an operator would wait; after the window the key is simply tried again.
+pub fn park_window(value: &str, now_ms: u64, max_ms: u64) -> Option<u64> {
+    park_ms(value, now_ms).map(|ms| ms.min(max_ms))
+}
+
 /// Epoch ms of `Sun, 06 Nov 1994 08:49:37 GMT`, the RFC's own example date.
 #[cfg(test)]
 const RFC_EXAMPLE_MS: u64 = 784_111_777_000;
@@ -89,6 +96,27 @@ mod tests {
     #[test]
     fn huge_delay_saturates_instead_of_overflowing() {
         assert_eq!(park_ms("99999999999999999999999", 0), Some(u64::MAX));
+    }
+
+    #[test]
+    fn a_century_long_retry_after_parks_for_max_park_ms_only() {
+        assert_eq!(park_window("3153600000", 0, 3_600_000), Some(3_600_000));
+        assert_eq!(
+            park_window("99999999999999999999999", 0, 3_600_000),
+            Some(3_600_000)
+        );
+        let now = 1_800_000_000_000;
+        assert_eq!(
+            park_window(&imf_fixdate(now + 86_400_000), now, 3_600_000),
+            Some(3_600_000)
+        );
+    }
+
+    #[test]
+    fn a_window_inside_max_park_ms_is_kept_as_asked_and_none_stays_none() {
+        assert_eq!(park_window("120", 0, 3_600_000), Some(120_000));
+        assert_eq!(park_window("0", 0, 3_600_000), None);
+        assert_eq!(park_window("soon", 0, 3_600_000), None);
     }
 
     #[test]

@@ -19,6 +19,8 @@ pub struct Deployment {
     /// `ALLOW_HTTP_UPSTREAMS = "true"`: providers may be called over plain http (local vLLM or
     /// Ollama, the tests). Off by default, so provider keys only travel over TLS.
     pub allow_http_upstreams: bool,
+    /// `MAX_PARK_MS`: the longest a `Retry-After` parks a key.
+    pub max_park_ms: u64,
 }
 
 thread_local! {
@@ -60,6 +62,15 @@ fn read(env: &Env) -> Result<Deployment, String> {
                 .trim()
                 .parse()
                 .map_err(|_| "var ROUTING_LEASE_MS must be a whole number of ms".to_owned())?,
+        },
+        max_park_ms: match var(env, "MAX_PARK_MS") {
+            None => 3_600_000,
+            Some(v) => v
+                .trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|ms| (1..=crate::state::MAX_SAFE_MS).contains(ms))
+                .ok_or("var MAX_PARK_MS must be a positive whole number of ms")?,
         },
     })
 }

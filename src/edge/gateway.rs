@@ -125,6 +125,7 @@ pub async fn chat_completions(
                 budget_ms: dep.defaults.request_budget_ms,
                 breaker: cfg.settings.breaker,
                 lease_ms: dep.lease_ms,
+                max_park_ms: dep.max_park_ms,
             },
         };
         let outcome = cascade.run(&chain).await;
@@ -204,8 +205,9 @@ async fn respond(
                         tenant: state.tenant.clone(),
                         request_id: log.request_id.to_owned(),
                         settlement,
+                        probe_hold_ms: dep.defaults.request_budget_ms,
                     };
-                    stream_response(status, relay::body(start, owner))
+                    stream_response(status, relay::body(start, owner, state.ctx))
                 }
             };
             (

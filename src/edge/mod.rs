@@ -8,6 +8,7 @@ mod gateway;
 mod http;
 mod metrics;
 mod relay;
+mod routing_client;
 mod routing_object;
 mod store;
 mod upstream;

@@ -2,7 +2,7 @@
 //! body), the stream's end settles the candidate's breaker, and a caller who goes away cancels
 //! the upstream read without anything being held against the model.
 
-use super::routing_object::report_detached;
+use super::routing_client::{StreamReport, StreamReportTarget};
 use super::upstream::{read_chunk, Read, StreamStart, WatchedBody};
 use crate::cascade::Settlement;
 use crate::config::TenantId;
@@ -10,7 +10,7 @@ use crate::providers::StreamDecoder;
 use crate::state::Verdict;
 use crate::stream::{Relay, RelayStep, StreamEnd};
 use futures::stream::{self, Stream};
-use worker::{console_log, AbortController, ByteStream, Env};
+use worker::{console_log, AbortController, ByteStream, Context, Env};
 
 /// Who to tell how the stream ended.
 pub struct StreamOwner {
@@ -18,6 +18,8 @@ pub struct StreamOwner {
     pub tenant: TenantId,
     pub request_id: String,
     pub settlement: Settlement,
+    /// A probe's timeout: while its stream runs, the probe is renewed for this long at a time.
+    pub probe_hold_ms: u64,
 }
 
 enum Phase {
@@ -32,6 +34,8 @@ struct CancelGuard {
     controller: Option<AbortController>,
     finished: bool,
     owner: Option<StreamOwner>,
+    /// Sends the report under the request's `waitUntil`, whichever way the stream ends.
+    reporter: StreamReport,
 }
 
 impl CancelGuard {
@@ -54,10 +58,7 @@ impl Drop for CancelGuard {
             if owner.settlement.report.probe.is_some() {
                 owner.settlement.report.verdict = Verdict::Neutral;
                 owner.settlement.report.parks.clear();
-                worker::wasm_bindgen_futures::spawn_local(async move {
-                    let s = owner.settlement;
-                    report_detached(&owner.env, &owner.tenant, &s.provider, s.report).await;
-                });
+                self.reporter.send(owner.settlement.report);
             }
         }
     }
@@ -72,7 +73,22 @@ struct State {
     guard: CancelGuard,
 }
 
-pub fn body(start: StreamStart, owner: StreamOwner) -> impl Stream<Item = worker::Result<Vec<u8>>> {
+pub fn body(
+    start: StreamStart,
+    owner: StreamOwner,
+    ctx: &Context,
+) -> impl Stream<Item = worker::Result<Vec<u8>>> {
+    let reporter = StreamReport::start(
+        ctx,
+        StreamReportTarget {
+            env: owner.env.clone(),
+            tenant: owner.tenant.clone(),
+            provider: owner.settlement.provider.clone(),
+            model: owner.settlement.report.model.clone(),
+            probe: owner.settlement.report.probe,
+            hold_ms: owner.probe_hold_ms,
+        },
+    );
     let state = State {
         phase: Phase::First(start.first, start.finished),
         rest: WatchedBody::new(start.rest, start.read_timeout_ms),
@@ -83,6 +99,7 @@ pub fn body(start: StreamStart, owner: StreamOwner) -> impl Stream<Item = worker
             controller: Some(start.controller),
             finished: false,
             owner: Some(owner),
+            reporter,
         },
     };
     stream::unfold(state, |mut st| async move {
@@ -165,6 +182,6 @@ async fn settle(guard: &mut CancelGuard, end: StreamEnd) {
             })
         );
     }
-    let s = owner.settlement;
-    report_detached(&owner.env, &owner.tenant, &s.provider, s.report).await;
+    guard.reporter.send(owner.settlement.report);
+    guard.reporter.sent().await;
 }

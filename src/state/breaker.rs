@@ -2,6 +2,7 @@
 //! upstream calls; after `open_duration`, exactly one request probes while everyone else keeps
 //! skipping. A good probe closes outright, a bad one re-opens for a full duration.
 
+use super::safe_after;
 use crate::config::BreakerSettings;
 use serde::{Deserialize, Serialize};
 
@@ -68,7 +69,7 @@ impl Breaker {
             Self::Open { .. } | Self::HalfOpen { .. } => {
                 *self = Self::HalfOpen {
                     probe: token,
-                    probe_deadline: now.saturating_add(probe_timeout_ms),
+                    probe_deadline: safe_after(now, probe_timeout_ms),
                 };
                 Admission::Probe { token }
             }
@@ -135,6 +136,36 @@ impl Breaker {
         }
     }
 
+    /// A probe whose answer is still streaming renews its deadline: it is held for as long as
+    /// its stream runs (each renewal reaches `now + ms`), and released by the deadline only if
+    /// the renewals stop, e.g. because the isolate carrying it went away. Anything but the live
+    /// probe is left alone, so a late renewal cannot revive a finished probe.
+    pub fn hold(&mut self, probe: u64, now: u64, ms: u64) -> bool {
+        match self {
+            Self::HalfOpen {
+                probe: p,
+                probe_deadline,
+            } if *p == probe && now < *probe_deadline => {
+                let renewed = (*probe_deadline).max(safe_after(now, ms));
+                let changed = renewed != *probe_deadline;
+                *probe_deadline = renewed;
+                changed
+            }
+            _ => false,
+        }
+    }
+
+    /// Closed with no counted failure inside the window: what admission grants require. A
+    /// failure that has aged out of the window no longer counts, here as for tripping.
+    pub fn is_quiet(&self, now: u64, window_ms: u64) -> bool {
+        match self {
+            Self::Closed { failures } => {
+                failures.iter().all(|t| now.saturating_sub(*t) >= window_ms)
+            }
+            Self::Open { .. } | Self::HalfOpen { .. } => false,
+        }
+    }
+
     /// Closing by hand; a breaker that is already closed emits nothing.
     pub fn reset(&mut self, reason: &str) -> Option<Transition> {
         let was_closed = matches!(self, Self::Closed { .. });
@@ -149,7 +180,7 @@ impl Breaker {
     }
 
     fn open(&mut self, now: u64, s: &BreakerSettings, reason: String) -> Transition {
-        let until = now.saturating_add(s.open_duration_ms);
+        let until = safe_after(now, s.open_duration_ms);
         *self = Self::Open { until };
         Transition::Opened {
             reason,
@@ -159,161 +190,5 @@ impl Breaker {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const S: BreakerSettings = BreakerSettings {
-        error_threshold: 5,
-        window_ms: 30_000,
-        open_duration_ms: 60_000,
-    };
-    const PROBE_TIMEOUT: u64 = 10_000;
-
-    fn fail(b: &mut Breaker, now: u64) -> Option<Transition> {
-        b.failure(now, &S, None, "server")
-    }
-
-    fn opened_at(now: u64) -> Breaker {
-        let mut b = Breaker::default();
-        for i in 0..5 {
-            fail(&mut b, now - 4 + i);
-        }
-        b
-    }
-
-    #[test]
-    fn threshold_failures_inside_the_window_open_it() {
-        let mut b = Breaker::default();
-        for t in [0, 1_000, 2_000, 3_000] {
-            assert_eq!(fail(&mut b, t), None);
-        }
-        let opened = fail(&mut b, 29_000);
-        assert!(matches!(
-            opened,
-            Some(Transition::Opened {
-                breaker_until: 89_000,
-                ..
-            })
-        ));
-        assert_eq!(b, Breaker::Open { until: 89_000 });
-    }
-
-    #[test]
-    fn failures_spread_wider_than_the_window_never_open_it() {
-        let mut b = Breaker::default();
-        // One failure every 7.5 s: never five inside 30 s, for hours.
-        for i in 0..2_000u64 {
-            assert_eq!(fail(&mut b, i * 7_500), None);
-        }
-        assert!(b.is_closed());
-    }
-
-    #[test]
-    fn open_skips_with_its_until() {
-        let mut b = opened_at(1_000);
-        assert_eq!(
-            b.admit(30_000, PROBE_TIMEOUT, 1),
-            Admission::Skip {
-                until: Some(61_000)
-            }
-        );
-    }
-
-    #[test]
-    fn half_open_admits_exactly_one_probe() {
-        let mut b = opened_at(1_000);
-        assert_eq!(
-            b.admit(61_000, PROBE_TIMEOUT, 7),
-            Admission::Probe { token: 7 }
-        );
-        for t in 0..20 {
-            assert_eq!(
-                b.admit(61_001 + t, PROBE_TIMEOUT, 8 + t),
-                Admission::Skip { until: None }
-            );
-        }
-    }
-
-    #[test]
-    fn probe_success_closes_outright_and_clears_the_window() {
-        let mut b = opened_at(1_000);
-        let Admission::Probe { token } = b.admit(61_000, PROBE_TIMEOUT, 7) else {
-            panic!("expected a probe")
-        };
-        assert!(matches!(
-            b.success(Some(token)),
-            Some(Transition::Closed { .. })
-        ));
-        assert_eq!(b, Breaker::default());
-        // Four fresh failures do not re-open it: nothing carried over.
-        for t in 0..4 {
-            assert_eq!(fail(&mut b, 61_100 + t), None);
-        }
-    }
-
-    #[test]
-    fn probe_failure_reopens_at_once_for_a_full_duration() {
-        let mut b = opened_at(1_000);
-        let Admission::Probe { token } = b.admit(61_000, PROBE_TIMEOUT, 7) else {
-            panic!("expected a probe")
-        };
-        let t = b.failure(62_000, &S, Some(token), "timeout");
-        assert!(matches!(
-            t,
-            Some(Transition::Opened {
-                breaker_until: 122_000,
-                ..
-            })
-        ));
-        assert_eq!(
-            b.admit(121_999, PROBE_TIMEOUT, 8),
-            Admission::Skip {
-                until: Some(122_000)
-            }
-        );
-    }
-
-    #[test]
-    fn lost_probe_is_released_after_its_timeout() {
-        let mut b = opened_at(1_000);
-        assert_eq!(
-            b.admit(61_000, PROBE_TIMEOUT, 7),
-            Admission::Probe { token: 7 }
-        );
-        assert_eq!(
-            b.admit(70_999, PROBE_TIMEOUT, 8),
-            Admission::Skip { until: None }
-        );
-        assert_eq!(
-            b.admit(71_000, PROBE_TIMEOUT, 9),
-            Admission::Probe { token: 9 }
-        );
-        // The lost probe's late verdict no longer counts.
-        assert_eq!(b.success(Some(7)), None);
-    }
-
-    #[test]
-    fn released_probe_lets_the_next_request_probe() {
-        let mut b = opened_at(1_000);
-        b.admit(61_000, PROBE_TIMEOUT, 7);
-        b.release(Some(7), 61_500);
-        assert_eq!(
-            b.admit(61_500, PROBE_TIMEOUT, 8),
-            Admission::Probe { token: 8 }
-        );
-    }
-
-    #[test]
-    fn late_failure_from_a_non_probe_changes_nothing_while_open() {
-        let mut b = opened_at(1_000);
-        assert_eq!(fail(&mut b, 2_000), None);
-        assert_eq!(b, Breaker::Open { until: 61_000 });
-    }
-
-    #[test]
-    fn reset_closes_and_reports_only_real_transitions() {
-        let mut b = opened_at(1_000);
-        assert!(matches!(b.reset("manual"), Some(Transition::Closed { .. })));
-        assert_eq!(b.reset("manual"), None);
-    }
-}
+#[path = "breaker_tests.rs"]
+mod tests;

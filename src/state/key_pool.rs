@@ -1,5 +1,6 @@
 //! A provider's key pool: Retry-After park windows and the shared round-robin cursor.
 
+use super::MAX_SAFE_MS;
 use crate::config::KeyStrategy;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -45,7 +46,9 @@ impl KeyPool {
     }
 
     /// Parks `key` until `until` (the latest report wins); a window already over parks nothing.
+    /// `until` is held to a safe integer so the state always stores.
     pub fn park(&mut self, key: &str, until: u64, now: u64) -> bool {
+        let until = until.min(MAX_SAFE_MS);
         if until <= now {
             return false;
         }
@@ -66,6 +69,11 @@ impl KeyPool {
 
     pub fn parked_until(&self, key: &str) -> Option<u64> {
         self.parked.get(key).copied()
+    }
+
+    /// Frees every key at once (`breakers/reset`).
+    pub fn unpark_all(&mut self) {
+        self.parked.clear();
     }
 }
 
@@ -139,6 +147,25 @@ mod tests {
         pool.park("k1", 9_000, 0);
         pool.park("k1", 2_000, 1_000);
         assert_eq!(pool.parked_until("k1"), Some(2_000));
+    }
+
+    #[test]
+    fn a_park_window_past_the_safe_integer_range_is_stored_at_its_edge() {
+        let mut pool = KeyPool::default();
+        pool.park("k1", u64::MAX, 0);
+        assert_eq!(pool.parked_until("k1"), Some(MAX_SAFE_MS));
+        let json = serde_json::to_value(&pool).unwrap();
+        assert_eq!(json["parked"]["k1"].as_u64(), Some(MAX_SAFE_MS));
+    }
+
+    #[test]
+    fn unpark_all_frees_every_key_at_once() {
+        let mut pool = KeyPool::default();
+        pool.park("k1", 9_000, 0);
+        pool.park("k2", 9_000, 0);
+        pool.unpark_all();
+        assert_eq!(pool.plan(&keys(2), KeyStrategy::Failover, 1), ["k1", "k2"]);
+        assert!(!pool.any_parked());
     }
 
     #[test]

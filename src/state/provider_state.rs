@@ -5,6 +5,7 @@
 use super::breaker::{Admission, Breaker, Transition};
 use super::grant::{Grant, GRANT_BLOCK};
 use super::key_pool::KeyPool;
+use super::safe_after;
 use crate::config::{BreakerSettings, KeyStrategy};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -33,6 +34,14 @@ pub struct AcquireRequest {
     /// Above zero, a quiet candidate comes with a grant this long (`ROUTING_LEASE_MS`).
     #[serde(default)]
     pub lease_ms: u64,
+    /// The breaker window: a failure older than this no longer keeps a candidate from being
+    /// quiet. Absent (an older client), every failure on record counts, as before.
+    #[serde(default = "forever")]
+    pub window_ms: u64,
+}
+
+fn forever() -> u64 {
+    u64::MAX
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -126,10 +135,13 @@ impl ProviderState {
             }
         };
         let quiet = admission == Admission::Pass
-            && !self.breakers.contains_key(&req.model)
+            && self
+                .breakers
+                .get(&req.model)
+                .is_none_or(|b| b.is_quiet(now, req.window_ms))
             && !self.keys.any_parked();
         let grant = (req.lease_ms > 0 && quiet).then(|| Grant {
-            until: now.saturating_add(req.lease_ms),
+            until: safe_after(now, req.lease_ms),
             cursor: self.keys.reserve(GRANT_BLOCK),
             block: GRANT_BLOCK,
         });
@@ -169,8 +181,18 @@ impl ProviderState {
         }
     }
 
-    /// Closes by hand every breaker, or only `model`'s.
+    /// Renews a streaming probe's deadline (see `Breaker::hold`); whether anything changed.
+    pub fn hold(&mut self, model: &str, probe: u64, now: u64, ms: u64) -> bool {
+        self.breakers
+            .get_mut(model)
+            .is_some_and(|b| b.hold(probe, now, ms))
+    }
+
+    /// Closes by hand every breaker, or only `model`'s, and frees every parked key of this
+    /// provider: a reset is the operator saying "try it again now", and a park is the one other
+    /// thing that keeps a provider's traffic away.
     pub fn reset(&mut self, model: Option<&str>) -> Vec<ModelTransition> {
+        self.keys.unpark_all();
         let mut closed = Vec::new();
         for (m, b) in self.breakers.iter_mut() {
             if model.is_some_and(|want| want != m) {
@@ -219,166 +241,5 @@ impl ProviderState {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const S: BreakerSettings = BreakerSettings {
-        error_threshold: 2,
-        window_ms: 1_000,
-        open_duration_ms: 5_000,
-    };
-
-    fn acquire(model: &str) -> AcquireRequest {
-        AcquireRequest {
-            model: model.into(),
-            keys: vec!["a".into(), "b".into()],
-            strategy: KeyStrategy::Failover,
-            probe_timeout_ms: 1_000,
-            lease_ms: 0,
-        }
-    }
-
-    #[test]
-    fn grants_are_given_only_when_asked_for_and_quiet() {
-        let mut st = ProviderState::default();
-        assert_eq!(
-            st.acquire(&acquire("m"), 0).grant,
-            None,
-            "strict unless a lease is configured"
-        );
-        let leased = AcquireRequest {
-            lease_ms: 250,
-            ..acquire("m")
-        };
-        let g = st.acquire(&leased, 10).grant.unwrap();
-        assert_eq!((g.until, g.block), (260, GRANT_BLOCK));
-        // One failure on record: not quiet, no grant.
-        st.report(&failure("m"), 20);
-        assert_eq!(st.acquire(&leased, 30).grant, None);
-        assert!(st
-            .acquire(
-                &AcquireRequest {
-                    model: "other".into(),
-                    ..leased.clone()
-                },
-                30
-            )
-            .grant
-            .is_some());
-        // A parked key: no grant for any model of the pool.
-        st.report(
-            &ReportRequest {
-                parks: vec![Park {
-                    key: "a".into(),
-                    until: 5_000,
-                }],
-                verdict: Verdict::Neutral,
-                ..failure("other")
-            },
-            40,
-        );
-        assert_eq!(
-            st.acquire(
-                &AcquireRequest {
-                    model: "other".into(),
-                    ..leased
-                },
-                50
-            )
-            .grant,
-            None
-        );
-    }
-
-    #[test]
-    fn a_grant_reserves_a_block_of_round_robin_positions() {
-        let mut st = ProviderState::default();
-        let rr = AcquireRequest {
-            lease_ms: 250,
-            strategy: KeyStrategy::RoundRobin,
-            ..acquire("m")
-        };
-        let g1 = st.acquire(&rr, 0).grant.unwrap();
-        let g2 = st.acquire(&rr, 0).grant.unwrap();
-        assert_eq!(g2.cursor, g1.cursor + GRANT_BLOCK + 1);
-    }
-
-    fn failure(model: &str) -> ReportRequest {
-        ReportRequest {
-            model: model.into(),
-            parks: vec![],
-            verdict: Verdict::Failure {
-                reason: "server".into(),
-            },
-            probe: None,
-            breaker: S,
-        }
-    }
-
-    #[test]
-    fn one_models_outage_leaves_the_providers_other_models_in_rotation() {
-        let mut st = ProviderState::default();
-        st.report(&failure("down"), 0);
-        let t = st.report(&failure("down"), 1);
-        assert_eq!(t.len(), 1);
-        assert!(matches!(
-            st.acquire(&acquire("down"), 2).admission,
-            Admission::Skip { .. }
-        ));
-        assert_eq!(st.acquire(&acquire("up"), 2).admission, Admission::Pass);
-        assert_eq!(st.acquire(&acquire("up"), 2).keys, ["a", "b"]);
-    }
-
-    #[test]
-    fn skipped_candidate_gets_no_keys() {
-        let mut st = ProviderState::default();
-        st.report(&failure("m"), 0);
-        st.report(&failure("m"), 0);
-        assert!(st.acquire(&acquire("m"), 1).keys.is_empty());
-    }
-
-    #[test]
-    fn success_outside_a_probe_is_not_worth_sending() {
-        let r = ReportRequest {
-            verdict: Verdict::Success,
-            ..failure("m")
-        };
-        assert!(!r.changes_anything());
-        assert!(failure("m").changes_anything());
-    }
-
-    #[test]
-    fn health_view_lists_open_with_until_and_half_open_without() {
-        let mut st = ProviderState::default();
-        st.report(&failure("m"), 0);
-        st.report(&failure("m"), 0);
-        assert_eq!(
-            st.not_closed(1),
-            [BreakerView {
-                model: "m".into(),
-                state: BreakerStatus::Open,
-                breaker_until: Some(5_000)
-            }]
-        );
-        assert_eq!(st.not_closed(5_000)[0].state, BreakerStatus::HalfOpen);
-    }
-
-    #[test]
-    fn state_round_trips_through_storage_json() {
-        let mut st = ProviderState::default();
-        st.report(
-            &ReportRequest {
-                parks: vec![Park {
-                    key: "a".into(),
-                    until: 9_000,
-                }],
-                ..failure("m")
-            },
-            0,
-        );
-        let json = serde_json::to_string(&st).unwrap();
-        let back: ProviderState = serde_json::from_str(&json).unwrap();
-        assert_eq!(back.parked_until("a"), Some(9_000));
-        assert_eq!(back.breakers, st.breakers);
-    }
-}
+#[path = "provider_state_tests.rs"]
+mod tests;

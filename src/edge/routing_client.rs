@@ -1,0 +1,358 @@
+//! The client side of the routing object: the cascade's `RoutingState` port, this isolate's
+//! admission grants, and the report a streamed answer still owes when it ends.
+
+use super::http::now_ms;
+use super::metrics::Metrics;
+use super::routing_object::HoldRequest;
+use super::store;
+use crate::cascade::RoutingState;
+use crate::config::{ProviderName, TenantId};
+use crate::state::provider_state::ModelTransition;
+use crate::state::{AcquireRequest, Admission, BreakerView, Lease, ProviderGrants, ReportRequest};
+use futures::channel::oneshot;
+use futures::future::{select, Either};
+use serde::de::DeserializeOwned;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::pin::pin;
+use std::time::Duration;
+use worker::{
+    console_error, console_log, Context, Delay, Env, Headers, Method, Request, RequestInit, Result,
+};
+
+/// The cascade's `RoutingState` port over the object's fetch interface. It fails open: if the
+/// object cannot be reached, the candidate is tried with its keys in configured order, because a
+/// routing-state outage must not become a gateway outage.
+pub struct RoutingClient<'a> {
+    pub env: &'a Env,
+    pub ctx: &'a Context,
+    pub tenant: &'a TenantId,
+    pub metrics: &'a Metrics,
+}
+
+impl RoutingClient<'_> {
+    async fn call<T: DeserializeOwned>(
+        &self,
+        provider: &str,
+        method: Method,
+        path: &str,
+        body: Option<String>,
+    ) -> Result<T> {
+        self.metrics.durable_object_call();
+        call_object(self.env, self.tenant, provider, method, path, body).await
+    }
+
+    fn record(&self, provider: &ProviderName, transitions: Vec<ModelTransition>) {
+        record_transitions(
+            self.env,
+            self.ctx,
+            self.tenant,
+            provider.as_str(),
+            transitions,
+        );
+    }
+}
+
+pub async fn call_object<T: DeserializeOwned>(
+    env: &Env,
+    tenant: &TenantId,
+    provider: &str,
+    method: Method,
+    path: &str,
+    body: Option<String>,
+) -> Result<T> {
+    let stub = env
+        .durable_object("ROUTING")?
+        .get_by_name(&format!("{tenant}/{provider}"))?;
+    let headers = Headers::new();
+    headers.set("content-type", "application/json")?;
+    let mut init = RequestInit::new();
+    init.with_method(method)
+        .with_headers(headers)
+        .with_body(body.map(Into::into));
+    let req = Request::new_with_init(&format!("https://routing{path}"), &init)?;
+    let mut resp = stub.fetch_with_request(req).await?;
+    if resp.status_code() != 200 {
+        return Err(worker::Error::RustError(format!(
+            "routing object answered {}",
+            resp.status_code()
+        )));
+    }
+    resp.json().await
+}
+
+/// Logs each breaker transition as a structured line and stores it as an event record.
+pub fn record_transitions(
+    env: &Env,
+    ctx: &Context,
+    tenant: &TenantId,
+    provider: &str,
+    transitions: Vec<ModelTransition>,
+) {
+    for t in transitions {
+        let (kind, at, body) = transition_event(tenant, provider, &t);
+        let (env, tenant) = (env.clone(), tenant.to_string());
+        ctx.wait_until(async move { store::insert_event(&env, &tenant, &kind, at, &body).await });
+    }
+}
+
+type GrantScope = (String, String);
+
+thread_local! {
+    /// This isolate's admission grants, by tenant and provider.
+    static GRANTS: RefCell<HashMap<GrantScope, ProviderGrants>> = RefCell::new(HashMap::new());
+}
+
+fn with_grants<R>(
+    tenant: &TenantId,
+    provider: &str,
+    f: impl FnOnce(&mut ProviderGrants) -> R,
+) -> R {
+    GRANTS.with(|g| {
+        let mut g = g.borrow_mut();
+        f(g.entry((tenant.to_string(), provider.to_owned()))
+            .or_default())
+    })
+}
+
+/// Anything this isolate reports about a provider ends its grants there, both when the report is
+/// sent and when its answer is back: from then on the routing object decides again, with what
+/// was just reported, and a grant from an acquire that crossed the report is discarded.
+/// Only scopes that have asked for a grant are kept: without `ROUTING_LEASE_MS` nothing is stored.
+fn news(tenant: &TenantId, provider: &str) {
+    GRANTS.with(|g| {
+        let key = (tenant.to_string(), provider.to_owned());
+        if let Some(book) = g.borrow_mut().get_mut(&key) {
+            book.news();
+        }
+    });
+}
+
+impl RoutingState for RoutingClient<'_> {
+    async fn acquire(&self, provider: &ProviderName, req: AcquireRequest) -> Lease {
+        if req.lease_ms == 0 {
+            return self.acquire_from_object(provider, req).await;
+        }
+        let (granted, ticket) = with_grants(self.tenant, provider.as_str(), |book| {
+            let keys = book.take(&req.model, &req.keys, req.strategy, now_ms());
+            (keys, book.ticket())
+        });
+        if let Some(keys) = granted {
+            return Lease {
+                admission: Admission::Pass,
+                keys,
+                grant: None,
+            };
+        }
+        let model = req.model.clone();
+        let lease = self.acquire_from_object(provider, req).await;
+        if let Some(grant) = lease.grant {
+            with_grants(self.tenant, provider.as_str(), |book| {
+                book.install(&model, grant, ticket)
+            });
+        }
+        lease
+    }
+
+    async fn report(&self, provider: &ProviderName, req: ReportRequest) {
+        self.metrics.durable_object_call();
+        let transitions = send_report(self.env, self.tenant, provider, &req).await;
+        self.record(provider, transitions);
+    }
+}
+
+impl RoutingClient<'_> {
+    async fn acquire_from_object(&self, provider: &ProviderName, req: AcquireRequest) -> Lease {
+        let body = serde_json::to_string(&req).ok();
+        match self
+            .call(provider.as_str(), Method::Post, "/acquire", body)
+            .await
+        {
+            Ok(lease) => lease,
+            Err(e) => {
+                console_error!(
+                    "{}",
+                    serde_json::json!({"msg": "routing object unreachable, failing open", "provider": provider, "error": e.to_string()})
+                );
+                Lease {
+                    admission: Admission::Pass,
+                    keys: req.keys,
+                    grant: None,
+                }
+            }
+        }
+    }
+}
+
+/// Sends a report; a lost report is logged, never fatal (the state it carried is advisory).
+async fn send_report(
+    env: &Env,
+    tenant: &TenantId,
+    provider: &ProviderName,
+    req: &ReportRequest,
+) -> Vec<ModelTransition> {
+    news(tenant, provider.as_str());
+    let body = serde_json::to_string(req).ok();
+    let sent = call_object(
+        env,
+        tenant,
+        provider.as_str(),
+        Method::Post,
+        "/report",
+        body,
+    )
+    .await;
+    news(tenant, provider.as_str());
+    match sent {
+        Ok(transitions) => transitions,
+        Err(e) => {
+            console_error!(
+                "{}",
+                serde_json::json!({"msg": "routing report lost", "provider": provider, "model": req.model, "verdict": req.verdict, "error": e.to_string()})
+            );
+            Vec::new()
+        }
+    }
+}
+
+/// The report a streamed answer still owes, sent by a task registered under the request's
+/// `waitUntil` when the response is made, so it runs to the end however the stream ends (drained,
+/// failed, or dropped by a caller who went away). While the stream of a half-open probe runs, the
+/// same task renews the probe's hold every half `hold_ms`, so no second probe gets in however
+/// long the stream lasts; if this isolate dies, the renewals stop and the probe lapses after
+/// `hold_ms` as before.
+pub struct StreamReport {
+    report: Option<oneshot::Sender<ReportRequest>>,
+    sent: Option<oneshot::Receiver<()>>,
+}
+
+pub struct StreamReportTarget {
+    pub env: Env,
+    pub tenant: TenantId,
+    pub provider: ProviderName,
+    pub model: String,
+    pub probe: Option<u64>,
+    /// The probe's timeout (the request budget): each renewal holds it this much longer.
+    pub hold_ms: u64,
+}
+
+impl StreamReport {
+    pub fn start(ctx: &Context, target: StreamReportTarget) -> Self {
+        let (report_tx, report_rx) = oneshot::channel::<ReportRequest>();
+        let (sent_tx, sent_rx) = oneshot::channel::<()>();
+        ctx.wait_until(async move {
+            if let Some(report) = hold_until_reported(&target, report_rx).await {
+                report_detached(&target.env, &target.tenant, &target.provider, report).await;
+            }
+            let _ = sent_tx.send(());
+        });
+        Self {
+            report: Some(report_tx),
+            sent: Some(sent_rx),
+        }
+    }
+
+    /// Hands the final report over; synchronous, so it can be called from `Drop`. Dropping a
+    /// `StreamReport` without calling it sends nothing.
+    pub fn send(&mut self, report: ReportRequest) {
+        if let Some(tx) = self.report.take() {
+            let _ = tx.send(report);
+        }
+    }
+
+    /// Waits until the handed-over report has been sent, so a stream's end follows its report.
+    pub async fn sent(&mut self) {
+        if let Some(rx) = self.sent.take() {
+            let _ = rx.await;
+        }
+    }
+}
+
+/// Waits for the stream's report, renewing the probe's hold meanwhile; `None` if the stream
+/// went without handing one over.
+async fn hold_until_reported(
+    target: &StreamReportTarget,
+    mut report: oneshot::Receiver<ReportRequest>,
+) -> Option<ReportRequest> {
+    let Some(probe) = target.probe else {
+        return report.await.ok();
+    };
+    let every = Duration::from_millis((target.hold_ms / 2).max(1));
+    loop {
+        // Renew at once too: the first byte may have come late in the probe's first window.
+        hold(target, probe).await;
+        let tick = pin!(Delay::from(every));
+        match select(report, tick).await {
+            Either::Left((r, _)) => return r.ok(),
+            Either::Right((_, pending)) => report = pending,
+        }
+    }
+}
+
+async fn hold(target: &StreamReportTarget, probe: u64) {
+    let req = HoldRequest {
+        model: target.model.clone(),
+        probe,
+        hold_ms: target.hold_ms,
+    };
+    let body = serde_json::to_string(&req).ok();
+    let held: Result<bool> = call_object(
+        &target.env,
+        &target.tenant,
+        target.provider.as_str(),
+        Method::Post,
+        "/hold",
+        body,
+    )
+    .await;
+    if let Err(e) = held {
+        console_error!(
+            "{}",
+            serde_json::json!({"msg": "probe hold not renewed", "provider": target.provider, "model": target.model, "error": e.to_string()})
+        );
+    }
+}
+
+/// A report sent after the response has left (a stream's end, from `StreamReport`'s task):
+/// transitions are logged and stored inline, as that task is itself under `waitUntil`.
+async fn report_detached(
+    env: &Env,
+    tenant: &TenantId,
+    provider: &ProviderName,
+    req: ReportRequest,
+) {
+    if !req.changes_anything() {
+        return;
+    }
+    for t in send_report(env, tenant, provider, &req).await {
+        let (kind, at, body) = transition_event(tenant, provider.as_str(), &t);
+        store::insert_event(env, tenant.as_str(), &kind, at, &body).await;
+    }
+}
+
+/// The structured log line of a transition (logged here) and its stored form.
+fn transition_event(
+    tenant: &TenantId,
+    provider: &str,
+    t: &ModelTransition,
+) -> (String, u64, String) {
+    let at = now_ms();
+    let mut event = serde_json::json!(t);
+    let kind = event
+        .get("event")
+        .and_then(|k| k.as_str())
+        .unwrap_or("breaker")
+        .to_owned();
+    if let Some(obj) = event.as_object_mut() {
+        obj.insert("tenant".into(), tenant.as_str().into());
+        obj.insert("provider".into(), provider.into());
+        obj.insert("time".into(), at.into());
+    }
+    console_log!("{}", event);
+    (kind, at, event.to_string())
+}
+
+/// Every breaker of `provider` that is not closed.
+pub async fn breakers(env: &Env, tenant: &TenantId, provider: &str) -> Result<Vec<BreakerView>> {
+    call_object(env, tenant, provider, Method::Get, "/breakers", None).await
+}
