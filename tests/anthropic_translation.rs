@@ -154,3 +154,37 @@ fn a_thinking_budget_added_to_max_tokens_saturates_instead_of_overflowing() {
     let sent: Value = serde_json::from_slice(&prepared.body).unwrap();
     assert_eq!(sent["max_tokens"], u64::MAX);
 }
+
+#[test]
+fn consecutive_turns_of_one_role_merge_and_system_messages_become_system() {
+    let key = ProviderKey::from_secret("sk-ant-test".into()).unwrap();
+    let req = ChatRequest::parse(
+        json!({"model": "m", "messages": [
+            {"role": "system", "content": "be brief"},
+            {"role": "user", "content": "a"},
+            {"role": "user", "content": [{"type": "text", "text": "b"}]},
+            {"role": "assistant", "content": "c"},
+            {"role": "developer", "content": "and kind"},
+            {"role": "tool", "tool_call_id": "t1", "content": "42"},
+            {"role": "user", "content": ""},
+            {"role": "user", "content": "d"}
+        ]})
+        .to_string()
+        .as_bytes(),
+    )
+    .unwrap();
+    let prepared = prepare(ProviderKind::Anthropic, &model(&json!({})), &key, &req);
+    let sent: Value = serde_json::from_slice(&prepared.body).unwrap();
+    assert_eq!(sent["system"], "be brief\n\nand kind");
+    assert_eq!(
+        sent["messages"],
+        json!([
+            {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
+            {"role": "assistant", "content": [{"type": "text", "text": "c"}]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": "42"},
+                {"type": "text", "text": "d"}
+            ]}
+        ])
+    );
+}

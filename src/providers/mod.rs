@@ -44,9 +44,7 @@ pub fn path(kind: ProviderKind) -> &'static str {
 pub fn body(kind: ProviderKind, model: &CatalogModel, req: &ChatRequest) -> Vec<u8> {
     match kind {
         ProviderKind::Openai => openai::body(model, req),
-        ProviderKind::Anthropic => {
-            serde_json::to_vec(&anthropic::request::body(model, req)).unwrap_or_default()
-        }
+        ProviderKind::Anthropic => anthropic::request::body(model, req),
     }
 }
 

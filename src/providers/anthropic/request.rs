@@ -3,22 +3,20 @@
 //! cascade for a reason the caller did not cause.
 
 use super::DEFAULT_MAX_TOKENS;
+use crate::api::raw_json::ObjectWriter;
 use crate::api::ChatRequest;
 use crate::config::CatalogModel;
 use crate::providers::reasoning;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
-pub fn body(model: &CatalogModel, req: &ChatRequest) -> Value {
-    // Everything but `messages` as a tree (small); messages are parsed one at a time below.
+/// The Messages request as JSON bytes. Everything but `messages` is small and built as a tree;
+/// `messages` is translated and written one caller message at a time, so no tree of the whole
+/// conversation is ever held.
+pub fn body(model: &CatalogModel, req: &ChatRequest) -> Vec<u8> {
     let src = &req.tree_without("messages");
     let mut out = Map::new();
     out.insert("model".into(), model.upstream_model.clone().into());
-    let (system, messages) = messages(req.raw("messages"));
-    if !system.is_empty() {
-        out.insert("system".into(), system.into());
-    }
-    out.insert("messages".into(), messages.into());
     let mut max_tokens = src
         .get("max_completion_tokens")
         .or_else(|| src.get("max_tokens"))
@@ -59,7 +57,20 @@ pub fn body(model: &CatalogModel, req: &ChatRequest) -> Value {
     if req.stream {
         out.insert("stream".into(), true.into());
     }
-    Value::Object(out)
+    // Sized for the translated messages up front: growing an 8 MiB buffer by doubling would
+    // hold 24 MiB at the moment of the copy. Blocks add a little wrapping to the caller's text.
+    let messages_len = req.raw("messages").map_or(0, str::len);
+    let mut bytes = Vec::with_capacity(messages_len + messages_len / 8 + 4_096);
+    let mut object = ObjectWriter::new(&mut bytes);
+    for (k, v) in &out {
+        object.raw_field(k, &v.to_string());
+    }
+    let system = write_messages(req.raw("messages"), object.key("messages"));
+    if !system.is_empty() {
+        object.string_field("system", &system);
+    }
+    object.close();
+    bytes
 }
 
 /// OpenAI's temperature runs 0–2, Anthropic's 0–1: values above 1 are clamped.
@@ -117,41 +128,57 @@ fn tool_choice(src: &Map<String, Value>) -> Option<Value> {
 
 /// System and developer messages become `system`; tool results become user turns; consecutive
 /// turns of one role merge, since Anthropic wants them to alternate.
-fn messages(messages: Option<&str>) -> (String, Vec<Value>) {
+/// Writes the `messages` array to `out` and returns the system text. System and developer
+/// messages become `system`; tool results become user turns; consecutive turns of one role merge,
+/// since Anthropic wants them to alternate: a turn stays open while its role repeats, and each
+/// block is written as soon as it is translated.
+fn write_messages(messages: Option<&str>, out: &mut Vec<u8>) -> String {
     let mut system: Vec<String> = Vec::new();
-    let mut out: Vec<Value> = Vec::new();
     // Checked at parse to be an array of objects; each is parsed only while it is translated.
     let list: Vec<&RawValue> = messages
         .and_then(|raw| serde_json::from_str(raw).ok())
         .unwrap_or_default();
+    out.push(b'[');
+    let mut open: Option<&'static str> = None;
     for raw in list {
-        let Ok(message) = serde_json::from_str::<Value>(raw.get()) else {
+        let Ok(m) = serde_json::from_str::<Value>(raw.get()) else {
             continue;
         };
-        let m = &message;
         let role = m.get("role").and_then(Value::as_str).unwrap_or("user");
         let (role, blocks) = match role {
             "system" | "developer" => {
                 system.push(text_of(m.get("content")));
                 continue;
             }
-            "assistant" => ("assistant", assistant_blocks(m)),
-            "tool" => ("user", vec![tool_result(m)]),
+            "assistant" => ("assistant", assistant_blocks(&m)),
+            "tool" => ("user", vec![tool_result(&m)]),
             _ => ("user", content_blocks(m.get("content"))),
         };
         if blocks.is_empty() {
             continue;
         }
-        match out.last_mut() {
-            Some(last) if last["role"] == role => {
-                if let Some(Value::Array(content)) = last.get_mut("content") {
-                    content.extend(blocks);
-                }
+        let mut first_block = open != Some(role);
+        if first_block {
+            if open.is_some() {
+                out.extend_from_slice(b"]},");
             }
-            _ => out.push(json!({"role": role, "content": blocks})),
+            out.extend_from_slice(format!(r#"{{"role":"{role}","content":["#).as_bytes());
+            open = Some(role);
+        }
+        for block in blocks {
+            if !first_block {
+                out.push(b',');
+            }
+            first_block = false;
+            // Writing a Value into a Vec cannot fail.
+            let _ = serde_json::to_writer(&mut *out, &block);
         }
     }
-    (system.join("\n\n"), out)
+    if open.is_some() {
+        out.extend_from_slice(b"]}");
+    }
+    out.push(b']');
+    system.join("\n\n")
 }
 
 fn text_of(content: Option<&Value>) -> String {
