@@ -7,6 +7,10 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 # worker-build would otherwise download these from GitHub.
 export WASM_BINDGEN_BIN := $(HOME)/.cargo/bin/wasm-bindgen
 export ESBUILD_BIN := $(CURDIR)/node_modules/@esbuild/linux-x64/bin/esbuild
+# npm's binaryen: offline, run on the final module (about 15% off the gzipped size).
+WASM_OPT := $(CURDIR)/node_modules/binaryen/bin/wasm-opt
+WASM_OPT_FLAGS := -Os --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+	--enable-mutable-globals --enable-reference-types --enable-multivalue --enable-exception-handling
 export WRANGLER_SEND_METRICS := false
 
 .PHONY: setup build dev test test-long bench lint host-test e2e clean
@@ -17,6 +21,7 @@ setup:
 # Also wrangler's [build] command, so `wrangler dev` and `wrangler deploy` build the same way.
 build: setup
 	@worker-build --release
+	@$(WASM_OPT) build/index_bg.wasm -o build/index_bg.wasm $(WASM_OPT_FLAGS)
 
 lint: setup
 	cargo fmt --check

@@ -489,7 +489,13 @@ fn a_warm_chat_request_makes_zero_d1_queries() {
     for _ in 0..3 {
         let warm = t.chat("m");
         assert_eq!(warm.header("x-cognigate-d1-queries"), Some("0"));
-        assert_eq!(warm.header("x-cognigate-do-calls"), Some("1"));
+        // Grants are the default (ROUTING_LEASE_MS): at most one routing-object round trip.
+        let do_calls: u32 = warm
+            .header("x-cognigate-do-calls")
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(do_calls <= 1, "{do_calls}");
     }
     // An admin write invalidates this isolate's copy: the next request sees the new model.
     t.model("m2", "mock", 1.0, 8000);

@@ -733,6 +733,9 @@ impl Admin<'_> {
             model: target.model.map(|m| m.to_string()),
         })
         .ok();
+        // This isolate's own grants and skips end at once; other isolates see the reset within
+        // their lease.
+        super::local_grants::news_for_tenant(t);
         let mut closed = Vec::new();
         for p in providers {
             let transitions: Vec<ModelTransition> =

@@ -14,11 +14,15 @@ pub struct Deployment {
     pub max_chat_json_values: usize,
     /// Adds `X-CogniGate-D1-Queries` / `-DO-Calls` to responses (tests and benchmarks).
     pub debug_counters: bool,
-    /// `ROUTING_LEASE_MS`: 0 (the default) asks the routing object about every candidate.
+    /// `ROUTING_LEASE_MS`: how long an admission grant or skip lasts; 0 asks the routing object
+    /// about every candidate (the strict mode).
     pub lease_ms: u64,
     /// `ALLOW_HTTP_UPSTREAMS = "true"`: providers may be called over plain http (local vLLM or
     /// Ollama, the tests). Off by default, so provider keys only travel over TLS.
     pub allow_http_upstreams: bool,
+    /// `ROUTING_RTT_MS` (benchmarks only): every routing-object call waits this long first, to
+    /// show what a production round trip to an object in another location costs.
+    pub routing_rtt_ms: u64,
     /// `MAX_PARK_MS`: the longest a `Retry-After` parks a key.
     pub max_park_ms: u64,
 }
@@ -43,6 +47,20 @@ fn size(env: &Env, name: &str, default: usize) -> Result<usize, String> {
     }
 }
 
+/// Grants by default: chosen with `bench/capacity.py` (a hot tenant/provider at 10,000 req/s
+/// over 1,000 isolates keeps its routing object under 1,000 req/s) and `make bench`.
+pub const DEFAULT_LEASE_MS: u64 = 1_000;
+
+fn whole_ms(env: &Env, name: &str, default: u64) -> Result<u64, String> {
+    match var(env, name) {
+        None => Ok(default),
+        Some(v) => v
+            .trim()
+            .parse()
+            .map_err(|_| format!("var {name} must be a whole number of ms")),
+    }
+}
+
 fn read(env: &Env) -> Result<Deployment, String> {
     Ok(Deployment {
         defaults: Defaults::from_vars(|name| var(env, name))?,
@@ -56,13 +74,8 @@ fn read(env: &Env) -> Result<Deployment, String> {
         debug_counters: var(env, "DEBUG_COUNTERS").is_some_and(|v| v == "true" || v == "1"),
         allow_http_upstreams: var(env, crate::config::base_url::ALLOW_HTTP_VAR)
             .is_some_and(|v| v.trim() == "true"),
-        lease_ms: match var(env, "ROUTING_LEASE_MS") {
-            None => 0,
-            Some(v) => v
-                .trim()
-                .parse()
-                .map_err(|_| "var ROUTING_LEASE_MS must be a whole number of ms".to_owned())?,
-        },
+        lease_ms: whole_ms(env, "ROUTING_LEASE_MS", DEFAULT_LEASE_MS)?,
+        routing_rtt_ms: whole_ms(env, "ROUTING_RTT_MS", 0)?,
         max_park_ms: match var(env, "MAX_PARK_MS") {
             None => 3_600_000,
             Some(v) => v
@@ -73,6 +86,11 @@ fn read(env: &Env) -> Result<Deployment, String> {
                 .ok_or("var MAX_PARK_MS must be a positive whole number of ms")?,
         },
     })
+}
+
+/// The bench-only routing delay of this isolate (0 until the deployment vars are read).
+pub fn routing_rtt_ms() -> u64 {
+    DEPLOYMENT.with(|c| c.get().map_or(0, |d| d.routing_rtt_ms))
 }
 
 pub fn deployment(env: &Env) -> Result<Deployment, ApiError> {

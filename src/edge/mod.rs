@@ -6,6 +6,7 @@ mod deployment;
 mod entry;
 mod gateway;
 mod http;
+mod local_grants;
 mod metrics;
 mod relay;
 mod routing_client;

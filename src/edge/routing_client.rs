@@ -2,18 +2,19 @@
 //! admission grants, and the report a streamed answer still owes when it ends.
 
 use super::http::now_ms;
+use super::local_grants::{in_flight, lead, news, with_grants};
 use super::metrics::Metrics;
 use super::routing_object::HoldRequest;
 use super::store;
 use crate::cascade::RoutingState;
 use crate::config::{ProviderName, TenantId};
 use crate::state::provider_state::ModelTransition;
-use crate::state::{AcquireRequest, Admission, BreakerView, Lease, ProviderGrants, ReportRequest};
+use crate::state::{
+    jittered, AcquireRequest, Admission, BreakerView, Lease, LocalAdmission, ReportRequest,
+};
 use futures::channel::oneshot;
 use futures::future::{select, Either};
 use serde::de::DeserializeOwned;
-use std::cell::RefCell;
-use std::collections::HashMap;
 use std::pin::pin;
 use std::time::Duration;
 use worker::{
@@ -61,6 +62,10 @@ pub async fn call_object<T: DeserializeOwned>(
     path: &str,
     body: Option<String>,
 ) -> Result<T> {
+    let rtt = super::deployment::routing_rtt_ms();
+    if rtt > 0 {
+        Delay::from(Duration::from_millis(rtt)).await;
+    }
     let stub = env
         .durable_object("ROUTING")?
         .get_by_name(&format!("{tenant}/{provider}"))?;
@@ -96,61 +101,45 @@ pub fn record_transitions(
     }
 }
 
-type GrantScope = (String, String);
-
-thread_local! {
-    /// This isolate's admission grants, by tenant and provider.
-    static GRANTS: RefCell<HashMap<GrantScope, ProviderGrants>> = RefCell::new(HashMap::new());
-}
-
-fn with_grants<R>(
-    tenant: &TenantId,
-    provider: &str,
-    f: impl FnOnce(&mut ProviderGrants) -> R,
-) -> R {
-    GRANTS.with(|g| {
-        let mut g = g.borrow_mut();
-        f(g.entry((tenant.to_string(), provider.to_owned()))
-            .or_default())
-    })
-}
-
-/// Anything this isolate reports about a provider ends its grants there, both when the report is
-/// sent and when its answer is back: from then on the routing object decides again, with what
-/// was just reported, and a grant from an acquire that crossed the report is discarded.
-/// Only scopes that have asked for a grant are kept: without `ROUTING_LEASE_MS` nothing is stored.
-fn news(tenant: &TenantId, provider: &str) {
-    GRANTS.with(|g| {
-        let key = (tenant.to_string(), provider.to_owned());
-        if let Some(book) = g.borrow_mut().get_mut(&key) {
-            book.news();
-        }
-    });
-}
+/// How often a request waiting for another's acquire of the same candidate looks again, and the
+/// longest it waits before asking for itself.
+const FLIGHT_POLL_MS: u64 = 2;
+const MAX_FLIGHT_WAIT_MS: u64 = 500;
 
 impl RoutingState for RoutingClient<'_> {
     async fn acquire(&self, provider: &ProviderName, req: AcquireRequest) -> Lease {
         if req.lease_ms == 0 {
             return self.acquire_from_object(provider, req).await;
         }
-        let (granted, ticket) = with_grants(self.tenant, provider.as_str(), |book| {
-            let keys = book.take(&req.model, &req.keys, req.strategy, now_ms());
-            (keys, book.ticket())
-        });
-        if let Some(keys) = granted {
-            return Lease {
-                admission: Admission::Pass,
-                keys,
-                grant: None,
-            };
+        if let Some(lease) = self.decide_locally(provider, &req) {
+            return lease;
         }
-        let model = req.model.clone();
+        let leader = match lead(self.tenant, provider.as_str(), &req.model) {
+            Some(leader) => Some(leader),
+            None => {
+                if let Some(lease) = self.wait_for_leader(provider, &req).await {
+                    return lease;
+                }
+                None
+            }
+        };
+        let ticket = with_grants(self.tenant, provider.as_str(), |book| book.ticket());
+        let (model, lease_ms) = (req.model.clone(), req.lease_ms);
         let lease = self.acquire_from_object(provider, req).await;
-        if let Some(grant) = lease.grant {
-            with_grants(self.tenant, provider.as_str(), |book| {
-                book.install(&model, grant, ticket)
-            });
-        }
+        let now = now_ms();
+        with_grants(self.tenant, provider.as_str(), |book| {
+            match (&lease.admission, lease.grant) {
+                (_, Some(grant)) => {
+                    let random = super::http::random_bytes::<4>().map_or(0, u32::from_le_bytes);
+                    book.install(&model, jittered(grant, now, random), ticket)
+                }
+                (Admission::Skip { until: Some(until) }, None) => {
+                    book.install_skip(&model, *until, now, lease_ms, ticket)
+                }
+                _ => false,
+            }
+        });
+        drop(leader);
         lease
     }
 
@@ -162,6 +151,46 @@ impl RoutingState for RoutingClient<'_> {
 }
 
 impl RoutingClient<'_> {
+    /// A grant or skip this isolate holds for the candidate, as a lease, without a round trip.
+    fn decide_locally(&self, provider: &ProviderName, req: &AcquireRequest) -> Option<Lease> {
+        let local = with_grants(self.tenant, provider.as_str(), |book| {
+            book.take(&req.model, &req.keys, req.strategy, now_ms())
+        })?;
+        Some(match local {
+            LocalAdmission::Admit(keys) => Lease {
+                admission: Admission::Pass,
+                keys,
+                grant: None,
+            },
+            LocalAdmission::Skip { breaker_until } => Lease {
+                admission: Admission::Skip {
+                    until: Some(breaker_until),
+                },
+                keys: Vec::new(),
+                grant: None,
+            },
+        })
+    }
+
+    /// Polls, on this request's own timer, until the leading request's answer is in (a grant or
+    /// skip for this candidate, or nothing for it: then it asks itself) or the wait is too long.
+    async fn wait_for_leader(
+        &self,
+        provider: &ProviderName,
+        req: &AcquireRequest,
+    ) -> Option<Lease> {
+        let started = now_ms();
+        while in_flight(self.tenant, provider.as_str(), &req.model)
+            && now_ms().saturating_sub(started) < MAX_FLIGHT_WAIT_MS
+        {
+            Delay::from(Duration::from_millis(FLIGHT_POLL_MS)).await;
+            if let Some(lease) = self.decide_locally(provider, req) {
+                return Some(lease);
+            }
+        }
+        self.decide_locally(provider, req)
+    }
+
     async fn acquire_from_object(&self, provider: &ProviderName, req: AcquireRequest) -> Lease {
         let body = serde_json::to_string(&req).ok();
         match self

@@ -4,12 +4,14 @@
 pub mod breaker;
 pub mod committed;
 pub mod grant;
+pub mod grant_book;
 pub mod key_pool;
 pub mod provider_state;
 pub mod wire;
 
 pub use breaker::{Admission, Breaker, Transition};
-pub use grant::{Grant, LocalGrant, ProviderGrants};
+pub use grant::{Grant, LocalGrant};
+pub use grant_book::{jittered, LocalAdmission, ProviderGrants};
 pub use key_pool::KeyPool;
 /// The largest integer a JavaScript number holds exactly (2^53 - 1). Every stored time is kept at
 /// or below it: the routing object's storage and its callers' JSON pass through JS numbers, and a
