@@ -405,7 +405,13 @@ fn acquire_request(candidate: &Candidate<'_>, limits: &Limits) -> AcquireRequest
         probe_timeout_ms: limits.budget_ms,
         // A grant never outlives half an open duration, so none is still live when a breaker
         // that opened after it was issued goes half-open: the probe stays the only request.
-        lease_ms: limits.lease_ms.min(limits.breaker.open_duration_ms / 2),
+        lease_ms: limits.lease_ms.min(
+            limits
+                .breaker
+                .open_durations_ms
+                .shortest(limits.breaker.open_duration_ms)
+                / 2,
+        ),
         window_ms: limits.breaker.window_ms,
     }
 }

@@ -1,5 +1,6 @@
 //! Routing settings: deployment defaults from `[vars]`, optionally overridden per tenant.
 
+pub use super::open_durations::OpenDurations;
 use serde::{Deserialize, Serialize};
 
 /// Per-tenant overrides as stored; every absent value falls back to the deployment default.
@@ -21,6 +22,8 @@ pub struct BreakerOverrides {
     pub window_ms: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub open_duration_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_durations_ms: Option<OpenDurations>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -28,6 +31,17 @@ pub struct BreakerSettings {
     pub error_threshold: u32,
     pub window_ms: u64,
     pub open_duration_ms: u64,
+    /// Escalation on failed probes; empty (the default) is `[open_duration_ms]`. Absent in
+    /// reports from older isolates, which then keep the fixed duration.
+    #[serde(default, skip_serializing_if = "OpenDurations::is_single")]
+    pub open_durations_ms: OpenDurations,
+}
+
+impl BreakerSettings {
+    /// How long the breaker opens for its `level`th consecutive opening (0 = the trip).
+    pub fn open_ms(&self, level: u32) -> u64 {
+        self.open_durations_ms.at(level, self.open_duration_ms)
+    }
 }
 
 /// What a tenant's requests actually run with.
@@ -54,6 +68,7 @@ impl Default for Defaults {
                     error_threshold: 5,
                     window_ms: 30_000,
                     open_duration_ms: 60_000,
+                    open_durations_ms: OpenDurations::SINGLE,
                 },
             },
             request_budget_ms: 60_000,
@@ -106,6 +121,7 @@ impl Defaults {
                 error_threshold: o.breaker.error_threshold.unwrap_or(b.error_threshold),
                 window_ms: o.breaker.window_ms.unwrap_or(b.window_ms),
                 open_duration_ms: o.breaker.open_duration_ms.unwrap_or(b.open_duration_ms),
+                open_durations_ms: o.breaker.open_durations_ms.unwrap_or(b.open_durations_ms),
             },
         }
     }

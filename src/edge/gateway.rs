@@ -330,9 +330,12 @@ pub async fn health(req: Request, env: &Env, ctx: &Context, dep: &Deployment) ->
     for (provider, views) in futures::future::join_all(lookups).await {
         let views = views.map_err(|e| store::storage_error("breaker state", e))?;
         breakers.extend(views.into_iter().map(|v| {
-            let mut b = json!({"provider": provider, "model": v.model, "state": v.state});
-            if let Some(until) = v.breaker_until {
+            let mut b = json!({"provider": provider, "model": v.view.model, "state": v.view.state});
+            if let Some(until) = v.view.breaker_until {
                 b["breaker_until"] = json!(until);
+            }
+            if let Some(open_ms) = v.open_ms {
+                b["open_ms"] = json!(open_ms);
             }
             b
         }));

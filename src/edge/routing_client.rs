@@ -8,7 +8,9 @@ use super::store;
 use crate::cascade::RoutingState;
 use crate::config::{ProviderName, TenantId};
 use crate::state::provider_state::ModelTransition;
-use crate::state::{AcquireRequest, Admission, BreakerView, Lease, ProviderGrants, ReportRequest};
+use crate::state::{
+    AcquireRequest, Admission, BreakerHealth, Lease, ProviderGrants, ReportRequest,
+};
 use futures::channel::oneshot;
 use futures::future::{select, Either};
 use serde::de::DeserializeOwned;
@@ -353,6 +355,6 @@ fn transition_event(
 }
 
 /// Every breaker of `provider` that is not closed.
-pub async fn breakers(env: &Env, tenant: &TenantId, provider: &str) -> Result<Vec<BreakerView>> {
+pub async fn breakers(env: &Env, tenant: &TenantId, provider: &str) -> Result<Vec<BreakerHealth>> {
     call_object(env, tenant, provider, Method::Get, "/breakers", None).await
 }

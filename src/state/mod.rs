@@ -22,5 +22,5 @@ pub fn safe_after(now: u64, ms: u64) -> u64 {
 }
 
 pub use provider_state::{
-    AcquireRequest, BreakerView, Lease, Park, ProviderState, ReportRequest, Verdict,
+    AcquireRequest, BreakerHealth, BreakerView, Lease, Park, ProviderState, ReportRequest, Verdict,
 };

@@ -6,6 +6,7 @@ const S: BreakerSettings = BreakerSettings {
     error_threshold: 2,
     window_ms: 1_000,
     open_duration_ms: 5_000,
+    open_durations_ms: crate::config::OpenDurations::SINGLE,
 };
 
 fn acquire(model: &str) -> AcquireRequest {
