@@ -106,6 +106,8 @@ mod tests {
                 error: Some("quota".into()),
                 ms: 3,
             }],
+            retry: None,
+            ends_at: None,
         }];
         let line = RequestLog {
             request_id: "req_1",

@@ -10,7 +10,9 @@ use super::upstream::{FetchUpstream, UpstreamBody};
 use crate::api::auth::{bearer, hash_key, is_caller_key_shaped};
 use crate::api::{ApiError, ChatRequest};
 use crate::cascade::log_line::RequestLog;
-use crate::cascade::{exhausted_error, settle, Cascade, Clock, Ending, Limits, Outcome};
+use crate::cascade::{
+    exhausted_error, exhausted_retry_after_secs, settle, Cascade, Clock, Ending, Limits, Outcome,
+};
 use crate::config::{provider::hex, TenantConfig, TenantId};
 use crate::routing::{build_chain, ChainError};
 use serde_json::json;
@@ -22,6 +24,15 @@ struct WorkerClock;
 impl Clock for WorkerClock {
     fn now_ms(&self) -> u64 {
         now_ms()
+    }
+
+    async fn sleep(&self, ms: u64) {
+        worker::Delay::from(std::time::Duration::from_millis(ms)).await;
+    }
+
+    fn random(&self) -> u64 {
+        // No randomness to be had: the longest delay, never a synchronized zero.
+        random_bytes::<8>().map_or(u64::MAX, u64::from_le_bytes)
     }
 }
 
@@ -216,7 +227,7 @@ async fn respond(
             )
         }
         Ending::Refused(err) => ("refused", Err(err)),
-        Ending::Exhausted => ("exhausted", Err(exhausted_error(&attempts))),
+        Ending::Exhausted => ("exhausted", exhausted(&attempts)),
         Ending::Cancelled => (
             "cancelled",
             Err(ApiError::invalid_request(
@@ -232,6 +243,16 @@ async fn respond(
     };
     log.emit(label, status, &attempts);
     result
+}
+
+/// The aggregated 502, with `Retry-After` when every attempt's reason has a known end.
+fn exhausted(attempts: &[crate::cascade::CandidateAttempt]) -> Reply {
+    let resp = http::error(&exhausted_error(attempts)).map_err(|_| ApiError::internal())?;
+    if let Some(secs) = exhausted_retry_after_secs(attempts, now_ms()) {
+        let set = resp.headers().set("retry-after", &secs.to_string());
+        set.map_err(|_| ApiError::internal())?;
+    }
+    Ok(resp)
 }
 
 struct ServedBy<'a> {

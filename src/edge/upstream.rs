@@ -1,6 +1,7 @@
 //! Upstream calls as `fetch` subrequests: the `Upstream` port of the cascade.
 
 use super::http::now_ms;
+use super::signals::{signal_headers, RateLimited200};
 use crate::api::ChatRequest;
 use crate::cascade::body_limit::{Capped, MAX_ERROR_BODY, MAX_SUCCESS_BODY};
 use crate::cascade::{Call, Reply};
@@ -191,7 +192,8 @@ impl crate::cascade::Upstream for FetchUpstream<'_> {
             )
             .await
         } else {
-            full_body(resp, status, controller, kind, deadline).await
+            let rate_limited = RateLimited200::of(call.provider, resp.headers());
+            full_body(resp, status, controller, (kind, rate_limited), deadline).await
         }
     }
 }
@@ -266,6 +268,7 @@ async fn failed(
     deadline: u64,
 ) -> Reply<UpstreamBody> {
     let retry_after = resp.headers().get("retry-after").ok().flatten();
+    let headers = signal_headers(resp.headers());
     let text = match read_bounded(
         &mut resp,
         Capped::new(MAX_ERROR_BODY),
@@ -290,6 +293,7 @@ async fn failed(
     Reply::Status {
         status,
         retry_after,
+        headers,
         text,
     }
 }
@@ -300,7 +304,7 @@ async fn full_body(
     mut resp: Response,
     status: u16,
     controller: AbortController,
-    kind: ProviderKind,
+    (kind, rate_limited): (ProviderKind, Option<RateLimited200>),
     deadline: u64,
 ) -> Reply<UpstreamBody> {
     let buf = Capped::new(MAX_SUCCESS_BODY);
@@ -324,6 +328,9 @@ async fn full_body(
             return Reply::Timeout;
         }
     };
+    if let Some(reply) = rate_limited.and_then(|r| r.check(&bytes)) {
+        return reply;
+    }
     match providers::read_response(kind, bytes, now_ms() / 1000) {
         Ok(bytes) => Reply::Success {
             status,

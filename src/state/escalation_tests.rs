@@ -20,6 +20,7 @@ fn acquire() -> AcquireRequest {
         probe_timeout_ms: 500,
         lease_ms: 0,
         window_ms: 30_000,
+        rpm: None,
     }
 }
 

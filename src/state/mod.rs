@@ -6,6 +6,7 @@ pub mod committed;
 pub mod grant;
 pub mod key_pool;
 pub mod provider_state;
+pub mod request_rate;
 pub mod wire;
 
 pub use breaker::{Admission, Breaker, Transition};

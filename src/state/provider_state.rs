@@ -5,6 +5,7 @@
 use super::breaker::{Admission, Breaker, Transition};
 use super::grant::{Grant, GRANT_BLOCK};
 use super::key_pool::KeyPool;
+use super::request_rate::RequestRate;
 use super::safe_after;
 use crate::config::{BreakerSettings, KeyStrategy};
 use serde::{Deserialize, Serialize};
@@ -26,6 +27,10 @@ pub struct ProviderState {
     /// it is and the duration in force. Absent in state stored before escalation existed.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     escalation: BTreeMap<String, Escalation>,
+    /// `rpm`: when the admissions of the last minute were made. Not persisted, like the cursor:
+    /// an evicted object forgets at most one minute of counting.
+    #[serde(skip)]
+    rate: RequestRate,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -49,6 +54,9 @@ pub struct AcquireRequest {
     /// quiet. Absent (an older client), every failure on record counts, as before.
     #[serde(default = "forever")]
     pub window_ms: u64,
+    /// The provider's requests per minute for this tenant (issue 17); absent is unlimited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rpm: Option<u32>,
 }
 
 fn forever() -> u64 {
@@ -144,6 +152,13 @@ pub struct BreakerHealth {
 
 impl ProviderState {
     pub fn acquire(&mut self, req: &AcquireRequest, now: u64) -> Lease {
+        if let Some(until) = req.rpm.and_then(|rpm| self.rate.full_until(rpm, now)) {
+            return Lease {
+                admission: Admission::Limited { until },
+                keys: Vec::new(),
+                grant: None,
+            };
+        }
         let admission = match self.breakers.get_mut(&req.model) {
             None => Admission::Pass,
             Some(b) => {
@@ -152,12 +167,17 @@ impl ProviderState {
             }
         };
         let keys = match admission {
-            Admission::Skip { .. } => Vec::new(),
+            Admission::Skip { .. } | Admission::Limited { .. } => Vec::new(),
             Admission::Pass | Admission::Probe { .. } => {
+                if req.rpm.is_some() {
+                    self.rate.admit(now);
+                }
                 self.keys.plan(&req.keys, req.strategy, now)
             }
         };
+        // A provider with an `rpm` is never granted: only this object can count its requests.
         let quiet = admission == Admission::Pass
+            && req.rpm.is_none()
             && self
                 .breakers
                 .get(&req.model)

@@ -17,6 +17,7 @@ fn acquire(model: &str) -> AcquireRequest {
         probe_timeout_ms: 1_000,
         lease_ms: 0,
         window_ms: S.window_ms,
+        rpm: None,
     }
 }
 
