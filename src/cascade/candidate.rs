@@ -1,5 +1,6 @@
 //! One chain position: admission, its tries (one, or more with `retry`), and the reports.
 
+use super::context_window::Fit;
 use super::retry::{after, backoff_ms, is_transient};
 use super::{
     CandidateAttempt, CandidateEnd, Cascade, Clock, Failure, Limits, RoutingState, Settlement,
@@ -33,11 +34,24 @@ impl<S: RoutingState, U: Upstream, C: Clock> Cascade<'_, S, U, C> {
         attempts: &mut Vec<CandidateAttempt>,
     ) -> Position<U::Body> {
         let policy = candidate.provider.resilience.retry;
+        // Before admission: a prompt the window cannot hold costs no call, no depth and nothing
+        // toward the breaker, and says nothing about the provider's health.
+        let truncated = match self.upstream.fit(candidate.model) {
+            Fit::Fits => None,
+            Fit::Truncated { dropped } => Some(dropped),
+            Fit::TooLarge => {
+                let mut attempt = CandidateAttempt::new(candidate, None);
+                attempt.failure = Some(Failure::ContextWindow);
+                attempts.push(attempt);
+                return Position::Failed { costs_depth: false };
+            }
+        };
         let mut retry = 0u32;
         let mut failed_key: Option<String> = None;
         loop {
             let mut attempt =
                 CandidateAttempt::new(candidate, (policy.max_retries > 0).then_some(retry));
+            attempt.truncated = truncated;
             if self.remaining(started) == 0 {
                 attempt.failure = Some(Failure::DeadlineExceeded);
                 attempts.push(attempt);

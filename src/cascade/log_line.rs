@@ -108,6 +108,7 @@ mod tests {
             }],
             retry: None,
             ends_at: None,
+            truncated: None,
         }];
         let line = RequestLog {
             request_id: "req_1",

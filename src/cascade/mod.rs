@@ -7,6 +7,7 @@
 pub mod body_limit;
 mod candidate;
 pub mod classify;
+pub mod context_window;
 mod keys;
 pub mod log_line;
 pub mod rate_limit_signals;
@@ -78,6 +79,12 @@ pub enum Reply<B> {
 pub trait Upstream {
     type Body;
     async fn send(&self, call: Call<'_>) -> Reply<Self::Body>;
+
+    /// How the request fits `model`'s context window (`context_window::fit`). A port that holds
+    /// no request body (the host fakes) fits everything, which is seed 000's behaviour.
+    fn fit(&self, _model: &CatalogModel) -> context_window::Fit {
+        context_window::Fit::Fits
+    }
 }
 
 /// One key tried inside one candidate, for the log line.
@@ -104,6 +111,8 @@ pub struct CandidateAttempt {
     /// When the reason this attempt was skipped or failed ends, if known (epoch ms): an open
     /// breaker, a used-up `rpm`, a pool every key of which is parked.
     pub ends_at: Option<u64>,
+    /// Messages dropped to fit this candidate's window (`X-CogniGate-Truncate: oldest`).
+    pub truncated: Option<usize>,
 }
 
 impl CandidateAttempt {
@@ -116,6 +125,7 @@ impl CandidateAttempt {
             tries: Vec::new(),
             retry,
             ends_at: None,
+            truncated: None,
         }
     }
 }

@@ -130,7 +130,7 @@ pub async fn chat_completions(
         };
         let cascade = Cascade {
             state: &state,
-            upstream: &FetchUpstream::new(&chat),
+            upstream: &FetchUpstream::new(&chat).truncating(truncate_oldest(&req)),
             clock: &WorkerClock,
             limits: Limits {
                 budget_ms: dep.defaults.request_budget_ms,
@@ -200,6 +200,7 @@ async fn respond(
                 depth,
                 model: served.map(|a| a.model.as_str()).unwrap_or(""),
                 provider: served.map(|a| a.provider.as_str()).unwrap_or(""),
+                truncated: served.and_then(|a| a.truncated),
             };
             let resp = match body {
                 UpstreamBody::Full {
@@ -259,6 +260,12 @@ struct ServedBy<'a> {
     depth: usize,
     model: &'a str,
     provider: &'a str,
+    truncated: Option<usize>,
+}
+
+/// `X-CogniGate-Truncate: oldest` asks for truncation instead of a `context_window` skip.
+fn truncate_oldest(req: &Request) -> bool {
+    header(req, "x-cognigate-truncate").is_some_and(|v| v.trim().eq_ignore_ascii_case("oldest"))
 }
 
 fn stream_response(
@@ -289,6 +296,9 @@ fn with_served_headers(
     set("x-cognigate-fallback-depth", &by.depth.to_string())?;
     set("x-cognigate-model", by.model)?;
     set("x-cognigate-provider", by.provider)?;
+    if let Some(dropped) = by.truncated {
+        set("x-cognigate-truncated", &dropped.to_string())?;
+    }
     if dep.debug_counters {
         set(
             "x-cognigate-d1-queries",

@@ -4,8 +4,9 @@ use super::http::now_ms;
 use super::signals::{signal_headers, RateLimited200};
 use crate::api::ChatRequest;
 use crate::cascade::body_limit::{Capped, MAX_ERROR_BODY, MAX_SUCCESS_BODY};
+use crate::cascade::context_window::{fit, fitted_request, Fit};
 use crate::cascade::{Call, Reply};
-use crate::config::ProviderKind;
+use crate::config::{CatalogModel, ProviderKind};
 use crate::providers::{self, StreamDecoder};
 use crate::stream::{Relay, RelayStep, StreamEnd};
 use futures::future::{select, Either};
@@ -120,6 +121,8 @@ pub struct FetchUpstream<'a> {
     request: &'a ChatRequest,
     /// The current candidate's body, built once and sent with each of its keys.
     body: RefCell<Option<(CandidateBody, Rc<Vec<u8>>)>>,
+    /// `X-CogniGate-Truncate: oldest`: drop old turns to fit a window instead of skipping.
+    truncate: bool,
 }
 
 /// Which candidate a built body belongs to: (provider, model).
@@ -130,7 +133,13 @@ impl<'a> FetchUpstream<'a> {
         Self {
             request,
             body: RefCell::new(None),
+            truncate: false,
         }
+    }
+
+    pub fn truncating(mut self, truncate: bool) -> Self {
+        self.truncate = truncate;
+        self
     }
 
     fn body_for(&self, call: &Call<'_>) -> Rc<Vec<u8>> {
@@ -139,10 +148,14 @@ impl<'a> FetchUpstream<'a> {
         match &*memo {
             Some((built_for, body)) if *built_for == id => body.clone(),
             _ => {
+                let fitted = self
+                    .truncate
+                    .then(|| fitted_request(self.request, call.model.context_window))
+                    .flatten();
                 let body = Rc::new(providers::body(
                     call.provider.kind,
                     call.model,
-                    self.request,
+                    fitted.as_ref().unwrap_or(self.request),
                 ));
                 *memo = Some((id, body.clone()));
                 body
@@ -153,6 +166,10 @@ impl<'a> FetchUpstream<'a> {
 
 impl crate::cascade::Upstream for FetchUpstream<'_> {
     type Body = UpstreamBody;
+
+    fn fit(&self, model: &CatalogModel) -> Fit {
+        fit(self.request, model.context_window, self.truncate)
+    }
 
     async fn send(&self, call: Call<'_>) -> Reply<UpstreamBody> {
         let started = now_ms();
