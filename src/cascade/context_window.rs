@@ -88,7 +88,8 @@ struct Head {
 
 /// Drops the oldest non-system turns until the estimate fits `window`: an assistant message with
 /// `tool_calls` goes together with the `tool` results that follow it, system (and developer)
-/// messages always stay, and so does the newest turn. The kept `messages` JSON text and how many
+/// messages always stay, and so does the newest turn; assistant turns left at the front after
+/// that go too, so the kept conversation starts with a user message. The kept `messages` JSON text and how many
 /// messages were dropped; `None` if nothing needs dropping or nothing droppable makes it fit.
 pub fn truncate_oldest(messages: &str, window: u32, output: u64) -> Option<(String, usize)> {
     let items: Vec<&RawValue> = serde_json::from_str(messages).ok()?;
@@ -121,9 +122,10 @@ pub fn truncate_oldest(messages: &str, window: u32, output: u64) -> Option<(Stri
     let fits = |bytes: usize| estimate_tokens(bytes, output) <= u64::from(window);
     let mut dropped = vec![false; items.len()];
     let mut count = 0;
-    // The newest turn is the question being asked: it is never dropped.
+    // The newest turn is the question being asked: it is never dropped. Once truncating, the
+    // kept conversation also starts at a user message (Anthropic's Messages API requires it).
     for &(start, end) in turns.iter().take(turns.len().saturating_sub(1)) {
-        if fits(size(&dropped)) {
+        if fits(size(&dropped)) && (count == 0 || heads[start].role == "user") {
             break;
         }
         for d in &mut dropped[start..end] {
@@ -185,6 +187,14 @@ mod tests {
         );
     }
 
+    fn roles(req: &ChatRequest) -> Vec<String> {
+        let kept: Vec<serde_json::Value> =
+            serde_json::from_str(req.raw("messages").unwrap()).unwrap();
+        kept.iter()
+            .map(|m| m["role"].as_str().unwrap().to_owned())
+            .collect()
+    }
+
     #[test]
     fn truncation_drops_the_oldest_turns_keeps_system_and_keeps_tool_pairs_together() {
         let big = "x".repeat(4_000);
@@ -193,40 +203,43 @@ mod tests {
         let messages = [
             msg("system", "be brief"),
             msg("user", &big),
+            msg("user", "use the tool"),
             call.to_owned(),
             result.to_owned(),
-            msg("user", &big),
             msg("assistant", "ok"),
             msg("user", "and now?"),
         ];
         let req = chat(&messages, "");
-        // Everything is ~2_040 tokens; a 1_200-token window needs the first big turn gone, and
-        // then the tool pair goes too only if still needed (it is not).
-        let Fit::Truncated { dropped } = fit(&req, 1_200, true) else {
-            panic!("expected truncation");
-        };
-        assert_eq!(dropped, 1);
-        let fitted = fitted_request(&req, 1_200).unwrap();
-        let kept: Vec<serde_json::Value> =
-            serde_json::from_str(fitted.raw("messages").unwrap()).unwrap();
-        assert_eq!(kept.len(), 6);
-        assert_eq!(kept[0]["role"], "system");
+        // ~1_090 tokens in all; 1_000 needs only the big turn gone.
+        assert_eq!(fit(&req, 1_000, true), Fit::Truncated { dropped: 1 });
+        let fitted = fitted_request(&req, 1_000).unwrap();
         assert_eq!(
-            kept[1]["role"], "assistant",
-            "the tool call stays with its result"
+            roles(&fitted),
+            ["system", "user", "assistant", "tool", "assistant", "user"]
         );
-        assert_eq!(kept[2]["role"], "tool");
         assert_eq!(fitted.model, "m");
-        // A window that also needs the second big turn gone drops the tool pair with it.
-        let Fit::Truncated { dropped } = fit(&req, 300, true) else {
-            panic!("expected truncation");
-        };
-        assert_eq!(dropped, 4, "user, call + result (as one), user");
-        let kept: Vec<serde_json::Value> =
-            serde_json::from_str(fitted_request(&req, 300).unwrap().raw("messages").unwrap())
-                .unwrap();
-        let roles: Vec<&str> = kept.iter().map(|m| m["role"].as_str().unwrap()).collect();
-        assert_eq!(roles, ["system", "assistant", "user"]);
+        // 40 tokens also needs "use the tool" gone, then the call goes with its result, and
+        // the assistant turn left at the front goes too.
+        assert_eq!(fit(&req, 40, true), Fit::Truncated { dropped: 5 });
+        assert_eq!(
+            roles(&fitted_request(&req, 40).unwrap()),
+            ["system", "user"]
+        );
+    }
+
+    #[test]
+    fn a_tool_result_is_never_kept_without_its_call() {
+        let call = r#"{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]}"#;
+        let result = format!(
+            r#"{{"role":"tool","tool_call_id":"c1","content":"{}"}}"#,
+            "r".repeat(2_000)
+        );
+        let req = chat(
+            &[msg("user", "go"), call.to_owned(), result, msg("user", "q")],
+            "",
+        );
+        let kept = roles(&fitted_request(&req, 100).unwrap());
+        assert_eq!(kept, ["user"], "the call and its result went together");
     }
 
     #[test]

@@ -1,0 +1,529 @@
+//! Issue 17 end to end against scripted mocks: same-candidate retries, escalating breakers, more
+//! rate-limit signals, benched credentials, `Retry-After` on the aggregated 502, the
+//! context-window guard and per-provider `rpm`. Durations are configured short instead of slept.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+
+use cognigate::mock::{MockProvider, Reply, Rule};
+use serde_json::{json, Value};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use support::gateway::{Gateway, Tenant};
+
+/// Registers an OpenAI-compatible provider with issue 17's fields merged into the usual body.
+fn provider(t: &Tenant<'_>, name: &str, url: &str, keys: &[&str], extra: Value) {
+    let mut body = json!({"kind": "openai", "base_url": url, "keys": keys, "key_strategy": "failover", "timeout_ms": 5000});
+    for (k, v) in extra.as_object().unwrap() {
+        body[k] = v.clone();
+    }
+    let r = t.put(&format!("/providers/{name}"), body);
+    assert_eq!(r.status, 200, "provider: {}", r.text);
+}
+
+/// A tenant with provider `p` (these fields) serving model `m` from a fresh mock.
+fn single<'g>(
+    gw: &'g Gateway,
+    hint: &str,
+    keys: &[&str],
+    extra: Value,
+) -> (Tenant<'g>, MockProvider) {
+    let mock = MockProvider::start(hint).unwrap();
+    let t = gw.tenant(hint);
+    provider(&t, "p", &mock.url(), keys, extra);
+    t.model("m", "p", 1.0, 8000);
+    (t, mock)
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+}
+
+fn eventually(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !f() {
+        assert!(start.elapsed() < limit, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn breakers(t: &Tenant<'_>) -> Vec<Value> {
+    let r = t.gw.request("GET", "/v1/health", Some(&t.key), None);
+    r.json()["breakers"].as_array().cloned().unwrap_or_default()
+}
+
+fn rate_limited() -> Reply {
+    Reply::json(
+        429,
+        r#"{"error":{"message":"Rate limit reached","type":"rate_limit_error"}}"#,
+    )
+}
+
+#[test]
+fn a_503_then_200_with_max_retries_1_serves_at_depth_0_with_two_upstream_calls() {
+    let gw = Gateway::shared();
+    let retry = json!({"retry": {"max_retries": 1, "base_delay_ms": 200, "max_delay_ms": 200}});
+    let (t, mock) = single(gw, "retry-once", &["sk-1"], retry);
+    mock.push(Rule::any(Reply::status(503)).times(1));
+    let r = t.chat("m");
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.header("x-cognigate-fallback-depth"), Some("0"));
+    assert_eq!(r.header("x-cognigate-model"), Some("m"));
+    assert_eq!(mock.count(), 2, "the same candidate was called twice");
+}
+
+#[test]
+fn retries_wait_a_backoff_between_tries_and_each_try_is_an_attempt_with_its_retry_index() {
+    let gw = Gateway::shared();
+    let retry = json!({"retry": {"max_retries": 5, "base_delay_ms": 400, "max_delay_ms": 400}});
+    let (t, mock) = single(gw, "retry-wait", &["sk-1"], retry);
+    // Six failures would open a breaker of the default threshold (5), which stops retries.
+    let r = t.put("/settings", json!({"breaker": {"error_threshold": 10}}));
+    assert_eq!(r.status, 200, "{}", r.text);
+    mock.push(Rule::any(Reply::status(503)));
+    let started = Instant::now();
+    let r = t.chat("m");
+    let took = started.elapsed();
+    assert_eq!(r.status, 502, "{}", r.text);
+    assert_eq!(mock.count(), 6);
+    // Five full-jitter waits, each uniform in 0..=400 ms: their sum falls under 250 ms with a
+    // probability below one in a thousand, while no waiting at all would take a few ms.
+    assert!(took >= Duration::from_millis(250), "{took:?}");
+    let attempts = r.json()["error"]["attempts"].clone();
+    let retries: Vec<Value> = attempts
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["retry"].clone())
+        .collect();
+    assert_eq!(retries, (0..6).map(|i| json!(i)).collect::<Vec<_>>());
+    assert!(attempts
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|a| a["failure"] == "server" && a["status"] == 503));
+    assert_eq!(
+        r.json()["error"]["message"],
+        "All 1 routing candidates failed."
+    );
+}
+
+#[test]
+fn an_open_breaker_stops_the_retries_at_once() {
+    let gw = Gateway::shared();
+    let retry = json!({"retry": {"max_retries": 5, "base_delay_ms": 10, "max_delay_ms": 20}});
+    let (t, mock) = single(gw, "retry-stop", &["sk-1"], retry);
+    let r = t.put("/settings", json!({"breaker": {"error_threshold": 2}}));
+    assert_eq!(r.status, 200, "{}", r.text);
+    mock.push(Rule::any(Reply::status(503)));
+    let r = t.chat("m");
+    assert_eq!(r.status, 502, "{}", r.text);
+    assert_eq!(
+        mock.count(),
+        2,
+        "each try counted toward the breaker, which opened on the second"
+    );
+    assert_eq!(breakers(&t)[0]["state"], "open");
+}
+
+#[test]
+fn a_400_is_still_exactly_one_call_with_retries_on() {
+    let gw = Gateway::shared();
+    let retry = json!({"retry": {"max_retries": 5, "base_delay_ms": 10, "max_delay_ms": 20}});
+    let (t, mock) = single(gw, "retry-400", &["sk-1", "sk-2"], retry);
+    mock.push(Rule::any(Reply::status(400)));
+    let r = t.chat("m");
+    assert_eq!(r.status, 400, "{}", r.text);
+    assert_eq!(mock.count(), 1);
+}
+
+#[test]
+fn bad_issue_17_fields_are_refused_with_a_400_naming_the_field() {
+    let gw = Gateway::shared();
+    let t = gw.tenant("fields");
+    for (extra, field) in [
+        (json!({"retry": {"max_retries": 6}}), "retry.max_retries"),
+        (
+            json!({"retry": {"max_retries": 1, "base_delay_ms": 500, "max_delay_ms": 100}}),
+            "retry.max_delay_ms",
+        ),
+        (
+            json!({"rate_limit_signals": ["sometimes"]}),
+            "rate_limit_signals[0]",
+        ),
+        (json!({"rpm": 0}), "rpm"),
+        (json!({"auth_cooldown_ms": -1}), "auth_cooldown_ms"),
+    ] {
+        let mut body =
+            json!({"kind": "openai", "base_url": "http://127.0.0.1:9/v1", "keys": ["sk-1"]});
+        for (k, v) in extra.as_object().unwrap() {
+            body[k] = v.clone();
+        }
+        let r = t.put("/providers/p", body);
+        assert_eq!(r.status, 400, "{extra}: {}", r.text);
+        assert_eq!(r.json()["error"]["param"], field, "{}", r.text);
+    }
+    let r = t.put(
+        "/settings",
+        json!({"breaker": {"open_durations_ms": [1000, 0]}}),
+    );
+    assert_eq!(r.status, 400, "{}", r.text);
+    assert_eq!(r.json()["error"]["param"], "breaker.open_durations_ms");
+}
+
+#[test]
+fn open_durations_1000_3000_after_a_failed_probe_the_breaker_stays_open_about_3s_not_1s() {
+    let gw = Gateway::shared();
+    let (t, mock) = single(gw, "escalate", &["sk-1"], json!({}));
+    let r = t.put(
+        "/settings",
+        json!({"breaker": {"error_threshold": 1, "open_durations_ms": [1000, 3000]}}),
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    mock.push(Rule::any(Reply::status(503)).times(2));
+    assert_eq!(t.chat("m").status, 502);
+    let b = breakers(&t);
+    assert_eq!(b[0]["open_ms"], 1000, "{b:?}");
+    eventually("half-open", Duration::from_secs(5), || {
+        breakers(&t)
+            .first()
+            .is_some_and(|b| b["state"] == "half_open")
+    });
+    // The probe fails: the breaker re-opens for the second duration.
+    let probed_at = Instant::now();
+    assert_eq!(t.chat("m").status, 502);
+    assert_eq!(mock.count(), 2);
+    let b = breakers(&t);
+    assert_eq!(
+        (b[0]["state"].clone(), b[0]["open_ms"].clone()),
+        (json!("open"), json!(3000)),
+        "{b:?}"
+    );
+    // Still open well after one second...
+    std::thread::sleep(Duration::from_millis(1_600));
+    let r = t.chat("m");
+    assert_eq!(
+        r.json()["error"]["attempts"][0]["failure"],
+        "breaker_open",
+        "{}",
+        r.text
+    );
+    assert_eq!(mock.count(), 2, "skipped with zero calls");
+    // ...and half-open again at about three.
+    eventually("half-open after 3 s", Duration::from_secs(5), || {
+        breakers(&t)
+            .first()
+            .is_some_and(|b| b["state"] == "half_open")
+    });
+    assert!(
+        probed_at.elapsed() >= Duration::from_millis(2_500),
+        "{:?}",
+        probed_at.elapsed()
+    );
+    assert_eq!(t.chat("m").status, 200, "a good probe closes");
+    let events = t.gw.admin("GET", &t.path("/events?since=0"), None).json()["data"].clone();
+    let open_ms: Vec<Value> = events
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["event"] == "breaker.opened")
+        .map(|e| e["open_ms"].clone())
+        .collect();
+    assert_eq!(open_ms, [json!(1000), json!(3000)], "{events}");
+}
+
+/// Two requests after a 429 on sk-1 (failover: each starts at sk-1): the keys the mock saw.
+fn keys_after_a_429(hint: &str, extra: Value, reply: Reply) -> Vec<String> {
+    let gw = Gateway::shared();
+    let (t, mock) = single(gw, hint, &["sk-1", "sk-2"], extra);
+    mock.push(Rule::any(reply).key("sk-1").times(1));
+    assert_eq!(t.chat("m").status, 200);
+    assert_eq!(t.chat("m").status, 200);
+    mock.keys()
+}
+
+#[test]
+fn a_429_with_only_x_ratelimit_reset_requests_2s_parks_the_key_with_the_signal_on_and_not_off() {
+    let reply = || rate_limited().header("x-ratelimit-reset-requests", "2s");
+    let on = json!({"rate_limit_signals": ["x-ratelimit-reset"]});
+    assert_eq!(
+        keys_after_a_429("xrl-on", on, reply()),
+        ["sk-1", "sk-2", "sk-2"]
+    );
+    let off = json!({});
+    assert_eq!(
+        keys_after_a_429("xrl-off", off, reply()),
+        ["sk-1", "sk-2", "sk-1"],
+        "seed 000: no Retry-After, no park"
+    );
+}
+
+/// RFC 3339 in UTC, as Anthropic writes its reset times.
+fn rfc3339(ms: u64) -> String {
+    let secs = ms / 1000;
+    let (days, rem) = ((secs / 86_400) as i64, secs % 86_400);
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+#[test]
+fn an_anthropic_429_with_the_reset_headers_parks_the_key_until_that_time() {
+    let gw = Gateway::shared();
+    let mock = MockProvider::start("ant-reset").unwrap();
+    let t = gw.tenant("ant-reset");
+    let r = t.put(
+        "/providers/anthropic",
+        json!({"kind": "anthropic", "base_url": mock.url(), "keys": ["sk-ant-1", "sk-ant-2"],
+               "key_strategy": "failover", "timeout_ms": 5000, "rate_limit_signals": ["anthropic-ratelimit"]}),
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    t.model("claude", "anthropic", 1.0, 200_000);
+    let reset_at = now_ms() + 3_000;
+    mock.push(
+        Rule::any(
+            Reply::json(
+                429,
+                r#"{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}"#,
+            )
+            .header("anthropic-ratelimit-requests-reset", &rfc3339(reset_at))
+            .header(
+                "anthropic-ratelimit-tokens-reset",
+                &rfc3339(reset_at - 2_000),
+            ),
+        )
+        .key("sk-ant-1")
+        .times(1),
+    );
+    assert_eq!(t.chat("claude").status, 200);
+    assert_eq!(t.chat("claude").status, 200);
+    assert_eq!(mock.keys(), ["sk-ant-1", "sk-ant-2", "sk-ant-2"], "parked");
+    // The header's time is in whole seconds; a little past it, the key is tried first again.
+    let wait = (reset_at / 1000 * 1000 + 300).saturating_sub(now_ms());
+    std::thread::sleep(Duration::from_millis(wait));
+    assert_eq!(t.chat("claude").status, 200);
+    assert_eq!(mock.keys().last().map(String::as_str), Some("sk-ant-1"));
+}
+
+#[test]
+fn a_rate_limit_shaped_200_rotates_keys_with_the_signal_on() {
+    let shaped = || {
+        Reply::json(
+            200,
+            r#"{"error":{"message":"slow down","type":"rate_limit_error"}}"#,
+        )
+    };
+    let gw = Gateway::shared();
+    let on = json!({"rate_limit_signals": ["rate_limited_200"]});
+    let (t, mock) = single(gw, "rl200-on", &["sk-1", "sk-2"], on);
+    mock.push(Rule::any(shaped()).key("sk-1").times(1));
+    let r = t.chat("m");
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.header("x-cognigate-fallback-depth"), Some("0"));
+    assert_eq!(mock.keys(), ["sk-1", "sk-2"], "rotated like a 429");
+
+    let (t, mock) = single(gw, "rl200-off", &["sk-1", "sk-2"], json!({}));
+    mock.push(Rule::any(shaped()).key("sk-1").times(1));
+    let r = t.chat("m");
+    assert_eq!(
+        r.status, 200,
+        "seed 000: a 200 is passed on as it came: {}",
+        r.text
+    );
+    assert_eq!(r.json()["error"]["type"], "rate_limit_error");
+    assert_eq!(mock.keys(), ["sk-1"], "no rotation with the signal off");
+}
+
+#[test]
+fn a_401d_key_is_skipped_by_the_next_request_with_auth_cooldown_ms_set_until_a_reset() {
+    let gw = Gateway::shared();
+    let bench = json!({"auth_cooldown_ms": 60000});
+    let (t, mock) = single(gw, "bench", &["sk-1", "sk-2"], bench);
+    mock.push(Rule::any(Reply::status(401)).key("sk-1").times(1));
+    assert_eq!(t.chat("m").status, 200);
+    assert_eq!(t.chat("m").status, 200);
+    assert_eq!(
+        mock.keys(),
+        ["sk-1", "sk-2", "sk-2"],
+        "benched across requests"
+    );
+    let r = gw.admin(
+        "POST",
+        &t.path("/breakers/reset"),
+        Some(json!({"provider": "p"})),
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(t.chat("m").status, 200);
+    assert_eq!(
+        mock.keys().last().map(String::as_str),
+        Some("sk-1"),
+        "a reset frees it"
+    );
+
+    let (t, mock) = single(gw, "nobench", &["sk-1", "sk-2"], json!({}));
+    mock.push(Rule::any(Reply::status(401)).key("sk-1").times(1));
+    assert_eq!(t.chat("m").status, 200);
+    assert_eq!(t.chat("m").status, 200);
+    assert_eq!(
+        mock.keys(),
+        ["sk-1", "sk-2", "sk-1"],
+        "seed 000 without the field"
+    );
+}
+
+#[test]
+fn a_502_with_every_candidate_breaker_open_carries_retry_after_and_seed_000s_body() {
+    let gw = Gateway::shared();
+    let a = MockProvider::start("ra-a").unwrap();
+    let b = MockProvider::start("ra-b").unwrap();
+    let t = gw.tenant("ra");
+    let r = t.put(
+        "/settings",
+        json!({"breaker": {"error_threshold": 1, "open_duration_ms": 30000}}),
+    );
+    assert_eq!(r.status, 200);
+    provider(&t, "one", &a.url(), &["sk-a"], json!({}));
+    provider(&t, "two", &b.url(), &["sk-b"], json!({}));
+    t.model("m1", "one", 1.0, 8000);
+    t.model("m2", "two", 1.0, 8000);
+    t.rule("chain", &["m1", "m2"]);
+    a.push(Rule::any(Reply::status(503)));
+    b.push(Rule::any(Reply::status(503)));
+    let r = t.chat("chain");
+    assert_eq!(r.status, 502);
+    assert_eq!(r.header("retry-after"), None, "a 503 has no known end");
+    let r = t.chat("chain");
+    assert_eq!(r.status, 502);
+    let secs: u64 = r
+        .header("retry-after")
+        .expect("Retry-After")
+        .parse()
+        .unwrap();
+    assert!((25..=30).contains(&secs), "{secs}");
+    assert_eq!(
+        r.json(),
+        json!({"error": {"type": "api_error", "code": "upstream_exhausted",
+            "message": "All 2 routing candidates failed.",
+            "attempts": [
+                {"provider": "one", "model": "m1", "failure": "breaker_open"},
+                {"provider": "two", "model": "m2", "failure": "breaker_open"}]}})
+    );
+}
+
+fn chat_body(model: &str, messages: Value) -> String {
+    json!({"model": model, "messages": messages, "max_tokens": 100}).to_string()
+}
+
+#[test]
+fn a_200k_token_prompt_skips_a_32k_context_candidate_without_calling_it_and_truncates_to_fit_when_asked(
+) {
+    let gw = Gateway::shared();
+    let small = MockProvider::start("cw-small").unwrap();
+    let large = MockProvider::start("cw-large").unwrap();
+    let t = gw.tenant("cw");
+    provider(&t, "s", &small.url(), &["sk-s"], json!({}));
+    provider(&t, "l", &large.url(), &["sk-l"], json!({}));
+    t.model("small", "s", 1.0, 32_000);
+    t.model("large", "l", 1.0, 250_000);
+    t.rule("chain", &["small", "large"]);
+    // ~200k tokens of old conversation by the documented estimate (800 kB / 4).
+    let old = "x".repeat(800_000);
+    let messages = json!([
+        {"role": "system", "content": "be brief"},
+        {"role": "user", "content": old},
+        {"role": "assistant", "content": "noted"},
+        {"role": "user", "content": "and the answer?"}
+    ]);
+    let body = chat_body("chain", messages.clone());
+    let r = gw.request("POST", "/v1/chat/completions", Some(&t.key), Some(&body));
+    assert_eq!(r.status, 200, "{}", &r.text[..r.text.len().min(500)]);
+    assert_eq!(r.header("x-cognigate-model"), Some("large"));
+    assert_eq!(
+        r.header("x-cognigate-fallback-depth"),
+        Some("0"),
+        "a context_window skip costs no depth"
+    );
+    assert_eq!(r.header("x-cognigate-truncated"), None);
+    assert_eq!(small.count(), 0, "never called");
+
+    let body = chat_body("small", messages);
+    let r = gw.request("POST", "/v1/chat/completions", Some(&t.key), Some(&body));
+    assert_eq!(r.status, 502);
+    assert_eq!(
+        r.json()["error"]["attempts"][0]["failure"],
+        "context_window"
+    );
+    assert_eq!(small.count(), 0);
+
+    let req = ureq::http::Request::builder()
+        .method("POST")
+        .uri(format!("{}/v1/chat/completions", gw.url))
+        .header("content-type", "application/json")
+        .header("authorization", format!("Bearer {}", t.key))
+        .header("x-cognigate-truncate", "oldest");
+    let resp = support::gateway::agent()
+        .run(req.body(body).unwrap())
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 200);
+    assert_eq!(
+        resp.headers()
+            .get("x-cognigate-truncated")
+            .and_then(|v| v.to_str().ok()),
+        Some("2"),
+        "the old user turn and the assistant turn after it"
+    );
+    let sent = small.calls()[0].body["messages"].clone();
+    assert_eq!(
+        sent,
+        json!([{"role": "system", "content": "be brief"}, {"role": "user", "content": "and the answer?"}])
+    );
+}
+
+#[test]
+fn rpm_2_skips_the_provider_on_the_third_request_inside_a_minute() {
+    let gw = Gateway::shared();
+    let main = MockProvider::start("rpm-main").unwrap();
+    let backup = MockProvider::start("rpm-backup").unwrap();
+    let t = gw.tenant("rpm");
+    provider(&t, "p", &main.url(), &["sk-1"], json!({"rpm": 2}));
+    provider(&t, "b", &backup.url(), &["sk-b"], json!({}));
+    t.model("m", "p", 1.0, 8000);
+    t.model("backup", "b", 1.0, 8000);
+    t.rule("chain", &["m", "backup"]);
+    for _ in 0..2 {
+        let r = t.chat("chain");
+        assert_eq!(r.header("x-cognigate-model"), Some("m"), "{}", r.text);
+    }
+    let r = t.chat("chain");
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.header("x-cognigate-model"), Some("backup"));
+    assert_eq!(main.count(), 2, "no upstream call past the rate");
+    let r = t.chat("m");
+    assert_eq!(r.status, 502);
+    assert_eq!(
+        r.json()["error"]["attempts"][0]["failure"],
+        "local_rate_limit"
+    );
+    let secs: u64 = r
+        .header("retry-after")
+        .expect("Retry-After")
+        .parse()
+        .unwrap();
+    assert!((1..=60).contains(&secs), "{secs}");
+    assert!(breakers(&t).is_empty(), "not a failure toward the breaker");
+}
