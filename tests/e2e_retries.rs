@@ -450,6 +450,13 @@ fn a_200k_token_prompt_skips_a_32k_context_candidate_without_calling_it_and_trun
         {"role": "user", "content": "and the answer?"}
     ]);
     let body = chat_body("chain", messages.clone());
+    // Seed 000 (guard off, the default): the first candidate is simply called.
+    let r = gw.request("POST", "/v1/chat/completions", Some(&t.key), Some(&body));
+    assert_eq!(r.header("x-cognigate-model"), Some("small"), "{}", r.status);
+    assert_eq!(small.count(), 1);
+    small.clear();
+    let r = t.put("/settings", json!({"context_window_guard": true}));
+    assert_eq!(r.status, 200, "{}", r.text);
     let r = gw.request("POST", "/v1/chat/completions", Some(&t.key), Some(&body));
     assert_eq!(r.status, 200, "{}", &r.text[..r.text.len().min(500)]);
     assert_eq!(r.header("x-cognigate-model"), Some("large"));

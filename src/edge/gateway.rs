@@ -130,7 +130,8 @@ pub async fn chat_completions(
         };
         let cascade = Cascade {
             state: &state,
-            upstream: &FetchUpstream::new(&chat).truncating(truncate_oldest(&req)),
+            upstream: &FetchUpstream::new(&chat)
+                .guarding(cfg.settings.context_window_guard, truncate_oldest(&req)),
             clock: &WorkerClock,
             limits: Limits {
                 budget_ms: dep.defaults.request_budget_ms,

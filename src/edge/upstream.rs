@@ -121,8 +121,8 @@ pub struct FetchUpstream<'a> {
     request: &'a ChatRequest,
     /// The current candidate's body, built once and sent with each of its keys.
     body: RefCell<Option<(CandidateBody, Rc<Vec<u8>>)>>,
-    /// `X-CogniGate-Truncate: oldest`: drop old turns to fit a window instead of skipping.
-    truncate: bool,
+    /// The context-window guard: `(on, truncate)`, truncate from `X-CogniGate-Truncate: oldest`.
+    window: (bool, bool),
 }
 
 /// Which candidate a built body belongs to: (provider, model).
@@ -133,12 +133,13 @@ impl<'a> FetchUpstream<'a> {
         Self {
             request,
             body: RefCell::new(None),
-            truncate: false,
+            window: (false, false),
         }
     }
 
-    pub fn truncating(mut self, truncate: bool) -> Self {
-        self.truncate = truncate;
+    /// The guard is on with the tenant's `context_window_guard` or when truncation is asked for.
+    pub fn guarding(mut self, guard: bool, truncate: bool) -> Self {
+        self.window = (guard || truncate, truncate);
         self
     }
 
@@ -149,7 +150,8 @@ impl<'a> FetchUpstream<'a> {
             Some((built_for, body)) if *built_for == id => body.clone(),
             _ => {
                 let fitted = self
-                    .truncate
+                    .window
+                    .1
                     .then(|| fitted_request(self.request, call.model.context_window))
                     .flatten();
                 let body = Rc::new(providers::body(
@@ -168,7 +170,10 @@ impl crate::cascade::Upstream for FetchUpstream<'_> {
     type Body = UpstreamBody;
 
     fn fit(&self, model: &CatalogModel) -> Fit {
-        fit(self.request, model.context_window, self.truncate)
+        match self.window {
+            (false, _) => Fit::Fits,
+            (true, truncate) => fit(self.request, model.context_window, truncate),
+        }
     }
 
     async fn send(&self, call: Call<'_>) -> Reply<UpstreamBody> {
