@@ -340,3 +340,14 @@ fn a_502_with_a_pool_parked_by_retry_after_carries_it_too() {
         Some(7)
     );
 }
+
+#[test]
+fn an_anthropic_529_is_transient_and_retried_on_the_same_candidate() {
+    let clock = FakeClock(1_000.into());
+    let w = World::new(&clock, 1).retries(1);
+    w.upstream
+        .script("m1", &[Script::Status(529, None, "overloaded_error")]);
+    let o = w.run("chain");
+    assert_eq!(depth(&o), 0);
+    assert_eq!(w.upstream.count(), 2);
+}

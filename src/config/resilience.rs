@@ -139,6 +139,18 @@ mod tests {
     }
 
     #[test]
+    fn a_provider_row_stored_before_issue_17_still_loads_with_the_defaults() {
+        let row = r#"{"name":"p","kind":"openai","base_url":"https://x/v1",
+            "keys":[{"id":"key_1","secret_name":"PROVIDER_X"}],
+            "key_strategy":"failover","timeout_ms":30000}"#;
+        let p: crate::config::StoredProvider = serde_json::from_str(row).unwrap();
+        assert_eq!(p.resilience, Resilience::default());
+        let again = serde_json::to_string(&p).unwrap();
+        let back: crate::config::StoredProvider = serde_json::from_str(&again).unwrap();
+        assert_eq!(back, p);
+    }
+
+    #[test]
     fn bad_values_name_their_field() {
         let field =
             |r: Result<Resilience, ConfigError>| r.err().and_then(|e| e.field().map(str::to_owned));
