@@ -19,6 +19,7 @@ const LIMITS: Limits = Limits {
         error_threshold: 5,
         window_ms: 30_000,
         open_duration_ms: 60_000,
+        open_durations_ms: cognigate::config::OpenDurations::SINGLE,
     },
 };
 

@@ -19,6 +19,9 @@ pub struct AttemptSummary {
     pub failure: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<u16>,
+    /// Which try of a candidate with same-candidate retries; absent otherwise (seed 000's shape).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry: Option<u32>,
 }
 
 /// An error as the caller sees it: status plus the body fields.

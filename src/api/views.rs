@@ -19,6 +19,10 @@ pub fn provider(p: &StoredProvider) -> Value {
         "keys": keys,
         "key_strategy": p.key_strategy,
         "timeout_ms": p.timeout_ms,
+        "retry": p.resilience.retry,
+        "rate_limit_signals": p.resilience.rate_limit_signals,
+        "auth_cooldown_ms": p.resilience.auth_cooldown_ms,
+        "rpm": p.resilience.rpm,
     })
 }
 

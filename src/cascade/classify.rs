@@ -17,6 +17,10 @@ pub enum Failure {
     BreakerOpen,
     /// The gateway never asked: the request's budget was spent.
     DeadlineExceeded,
+    /// The gateway never asked: the prompt plus requested output does not fit the model's window.
+    ContextWindow,
+    /// The gateway never asked: the provider's `rpm` for this tenant was used up.
+    LocalRateLimit,
 }
 
 impl Failure {
@@ -31,6 +35,8 @@ impl Failure {
             Self::UpstreamClientError => "upstream_client_error",
             Self::BreakerOpen => "breaker_open",
             Self::DeadlineExceeded => "deadline_exceeded",
+            Self::ContextWindow => "context_window",
+            Self::LocalRateLimit => "local_rate_limit",
         }
     }
 

@@ -61,11 +61,18 @@ impl RequestLog<'_> {
                         if let Some(e) = &t.error {
                             v["error"] = e.chars().take(MAX_ERROR_CHARS).collect::<String>().into();
                         }
+                        if let Some(r) = a.retry {
+                            v["retry"] = r.into();
+                        }
+                        if let Some(n) = a.truncated {
+                            v["truncated"] = n.into();
+                        }
                         v
                     })
                     .collect();
                 if tries.is_empty() {
-                    // Skipped without a call: breaker open or budget spent.
+                    // Skipped without a call: breaker open, budget spent, `rpm` used up, or a
+                    // context window too small.
                     vec![json!({"provider": a.provider, "model": a.model, "failure": a.failure.map(|f| f.as_str())})]
                 } else {
                     tries
@@ -106,6 +113,9 @@ mod tests {
                 error: Some("quota".into()),
                 ms: 3,
             }],
+            retry: None,
+            ends_at: None,
+            truncated: None,
         }];
         let line = RequestLog {
             request_id: "req_1",
@@ -122,6 +132,43 @@ mod tests {
         assert_eq!(line["attempts"][0]["key_id"], "key_ab12");
         assert_eq!(line["attempts"][0]["error"], "quota");
         assert_eq!(line["attempts"][0]["failure"], "rate_limit");
+        assert!(
+            line["attempts"][0].get("retry").is_none(),
+            "seed 000's line"
+        );
+    }
+
+    #[test]
+    fn a_retried_try_carries_its_retry_index_in_the_log_line() {
+        let attempts = [CandidateAttempt {
+            provider: "p".into(),
+            model: "m".into(),
+            failure: Some(Failure::Server),
+            status: Some(503),
+            tries: vec![KeyTry {
+                key_id: "key_ab12".into(),
+                status: Some(503),
+                failure: Some(Failure::Server),
+                error: None,
+                ms: 3,
+            }],
+            retry: Some(2),
+            ends_at: None,
+            truncated: None,
+        }];
+        let line = RequestLog {
+            request_id: "req_1",
+            tenant: "acme",
+            requested: "m",
+            outcome: "exhausted",
+            status: 502,
+            attempts: &attempts,
+            total_ms: 4,
+            d1_queries: 0,
+            durable_object_calls: 1,
+        }
+        .to_json();
+        assert_eq!(line["attempts"][0]["retry"], 2);
     }
 
     #[test]

@@ -5,19 +5,29 @@
 //! tenant/provider Durable Object), `Upstream` (fetch) and `Clock`.
 
 pub mod body_limit;
+mod candidate;
 pub mod classify;
+pub mod context_window;
+mod keys;
 pub mod log_line;
+pub mod rate_limit_signals;
+pub mod retry;
 pub mod retry_after;
 
-use crate::api::{passthrough_error, ApiError, AttemptSummary, ErrorType};
+use crate::api::{ApiError, AttemptSummary, ErrorType};
 use crate::config::{BreakerSettings, CatalogModel, Provider, ProviderKey, ProviderName};
 use crate::routing::Candidate;
-use crate::state::{safe_after, AcquireRequest, Admission, Lease, Park, ReportRequest, Verdict};
+use crate::state::{AcquireRequest, Lease, ReportRequest};
+use candidate::Position;
 pub use classify::{classify_status, Failure, StatusVerdict};
-use retry_after::park_window;
 
+#[allow(async_fn_in_trait)]
 pub trait Clock {
     fn now_ms(&self) -> u64;
+    /// Waits `ms` (the backoff before a same-candidate retry); a fake clock just moves on.
+    async fn sleep(&self, ms: u64);
+    /// 64 uniform random bits for backoff jitter, injected so host tests are deterministic.
+    fn random(&self) -> u64;
 }
 
 /// The routing Durable Object of one tenant/provider.
@@ -49,6 +59,8 @@ pub enum Reply<B> {
     Status {
         status: u16,
         retry_after: Option<String>,
+        /// The rate-limit reset headers a signal may read (`rate_limit_signals::is_signal_header`).
+        headers: Vec<(String, String)>,
         text: String,
     },
     /// No response headers, or no complete body, within the call's timeout.
@@ -67,6 +79,12 @@ pub enum Reply<B> {
 pub trait Upstream {
     type Body;
     async fn send(&self, call: Call<'_>) -> Reply<Self::Body>;
+
+    /// How the request fits `model`'s context window (`context_window::fit`). A port that holds
+    /// no request body (the host fakes) fits everything, which is seed 000's behaviour.
+    fn fit(&self, _model: &CatalogModel) -> context_window::Fit {
+        context_window::Fit::Fits
+    }
 }
 
 /// One key tried inside one candidate, for the log line.
@@ -88,6 +106,28 @@ pub struct CandidateAttempt {
     pub failure: Option<Failure>,
     pub status: Option<u16>,
     pub tries: Vec<KeyTry>,
+    /// Which try of the candidate this is, for a provider with `retry` (0 first); `None` otherwise.
+    pub retry: Option<u32>,
+    /// When the reason this attempt was skipped or failed ends, if known (epoch ms): an open
+    /// breaker, a used-up `rpm`, a pool every key of which is parked.
+    pub ends_at: Option<u64>,
+    /// Messages dropped to fit this candidate's window (`X-CogniGate-Truncate: oldest`).
+    pub truncated: Option<usize>,
+}
+
+impl CandidateAttempt {
+    pub fn new(candidate: &Candidate<'_>, retry: Option<u32>) -> Self {
+        Self {
+            provider: candidate.provider.name.to_string(),
+            model: candidate.model.id.to_string(),
+            failure: None,
+            status: None,
+            tries: Vec::new(),
+            retry,
+            ends_at: None,
+            truncated: None,
+        }
+    }
 }
 
 /// The report still owed for the candidate that served: non-streamed answers settle it at once,
@@ -134,16 +174,34 @@ pub fn exhausted_error(attempts: &[CandidateAttempt]) -> ApiError {
             model: a.model.clone(),
             failure: a.failure.unwrap_or(Failure::Server).as_str(),
             status: a.status,
+            retry: a.retry,
         })
         .collect();
+    // Retries are extra entries of one candidate, not extra candidates.
+    let candidates = attempts
+        .iter()
+        .filter(|a| a.retry.unwrap_or(0) == 0)
+        .count();
     let mut err = ApiError::new(
         502,
         ErrorType::ApiError,
         "upstream_exhausted",
-        format!("All {} routing candidates failed.", attempts.len()),
+        format!("All {candidates} routing candidates failed."),
     );
     err.attempts = Some(attempts);
     err
+}
+
+/// `Retry-After` for the aggregated 502, in whole seconds (rounded up, at least 1): only when
+/// every attempt was skipped or failed for a reason with a known end, until the soonest of them.
+pub fn exhausted_retry_after_secs(attempts: &[CandidateAttempt], now_ms: u64) -> Option<u64> {
+    let mut soonest: Option<u64> = None;
+    for a in attempts {
+        let end = a.ends_at?;
+        soonest = Some(soonest.map_or(end, |s| s.min(end)));
+    }
+    let ms = soonest?.saturating_sub(now_ms);
+    Some(ms.div_ceil(1000).max(1))
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -182,199 +240,33 @@ impl<S: RoutingState, U: Upstream, C: Clock> Cascade<'_, S, U, C> {
     pub async fn run(&self, chain: &[Candidate<'_>]) -> Outcome<U::Body> {
         let started = self.clock.now_ms();
         let mut attempts: Vec<CandidateAttempt> = Vec::with_capacity(chain.len());
+        // Candidates that failed before the one that serves (`X-CogniGate-Fallback-Depth`);
+        // retries of one candidate and candidates skipped for their context window cost none.
+        let mut depth = 0;
         for candidate in chain {
-            let mut attempt = CandidateAttempt {
-                provider: candidate.provider.name.to_string(),
-                model: candidate.model.id.to_string(),
-                failure: None,
-                status: None,
-                tries: Vec::new(),
-            };
-            if self.remaining(started) == 0 {
-                attempt.failure = Some(Failure::DeadlineExceeded);
-                attempts.push(attempt);
-                continue;
-            }
-            let lease = self
-                .state
-                .acquire(
-                    &candidate.provider.name,
-                    acquire_request(candidate, &self.limits),
-                )
-                .await;
-            let probe = match lease.admission {
-                Admission::Skip { .. } => {
-                    attempt.failure = Some(Failure::BreakerOpen);
-                    attempts.push(attempt);
+            let ending = match self.position(candidate, started, &mut attempts).await {
+                Position::Served {
+                    status,
+                    body,
+                    settlement,
+                } => Ending::Served {
+                    status,
+                    body,
+                    depth,
+                    settlement,
+                },
+                Position::Refused(err) => Ending::Refused(err),
+                Position::Cancelled => Ending::Cancelled,
+                Position::Failed { costs_depth } => {
+                    depth += usize::from(costs_depth);
                     continue;
                 }
-                Admission::Probe { token } => Some(token),
-                Admission::Pass => None,
             };
-            let mut parks = Vec::new();
-            let end = self
-                .try_keys(candidate, &lease.keys, started, &mut attempt, &mut parks)
-                .await;
-            let mut report = ReportRequest {
-                model: candidate.model.id.to_string(),
-                parks,
-                verdict: Verdict::Neutral,
-                probe,
-                breaker: self.limits.breaker,
-            };
-            match end {
-                CandidateEnd::Served { status, body } => {
-                    report.verdict = Verdict::Success;
-                    let depth = attempts.len();
-                    attempts.push(attempt);
-                    let settlement = Settlement {
-                        provider: candidate.provider.name.clone(),
-                        report,
-                    };
-                    return Outcome {
-                        ending: Ending::Served {
-                            status,
-                            body,
-                            depth,
-                            settlement,
-                        },
-                        attempts,
-                    };
-                }
-                CandidateEnd::Failed { failure, status } => {
-                    if failure.counts_toward_breaker() {
-                        report.verdict = Verdict::Failure {
-                            reason: failure.as_str().to_owned(),
-                        };
-                    }
-                    self.send_report(&candidate.provider.name, report).await;
-                    attempt.failure = Some(failure);
-                    attempt.status = status;
-                    attempts.push(attempt);
-                }
-                CandidateEnd::Refused(err) => {
-                    self.send_report(&candidate.provider.name, report).await;
-                    attempts.push(attempt);
-                    return Outcome {
-                        ending: Ending::Refused(err),
-                        attempts,
-                    };
-                }
-                CandidateEnd::Cancelled => {
-                    self.send_report(&candidate.provider.name, report).await;
-                    attempts.push(attempt);
-                    return Outcome {
-                        ending: Ending::Cancelled,
-                        attempts,
-                    };
-                }
-            }
+            return Outcome { ending, attempts };
         }
         Outcome {
             ending: Ending::Exhausted,
             attempts,
-        }
-    }
-
-    /// Key rotation inside one candidate: a 429 or 401/403 moves to the next key of the same
-    /// provider; only when the pool is used up does the candidate fail.
-    async fn try_keys(
-        &self,
-        candidate: &Candidate<'_>,
-        keys: &[String],
-        started: u64,
-        attempt: &mut CandidateAttempt,
-        parks: &mut Vec<Park>,
-    ) -> CandidateEnd<U::Body> {
-        let mut last = (Failure::DeadlineExceeded, None);
-        for key in keys.iter().filter_map(|id| candidate.provider.key(id)) {
-            let remaining = self.remaining(started);
-            if remaining == 0 {
-                break;
-            }
-            let call = Call {
-                provider: candidate.provider,
-                model: candidate.model,
-                key,
-                timeout_ms: remaining.min(u64::from(candidate.provider.timeout_ms)),
-            };
-            let t0 = self.clock.now_ms();
-            let reply = self.upstream.send(call).await;
-            let now = self.clock.now_ms();
-            let mut tried = KeyTry {
-                key_id: key.id.clone(),
-                status: None,
-                failure: None,
-                error: None,
-                ms: now.saturating_sub(t0),
-            };
-            let step = match reply {
-                Reply::Success { status, body } => {
-                    tried.status = Some(status);
-                    attempt.tries.push(tried);
-                    return CandidateEnd::Served { status, body };
-                }
-                Reply::Cancelled => {
-                    attempt.tries.push(tried);
-                    return CandidateEnd::Cancelled;
-                }
-                Reply::Status {
-                    status,
-                    retry_after,
-                    text,
-                } => {
-                    tried.status = Some(status);
-                    let verdict = classify_status(status);
-                    if let StatusVerdict::NextKey(Failure::RateLimit) = verdict {
-                        let max = self.limits.max_park_ms;
-                        if let Some(ms) = retry_after.and_then(|v| park_window(&v, now, max)) {
-                            let until = safe_after(now, ms);
-                            parks.push(Park {
-                                key: key.id.clone(),
-                                until,
-                            });
-                        }
-                    }
-                    let end = match verdict {
-                        StatusVerdict::RequestCaused => {
-                            Some(CandidateEnd::Refused(passthrough_error(status, &text)))
-                        }
-                        _ => None,
-                    };
-                    tried.error = Some(text);
-                    if let Some(end) = end {
-                        attempt.tries.push(tried);
-                        return end;
-                    }
-                    verdict
-                }
-                Reply::Timeout => StatusVerdict::NextCandidate(Failure::Timeout),
-                Reply::Network(detail) => {
-                    tried.error = Some(detail);
-                    StatusVerdict::NextCandidate(Failure::Network)
-                }
-                Reply::Broken { status, detail } => {
-                    tried.status = Some(status);
-                    tried.error = Some(detail);
-                    StatusVerdict::NextCandidate(Failure::Server)
-                }
-            };
-            let (failure, next_key) = match step {
-                StatusVerdict::NextKey(f) => (f, true),
-                StatusVerdict::NextCandidate(f) => (f, false),
-                // Both handled above; kept total so a new verdict cannot slip through silently.
-                StatusVerdict::Success | StatusVerdict::RequestCaused => (Failure::Server, false),
-            };
-            tried.failure = Some(failure);
-            last = (failure, tried.status);
-            attempt.tries.push(tried);
-            if !next_key {
-                break;
-            }
-        }
-        CandidateEnd::Failed {
-            failure: last.0,
-            status: last.1,
         }
     }
 
@@ -393,19 +285,5 @@ impl<S: RoutingState, U: Upstream, C: Clock> Cascade<'_, S, U, C> {
 pub async fn settle<S: RoutingState>(state: &S, settlement: Settlement) {
     if settlement.report.changes_anything() {
         state.report(&settlement.provider, settlement.report).await;
-    }
-}
-
-fn acquire_request(candidate: &Candidate<'_>, limits: &Limits) -> AcquireRequest {
-    AcquireRequest {
-        model: candidate.model.id.to_string(),
-        keys: candidate.provider.key_ids(),
-        strategy: candidate.provider.key_strategy,
-        // A probe cannot outlive the request that carries it.
-        probe_timeout_ms: limits.budget_ms,
-        // A grant never outlives half an open duration, so none is still live when a breaker
-        // that opened after it was issued goes half-open: the probe stays the only request.
-        lease_ms: limits.lease_ms.min(limits.breaker.open_duration_ms / 2),
-        window_ms: limits.breaker.window_ms,
     }
 }

@@ -3,7 +3,10 @@
 
 use super::names::{AliasName, Capability, ModelId, ProviderName, RouteName, TenantId};
 use super::provider::{BaseUrl, KeyStrategy, NewKey, NewProvider, ProviderKey, ProviderKind};
-use super::{Alias, CatalogModel, Chain, ConfigError, CostTier, SettingsOverrides};
+use super::{
+    Alias, CatalogModel, Chain, ConfigError, CostTier, RateLimitSignal, Resilience, RetryPolicy,
+    SettingsOverrides,
+};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
@@ -76,6 +79,14 @@ pub struct ProviderBody {
     pub key_strategy: KeyStrategy,
     #[serde(default)]
     pub timeout_ms: Option<u32>,
+    #[serde(default)]
+    pub retry: Option<RetryPolicy>,
+    #[serde(default)]
+    pub rate_limit_signals: Vec<RateLimitSignal>,
+    #[serde(default)]
+    pub auth_cooldown_ms: Option<u64>,
+    #[serde(default)]
+    pub rpm: Option<u32>,
 }
 
 pub const MAX_KEYS: usize = 64;
@@ -111,6 +122,12 @@ impl ProviderBody {
             keys,
             key_strategy: self.key_strategy,
             timeout_ms,
+            resilience: Resilience::validate(
+                self.retry,
+                self.rate_limit_signals,
+                self.auth_cooldown_ms,
+                self.rpm,
+            )?,
         })
     }
 }
@@ -278,6 +295,16 @@ pub fn validate_settings(o: SettingsOverrides) -> Result<SettingsOverrides, Conf
         o.breaker.open_duration_ms,
         86_400_000,
     )?;
+    let durations = o.breaker.open_durations_ms.unwrap_or_default();
+    if durations.as_slice().is_empty() && o.breaker.open_durations_ms.is_some() {
+        return Err(ConfigError::invalid(
+            "breaker.open_durations_ms",
+            "must list 1 to 8 durations",
+        ));
+    }
+    for &ms in durations.as_slice() {
+        within("breaker.open_durations_ms", Some(ms), 86_400_000)?;
+    }
     Ok(o)
 }
 

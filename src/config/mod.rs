@@ -6,7 +6,9 @@ pub mod alias;
 pub mod base_url;
 pub mod model;
 pub mod names;
+pub mod open_durations;
 pub mod provider;
+pub mod resilience;
 pub mod rule;
 pub mod sealed;
 pub mod settings;
@@ -19,8 +21,9 @@ pub use provider::{
     BaseUrl, KeyStrategy, NewKey, NewProvider, Provider, ProviderKey, ProviderKind, ProviderSpec,
     StoredKey, StoredProvider,
 };
+pub use resilience::{RateLimitSignal, Resilience, RetryPolicy};
 pub use rule::Chain;
-pub use settings::{BreakerSettings, Defaults, Settings, SettingsOverrides};
+pub use settings::{BreakerSettings, Defaults, OpenDurations, Settings, SettingsOverrides};
 pub use tenant::TenantConfig;
 
 /// Why admin input was refused; every message names the field or limit involved.

@@ -2,6 +2,7 @@
 
 pub use super::base_url::BaseUrl;
 use super::names::{ProviderName, TenantId};
+use super::resilience::Resilience;
 use super::sealed::Kek;
 use super::ConfigError;
 use serde::{Deserialize, Serialize};
@@ -132,6 +133,9 @@ pub struct ProviderSpec<K> {
     pub keys: Vec<K>,
     pub key_strategy: KeyStrategy,
     pub timeout_ms: u32,
+    /// Issue 17's opt-ins; absent in rows stored before them, which load with the defaults.
+    #[serde(flatten)]
+    pub resilience: Resilience,
 }
 
 pub type NewProvider = ProviderSpec<NewKey>;
@@ -147,6 +151,7 @@ impl<K> ProviderSpec<K> {
             keys,
             key_strategy: self.key_strategy,
             timeout_ms: self.timeout_ms,
+            resilience: self.resilience,
         }
     }
 }

@@ -1,5 +1,6 @@
 //! Routing settings: deployment defaults from `[vars]`, optionally overridden per tenant.
 
+pub use super::open_durations::OpenDurations;
 use serde::{Deserialize, Serialize};
 
 /// Per-tenant overrides as stored; every absent value falls back to the deployment default.
@@ -10,6 +11,9 @@ pub struct SettingsOverrides {
     pub max_fallback_depth: Option<u32>,
     #[serde(default)]
     pub breaker: BreakerOverrides,
+    /// Skip candidates whose `context_window` cannot hold the request (issue 17); off unless set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_window_guard: Option<bool>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -21,6 +25,8 @@ pub struct BreakerOverrides {
     pub window_ms: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub open_duration_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_durations_ms: Option<OpenDurations>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -28,6 +34,17 @@ pub struct BreakerSettings {
     pub error_threshold: u32,
     pub window_ms: u64,
     pub open_duration_ms: u64,
+    /// Escalation on failed probes; empty (the default) is `[open_duration_ms]`. Absent in
+    /// reports from older isolates, which then keep the fixed duration.
+    #[serde(default, skip_serializing_if = "OpenDurations::is_single")]
+    pub open_durations_ms: OpenDurations,
+}
+
+impl BreakerSettings {
+    /// How long the breaker opens for its `level`th consecutive opening (0 = the trip).
+    pub fn open_ms(&self, level: u32) -> u64 {
+        self.open_durations_ms.at(level, self.open_duration_ms)
+    }
 }
 
 /// What a tenant's requests actually run with.
@@ -35,6 +52,10 @@ pub struct BreakerSettings {
 pub struct Settings {
     pub max_fallback_depth: u32,
     pub breaker: BreakerSettings,
+    /// Seed 000 sends every request to every candidate, so the guard is opt-in per tenant (the
+    /// request header `X-CogniGate-Truncate: oldest` turns it on for that request).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub context_window_guard: bool,
 }
 
 /// Deployment-wide values from `[vars]`.
@@ -54,7 +75,9 @@ impl Default for Defaults {
                     error_threshold: 5,
                     window_ms: 30_000,
                     open_duration_ms: 60_000,
+                    open_durations_ms: OpenDurations::SINGLE,
                 },
+                context_window_guard: false,
             },
             request_budget_ms: 60_000,
             config_ttl_ms: 10_000,
@@ -106,7 +129,11 @@ impl Defaults {
                 error_threshold: o.breaker.error_threshold.unwrap_or(b.error_threshold),
                 window_ms: o.breaker.window_ms.unwrap_or(b.window_ms),
                 open_duration_ms: o.breaker.open_duration_ms.unwrap_or(b.open_duration_ms),
+                open_durations_ms: o.breaker.open_durations_ms.unwrap_or(b.open_durations_ms),
             },
+            context_window_guard: o
+                .context_window_guard
+                .unwrap_or(self.settings.context_window_guard),
         }
     }
 }
@@ -127,6 +154,26 @@ mod tests {
         assert_eq!(s.max_fallback_depth, 3);
         assert_eq!(s.breaker.window_ms, 1000);
         assert_eq!(s.breaker.error_threshold, 5);
+    }
+
+    #[test]
+    fn issue_17_settings_are_off_by_default_and_absent_from_the_seed_000_view() {
+        let d = Defaults::default();
+        let s = d.effective(&SettingsOverrides::default());
+        assert!(!s.context_window_guard);
+        assert!(s.breaker.open_durations_ms.is_single());
+        assert_eq!(
+            serde_json::to_value(s).unwrap(),
+            serde_json::json!({"max_fallback_depth": 5, "breaker": {"error_threshold": 5, "window_ms": 30000, "open_duration_ms": 60000}})
+        );
+        let o: SettingsOverrides = serde_json::from_str(
+            r#"{"context_window_guard": true, "breaker": {"open_durations_ms": [1000, 3000]}}"#,
+        )
+        .unwrap();
+        let s = d.effective(&o);
+        assert!(s.context_window_guard);
+        assert_eq!(s.breaker.open_ms(0), 1_000);
+        assert_eq!(s.breaker.open_ms(5), 3_000);
     }
 
     #[test]

@@ -10,7 +10,9 @@ use super::upstream::{FetchUpstream, UpstreamBody};
 use crate::api::auth::{bearer, hash_key, is_caller_key_shaped};
 use crate::api::{ApiError, ChatRequest};
 use crate::cascade::log_line::RequestLog;
-use crate::cascade::{exhausted_error, settle, Cascade, Clock, Ending, Limits, Outcome};
+use crate::cascade::{
+    exhausted_error, exhausted_retry_after_secs, settle, Cascade, Clock, Ending, Limits, Outcome,
+};
 use crate::config::{provider::hex, TenantConfig, TenantId};
 use crate::routing::{build_chain, ChainError};
 use serde_json::json;
@@ -22,6 +24,15 @@ struct WorkerClock;
 impl Clock for WorkerClock {
     fn now_ms(&self) -> u64 {
         now_ms()
+    }
+
+    async fn sleep(&self, ms: u64) {
+        worker::Delay::from(std::time::Duration::from_millis(ms)).await;
+    }
+
+    fn random(&self) -> u64 {
+        // No randomness to be had: the longest delay, never a synchronized zero.
+        random_bytes::<8>().map_or(u64::MAX, u64::from_le_bytes)
     }
 }
 
@@ -119,7 +130,8 @@ pub async fn chat_completions(
         };
         let cascade = Cascade {
             state: &state,
-            upstream: &FetchUpstream::new(&chat),
+            upstream: &FetchUpstream::new(&chat)
+                .guarding(cfg.settings.context_window_guard, truncate_oldest(&req)),
             clock: &WorkerClock,
             limits: Limits {
                 budget_ms: dep.defaults.request_budget_ms,
@@ -189,6 +201,7 @@ async fn respond(
                 depth,
                 model: served.map(|a| a.model.as_str()).unwrap_or(""),
                 provider: served.map(|a| a.provider.as_str()).unwrap_or(""),
+                truncated: served.and_then(|a| a.truncated),
             };
             let resp = match body {
                 UpstreamBody::Full {
@@ -216,7 +229,7 @@ async fn respond(
             )
         }
         Ending::Refused(err) => ("refused", Err(err)),
-        Ending::Exhausted => ("exhausted", Err(exhausted_error(&attempts))),
+        Ending::Exhausted => ("exhausted", exhausted(&attempts)),
         Ending::Cancelled => (
             "cancelled",
             Err(ApiError::invalid_request(
@@ -234,10 +247,26 @@ async fn respond(
     result
 }
 
+/// The aggregated 502, with `Retry-After` when every attempt's reason has a known end.
+fn exhausted(attempts: &[crate::cascade::CandidateAttempt]) -> Reply {
+    let resp = http::error(&exhausted_error(attempts)).map_err(|_| ApiError::internal())?;
+    if let Some(secs) = exhausted_retry_after_secs(attempts, now_ms()) {
+        let set = resp.headers().set("retry-after", &secs.to_string());
+        set.map_err(|_| ApiError::internal())?;
+    }
+    Ok(resp)
+}
+
 struct ServedBy<'a> {
     depth: usize,
     model: &'a str,
     provider: &'a str,
+    truncated: Option<usize>,
+}
+
+/// `X-CogniGate-Truncate: oldest` asks for truncation instead of a `context_window` skip.
+fn truncate_oldest(req: &Request) -> bool {
+    header(req, "x-cognigate-truncate").is_some_and(|v| v.trim().eq_ignore_ascii_case("oldest"))
 }
 
 fn stream_response(
@@ -268,6 +297,9 @@ fn with_served_headers(
     set("x-cognigate-fallback-depth", &by.depth.to_string())?;
     set("x-cognigate-model", by.model)?;
     set("x-cognigate-provider", by.provider)?;
+    if let Some(dropped) = by.truncated {
+        set("x-cognigate-truncated", &dropped.to_string())?;
+    }
     if dep.debug_counters {
         set(
             "x-cognigate-d1-queries",
@@ -330,9 +362,12 @@ pub async fn health(req: Request, env: &Env, ctx: &Context, dep: &Deployment) ->
     for (provider, views) in futures::future::join_all(lookups).await {
         let views = views.map_err(|e| store::storage_error("breaker state", e))?;
         breakers.extend(views.into_iter().map(|v| {
-            let mut b = json!({"provider": provider, "model": v.model, "state": v.state});
-            if let Some(until) = v.breaker_until {
+            let mut b = json!({"provider": provider, "model": v.view.model, "state": v.view.state});
+            if let Some(until) = v.view.breaker_until {
                 b["breaker_until"] = json!(until);
+            }
+            if let Some(open_ms) = v.open_ms {
+                b["open_ms"] = json!(open_ms);
             }
             b
         }));

@@ -11,5 +11,6 @@ mod metrics;
 mod relay;
 mod routing_client;
 mod routing_object;
+mod signals;
 mod store;
 mod upstream;

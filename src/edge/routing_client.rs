@@ -10,7 +10,7 @@ use crate::cascade::RoutingState;
 use crate::config::{ProviderName, TenantId};
 use crate::state::provider_state::ModelTransition;
 use crate::state::{
-    jittered, AcquireRequest, Admission, BreakerView, Lease, LocalAdmission, ReportRequest,
+    jittered, AcquireRequest, Admission, BreakerHealth, Lease, LocalAdmission, ReportRequest,
 };
 use futures::channel::oneshot;
 use futures::future::{select, Either};
@@ -382,6 +382,6 @@ fn transition_event(
 }
 
 /// Every breaker of `provider` that is not closed.
-pub async fn breakers(env: &Env, tenant: &TenantId, provider: &str) -> Result<Vec<BreakerView>> {
+pub async fn breakers(env: &Env, tenant: &TenantId, provider: &str) -> Result<Vec<BreakerHealth>> {
     call_object(env, tenant, provider, Method::Get, "/breakers", None).await
 }

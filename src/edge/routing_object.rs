@@ -101,7 +101,7 @@ impl DurableObject for RoutingObject {
             }
             (Method::Get, "/breakers") => {
                 let mem = self.mem.borrow();
-                let views = mem.get().map(|st| st.not_closed(now)).unwrap_or_default();
+                let views = mem.get().map(|st| st.health(now)).unwrap_or_default();
                 Response::from_json(&views)
             }
             (Method::Post, "/wipe") => {

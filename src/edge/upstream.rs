@@ -1,10 +1,12 @@
 //! Upstream calls as `fetch` subrequests: the `Upstream` port of the cascade.
 
 use super::http::now_ms;
+use super::signals::{signal_headers, RateLimited200};
 use crate::api::ChatRequest;
 use crate::cascade::body_limit::{Capped, MAX_ERROR_BODY, MAX_SUCCESS_BODY};
+use crate::cascade::context_window::{fit, fitted_request, Fit};
 use crate::cascade::{Call, Reply};
-use crate::config::ProviderKind;
+use crate::config::{CatalogModel, ProviderKind};
 use crate::providers::{self, StreamDecoder};
 use crate::stream::{Relay, RelayStep, StreamEnd};
 use futures::future::{select, Either};
@@ -119,6 +121,8 @@ pub struct FetchUpstream<'a> {
     request: &'a ChatRequest,
     /// The current candidate's body, built once and sent with each of its keys.
     body: RefCell<Option<(CandidateBody, Rc<Vec<u8>>)>>,
+    /// The context-window guard: `(on, truncate)`, truncate from `X-CogniGate-Truncate: oldest`.
+    window: (bool, bool),
 }
 
 /// Which candidate a built body belongs to: (provider, model).
@@ -129,7 +133,14 @@ impl<'a> FetchUpstream<'a> {
         Self {
             request,
             body: RefCell::new(None),
+            window: (false, false),
         }
+    }
+
+    /// The guard is on with the tenant's `context_window_guard` or when truncation is asked for.
+    pub fn guarding(mut self, guard: bool, truncate: bool) -> Self {
+        self.window = (guard || truncate, truncate);
+        self
     }
 
     fn body_for(&self, call: &Call<'_>) -> Rc<Vec<u8>> {
@@ -138,10 +149,15 @@ impl<'a> FetchUpstream<'a> {
         match &*memo {
             Some((built_for, body)) if *built_for == id => body.clone(),
             _ => {
+                let fitted = self
+                    .window
+                    .1
+                    .then(|| fitted_request(self.request, call.model.context_window))
+                    .flatten();
                 let body = Rc::new(providers::body(
                     call.provider.kind,
                     call.model,
-                    self.request,
+                    fitted.as_ref().unwrap_or(self.request),
                 ));
                 *memo = Some((id, body.clone()));
                 body
@@ -152,6 +168,13 @@ impl<'a> FetchUpstream<'a> {
 
 impl crate::cascade::Upstream for FetchUpstream<'_> {
     type Body = UpstreamBody;
+
+    fn fit(&self, model: &CatalogModel) -> Fit {
+        match self.window {
+            (false, _) => Fit::Fits,
+            (true, truncate) => fit(self.request, model.context_window, truncate),
+        }
+    }
 
     async fn send(&self, call: Call<'_>) -> Reply<UpstreamBody> {
         let started = now_ms();
@@ -191,7 +214,8 @@ impl crate::cascade::Upstream for FetchUpstream<'_> {
             )
             .await
         } else {
-            full_body(resp, status, controller, kind, deadline).await
+            let rate_limited = RateLimited200::of(call.provider, resp.headers());
+            full_body(resp, status, controller, (kind, rate_limited), deadline).await
         }
     }
 }
@@ -266,6 +290,7 @@ async fn failed(
     deadline: u64,
 ) -> Reply<UpstreamBody> {
     let retry_after = resp.headers().get("retry-after").ok().flatten();
+    let headers = signal_headers(resp.headers());
     let text = match read_bounded(
         &mut resp,
         Capped::new(MAX_ERROR_BODY),
@@ -290,6 +315,7 @@ async fn failed(
     Reply::Status {
         status,
         retry_after,
+        headers,
         text,
     }
 }
@@ -300,7 +326,7 @@ async fn full_body(
     mut resp: Response,
     status: u16,
     controller: AbortController,
-    kind: ProviderKind,
+    (kind, rate_limited): (ProviderKind, Option<RateLimited200>),
     deadline: u64,
 ) -> Reply<UpstreamBody> {
     let buf = Capped::new(MAX_SUCCESS_BODY);
@@ -324,6 +350,9 @@ async fn full_body(
             return Reply::Timeout;
         }
     };
+    if let Some(reply) = rate_limited.and_then(|r| r.check(&bytes)) {
+        return reply;
+    }
     match providers::read_response(kind, bytes, now_ms() / 1000) {
         Ok(bytes) => Reply::Success {
             status,

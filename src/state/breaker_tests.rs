@@ -6,6 +6,7 @@ const S: BreakerSettings = BreakerSettings {
     error_threshold: 5,
     window_ms: 30_000,
     open_duration_ms: 60_000,
+    open_durations_ms: crate::config::OpenDurations::SINGLE,
 };
 const PROBE_TIMEOUT: u64 = 10_000;
 
@@ -195,6 +196,7 @@ fn times_saturate_at_the_largest_safe_integer() {
     let s = BreakerSettings {
         error_threshold: 1,
         open_duration_ms: u64::MAX,
+        open_durations_ms: crate::config::OpenDurations::SINGLE,
         ..S
     };
     b.failure(5, &s, None, "server");

@@ -7,6 +7,7 @@ pub mod grant;
 pub mod grant_book;
 pub mod key_pool;
 pub mod provider_state;
+pub mod request_rate;
 pub mod wire;
 
 pub use breaker::{Admission, Breaker, Transition};
@@ -24,5 +25,5 @@ pub fn safe_after(now: u64, ms: u64) -> u64 {
 }
 
 pub use provider_state::{
-    AcquireRequest, BreakerView, Lease, Park, ProviderState, ReportRequest, Verdict,
+    AcquireRequest, BreakerHealth, BreakerView, Lease, Park, ProviderState, ReportRequest, Verdict,
 };

@@ -5,6 +5,7 @@
 use super::breaker::{Admission, Breaker, Transition};
 use super::grant::{Grant, GRANT_BLOCK};
 use super::key_pool::KeyPool;
+use super::request_rate::RequestRate;
 use super::safe_after;
 use crate::config::{BreakerSettings, KeyStrategy};
 use serde::{Deserialize, Serialize};
@@ -22,6 +23,21 @@ pub struct ProviderState {
     /// Numbers transitions, so their events can be ordered however late they are stored.
     #[serde(default)]
     transitions: u64,
+    /// Model → the escalation of its breaker while not closed (issue 17): which opening in a row
+    /// it is and the duration in force. Absent in state stored before escalation existed.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    escalation: BTreeMap<String, Escalation>,
+    /// `rpm`: when the admissions of the last minute were made. Not persisted, like the cursor:
+    /// an evicted object forgets at most one minute of counting.
+    #[serde(skip)]
+    rate: RequestRate,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Escalation {
+    /// 0 for the trip, +1 for each failed probe since.
+    pub level: u32,
+    pub open_ms: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -38,6 +54,9 @@ pub struct AcquireRequest {
     /// quiet. Absent (an older client), every failure on record counts, as before.
     #[serde(default = "forever")]
     pub window_ms: u64,
+    /// The provider's requests per minute for this tenant (issue 17); absent is unlimited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rpm: Option<u32>,
 }
 
 fn forever() -> u64 {
@@ -117,10 +136,29 @@ pub struct ModelTransition {
     pub transition_seq: u64,
     #[serde(flatten)]
     pub transition: Transition,
+    /// On `breaker.opened`: the open duration in force.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_ms: Option<u64>,
+}
+
+/// A breaker's health view with the open duration in force (`open_ms`) while it is open.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BreakerHealth {
+    #[serde(flatten)]
+    pub view: BreakerView,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_ms: Option<u64>,
 }
 
 impl ProviderState {
     pub fn acquire(&mut self, req: &AcquireRequest, now: u64) -> Lease {
+        if let Some(until) = req.rpm.and_then(|rpm| self.rate.full_until(rpm, now)) {
+            return Lease {
+                admission: Admission::Limited { until },
+                keys: Vec::new(),
+                grant: None,
+            };
+        }
         let admission = match self.breakers.get_mut(&req.model) {
             None => Admission::Pass,
             Some(b) => {
@@ -129,12 +167,17 @@ impl ProviderState {
             }
         };
         let keys = match admission {
-            Admission::Skip { .. } => Vec::new(),
+            Admission::Skip { .. } | Admission::Limited { .. } => Vec::new(),
             Admission::Pass | Admission::Probe { .. } => {
+                if req.rpm.is_some() {
+                    self.rate.admit(now);
+                }
                 self.keys.plan(&req.keys, req.strategy, now)
             }
         };
+        // A provider with an `rpm` is never granted: only this object can count its requests.
         let quiet = admission == Admission::Pass
+            && req.rpm.is_none()
             && self
                 .breakers
                 .get(&req.model)
@@ -157,17 +200,39 @@ impl ProviderState {
             self.keys.park(&park.key, park.until, now);
         }
         let breaker = self.breakers.entry(req.model.clone()).or_default();
+        let failed_probe =
+            matches!(*breaker, Breaker::HalfOpen { probe, .. } if req.probe == Some(probe));
+        // A failed probe re-opens one step further along `open_durations_ms`; a trip starts at 0.
+        let level = match self.escalation.get(&req.model) {
+            Some(e) if failed_probe => e.level.saturating_add(1),
+            _ => 0,
+        };
+        let mut settings = req.breaker;
+        settings.open_duration_ms = req.breaker.open_ms(level);
         let transition = match &req.verdict {
             Verdict::Success => breaker.success(req.probe),
-            Verdict::Failure { reason } => breaker.failure(now, &req.breaker, req.probe, reason),
+            Verdict::Failure { reason } => breaker.failure(now, &settings, req.probe, reason),
             Verdict::Neutral => {
                 breaker.release(req.probe, now);
                 None
             }
         };
+        let open_ms = match &transition {
+            Some(Transition::Opened { .. }) => {
+                let open_ms = settings.open_duration_ms;
+                self.escalation
+                    .insert(req.model.clone(), Escalation { level, open_ms });
+                Some(open_ms)
+            }
+            _ => None,
+        };
         self.forget_idle(&req.model);
         transition
-            .map(|t| self.numbered(req.model.clone(), t))
+            .map(|t| {
+                let mut numbered = self.numbered(req.model.clone(), t);
+                numbered.open_ms = open_ms;
+                numbered
+            })
             .into_iter()
             .collect()
     }
@@ -178,6 +243,7 @@ impl ProviderState {
             model,
             transition_seq: self.transitions,
             transition,
+            open_ms: None,
         }
     }
 
@@ -203,6 +269,8 @@ impl ProviderState {
             }
         }
         self.breakers.retain(|_, b| !b.is_closed());
+        let breakers = &self.breakers;
+        self.escalation.retain(|m, _| breakers.contains_key(m));
         closed
             .into_iter()
             .map(|(m, t)| self.numbered(m, t))
@@ -229,11 +297,29 @@ impl ProviderState {
             .collect()
     }
 
+    /// `not_closed` with the open duration in force on each open breaker (`/v1/health`).
+    pub fn health(&self, now: u64) -> Vec<BreakerHealth> {
+        self.not_closed(now)
+            .into_iter()
+            .map(|view| BreakerHealth {
+                open_ms: (view.state == BreakerStatus::Open)
+                    .then(|| self.escalation.get(&view.model).map(|e| e.open_ms))
+                    .flatten(),
+                view,
+            })
+            .collect()
+    }
+
     pub fn parked_until(&self, key: &str) -> Option<u64> {
         self.keys.parked_until(key)
     }
 
+    /// A closed breaker forgets its escalation (the next trip starts at the first duration) and,
+    /// with no failure on record, is not stored at all.
     fn forget_idle(&mut self, model: &str) {
+        if self.breakers.get(model).is_none_or(Breaker::is_closed) {
+            self.escalation.remove(model);
+        }
         if self.breakers.get(model) == Some(&Breaker::default()) {
             self.breakers.remove(model);
         }
@@ -243,3 +329,7 @@ impl ProviderState {
 #[cfg(test)]
 #[path = "provider_state_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "escalation_tests.rs"]
+mod escalation_tests;

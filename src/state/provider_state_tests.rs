@@ -6,6 +6,7 @@ const S: BreakerSettings = BreakerSettings {
     error_threshold: 2,
     window_ms: 1_000,
     open_duration_ms: 5_000,
+    open_durations_ms: crate::config::OpenDurations::SINGLE,
 };
 
 fn acquire(model: &str) -> AcquireRequest {
@@ -16,6 +17,7 @@ fn acquire(model: &str) -> AcquireRequest {
         probe_timeout_ms: 1_000,
         lease_ms: 0,
         window_ms: S.window_ms,
+        rpm: None,
     }
 }
 

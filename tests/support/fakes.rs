@@ -22,6 +22,16 @@ impl Clock for FakeClock {
     fn now_ms(&self) -> u64 {
         self.0.get()
     }
+
+    /// Backoff waits move the injected time on instead of waiting.
+    async fn sleep(&self, ms: u64) {
+        self.advance(ms);
+    }
+
+    /// Always the top of the jitter range, so delays are exact in tests.
+    fn random(&self) -> u64 {
+        u64::MAX
+    }
 }
 
 pub struct FakeState<'c> {
@@ -144,6 +154,7 @@ impl Upstream for FakeUpstream<'_> {
             Script::Status(status, retry_after, text) => Reply::Status {
                 status,
                 retry_after: retry_after.map(str::to_owned),
+                headers: Vec::new(),
                 text: text.to_owned(),
             },
             Script::Timeout => Reply::Timeout,

@@ -1,3 +1,4 @@
 #![allow(dead_code)]
 pub mod fakes;
 pub mod gateway;
+pub mod resilience;

@@ -1,0 +1,184 @@
+//! One chain position: admission, its tries (one, or more with `retry`), and the reports.
+
+use super::context_window::Fit;
+use super::retry::{after, backoff_ms, is_transient};
+use super::{
+    CandidateAttempt, CandidateEnd, Cascade, Clock, Failure, Limits, RoutingState, Settlement,
+    Upstream,
+};
+use crate::api::ApiError;
+use crate::routing::Candidate;
+use crate::state::{AcquireRequest, Admission, Park, ReportRequest, Verdict};
+
+/// How a chain position ended.
+pub(super) enum Position<B> {
+    Served {
+        status: u16,
+        body: B,
+        settlement: Settlement,
+    },
+    Refused(ApiError),
+    Cancelled,
+    /// Moves down the chain; `costs_depth` is false for a candidate skipped before admission
+    /// (`context_window`), which did not fail as a provider.
+    Failed {
+        costs_depth: bool,
+    },
+}
+
+impl<S: RoutingState, U: Upstream, C: Clock> Cascade<'_, S, U, C> {
+    pub(super) async fn position(
+        &self,
+        candidate: &Candidate<'_>,
+        started: u64,
+        attempts: &mut Vec<CandidateAttempt>,
+    ) -> Position<U::Body> {
+        let policy = candidate.provider.resilience.retry;
+        // Before admission: a prompt the window cannot hold costs no call, no depth and nothing
+        // toward the breaker, and says nothing about the provider's health.
+        let truncated = match self.upstream.fit(candidate.model) {
+            Fit::Fits => None,
+            Fit::Truncated { dropped } => Some(dropped),
+            Fit::TooLarge => {
+                let mut attempt = CandidateAttempt::new(candidate, None);
+                attempt.failure = Some(Failure::ContextWindow);
+                attempts.push(attempt);
+                return Position::Failed { costs_depth: false };
+            }
+        };
+        let mut retry = 0u32;
+        let mut failed_key: Option<String> = None;
+        loop {
+            let mut attempt =
+                CandidateAttempt::new(candidate, (policy.max_retries > 0).then_some(retry));
+            attempt.truncated = truncated;
+            if self.remaining(started) == 0 {
+                attempt.failure = Some(Failure::DeadlineExceeded);
+                attempts.push(attempt);
+                return Position::Failed { costs_depth: true };
+            }
+            let lease = self
+                .state
+                .acquire(
+                    &candidate.provider.name,
+                    acquire_request(candidate, &self.limits),
+                )
+                .await;
+            let probe = match lease.admission {
+                // After a failed try, an open breaker stops the retries at once: that try's
+                // entry already says how the candidate failed.
+                Admission::Skip { .. } | Admission::Limited { .. } if retry > 0 => {
+                    return Position::Failed { costs_depth: true }
+                }
+                Admission::Skip { until } => {
+                    attempt.failure = Some(Failure::BreakerOpen);
+                    attempt.ends_at = until;
+                    attempts.push(attempt);
+                    return Position::Failed { costs_depth: true };
+                }
+                Admission::Limited { until } => {
+                    attempt.failure = Some(Failure::LocalRateLimit);
+                    attempt.ends_at = Some(until);
+                    attempts.push(attempt);
+                    return Position::Failed { costs_depth: true };
+                }
+                Admission::Probe { token } => Some(token),
+                Admission::Pass => None,
+            };
+            let keys = after(&lease.keys, failed_key.as_deref());
+            let mut parks = Vec::new();
+            let end = self
+                .try_keys(candidate, &keys, started, &mut attempt, &mut parks)
+                .await;
+            let mut report = ReportRequest {
+                model: candidate.model.id.to_string(),
+                parks,
+                verdict: Verdict::Neutral,
+                probe,
+                breaker: self.limits.breaker,
+            };
+            let provider = &candidate.provider.name;
+            match end {
+                CandidateEnd::Served { status, body } => {
+                    report.verdict = Verdict::Success;
+                    attempts.push(attempt);
+                    let settlement = Settlement {
+                        provider: provider.clone(),
+                        report,
+                    };
+                    return Position::Served {
+                        status,
+                        body,
+                        settlement,
+                    };
+                }
+                CandidateEnd::Failed { failure, status } => {
+                    if failure.counts_toward_breaker() {
+                        report.verdict = Verdict::Failure {
+                            reason: failure.as_str().to_owned(),
+                        };
+                    }
+                    attempt.ends_at = pool_parked_until(&attempt, &report.parks);
+                    self.send_report(provider, report).await;
+                    attempt.failure = Some(failure);
+                    attempt.status = status;
+                    failed_key = attempt.tries.last().map(|t| t.key_id.clone());
+                    attempts.push(attempt);
+                    let next = retry.saturating_add(1);
+                    let delay = (retry < policy.max_retries && is_transient(failure))
+                        .then(|| backoff_ms(&policy, next, self.clock.random()))
+                        // Never past the budget: a retry that could not start is not waited for.
+                        .filter(|ms| *ms < self.remaining(started));
+                    let Some(ms) = delay else {
+                        return Position::Failed { costs_depth: true };
+                    };
+                    self.clock.sleep(ms).await;
+                    retry = next;
+                }
+                CandidateEnd::Refused(err) => {
+                    self.send_report(provider, report).await;
+                    attempts.push(attempt);
+                    return Position::Refused(err);
+                }
+                CandidateEnd::Cancelled => {
+                    self.send_report(provider, report).await;
+                    attempts.push(attempt);
+                    return Position::Cancelled;
+                }
+            }
+        }
+    }
+}
+
+/// A rate-limited try whose every key was parked by it has a known end: the soonest park.
+fn pool_parked_until(attempt: &CandidateAttempt, parks: &[Park]) -> Option<u64> {
+    let all_parked = !attempt.tries.is_empty()
+        && attempt
+            .tries
+            .iter()
+            .all(|t| parks.iter().any(|p| p.key == t.key_id));
+    all_parked
+        .then(|| parks.iter().map(|p| p.until).min())
+        .flatten()
+}
+
+pub(super) fn acquire_request(candidate: &Candidate<'_>, limits: &Limits) -> AcquireRequest {
+    AcquireRequest {
+        model: candidate.model.id.to_string(),
+        keys: candidate.provider.key_ids(),
+        strategy: candidate.provider.key_strategy,
+        // A probe cannot outlive the request that carries it.
+        probe_timeout_ms: limits.budget_ms,
+        // A grant never outlives half an open duration, so none is still live when a breaker
+        // that opened after it was issued goes half-open: the probe stays the only request.
+        lease_ms: limits.lease_ms.min(
+            limits
+                .breaker
+                .open_durations_ms
+                .shortest(limits.breaker.open_duration_ms)
+                / 2,
+        ),
+        window_ms: limits.breaker.window_ms,
+        rpm: candidate.provider.resilience.rpm,
+    }
+}

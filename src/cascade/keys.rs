@@ -1,0 +1,118 @@
+//! Key rotation inside one try of one candidate: a 429 or 401/403 moves to the next key of the
+//! same provider; only when the pool is used up does the try fail.
+
+use super::rate_limit_signals::park_for;
+use super::{
+    classify_status, CandidateAttempt, CandidateEnd, Cascade, Clock, Failure, KeyTry, Reply,
+    RoutingState, StatusVerdict, Upstream,
+};
+use crate::api::passthrough_error;
+use crate::routing::Candidate;
+use crate::state::{safe_after, Park};
+
+impl<S: RoutingState, U: Upstream, C: Clock> Cascade<'_, S, U, C> {
+    pub(super) async fn try_keys(
+        &self,
+        candidate: &Candidate<'_>,
+        keys: &[String],
+        started: u64,
+        attempt: &mut CandidateAttempt,
+        parks: &mut Vec<Park>,
+    ) -> CandidateEnd<U::Body> {
+        let mut last = (Failure::DeadlineExceeded, None);
+        for key in keys.iter().filter_map(|id| candidate.provider.key(id)) {
+            let remaining = self.remaining(started);
+            if remaining == 0 {
+                break;
+            }
+            let call = super::Call {
+                provider: candidate.provider,
+                model: candidate.model,
+                key,
+                timeout_ms: remaining.min(u64::from(candidate.provider.timeout_ms)),
+            };
+            let t0 = self.clock.now_ms();
+            let reply = self.upstream.send(call).await;
+            let now = self.clock.now_ms();
+            let mut tried = KeyTry {
+                key_id: key.id.clone(),
+                status: None,
+                failure: None,
+                error: None,
+                ms: now.saturating_sub(t0),
+            };
+            let step = match reply {
+                Reply::Success { status, body } => {
+                    tried.status = Some(status);
+                    attempt.tries.push(tried);
+                    return CandidateEnd::Served { status, body };
+                }
+                Reply::Cancelled => {
+                    attempt.tries.push(tried);
+                    return CandidateEnd::Cancelled;
+                }
+                Reply::Status {
+                    status,
+                    retry_after,
+                    headers,
+                    text,
+                } => {
+                    tried.status = Some(status);
+                    let verdict = classify_status(status);
+                    let resilience = &candidate.provider.resilience;
+                    let max = self.limits.max_park_ms;
+                    let park_ms = match verdict {
+                        StatusVerdict::NextKey(Failure::RateLimit) => {
+                            park_for(resilience, retry_after.as_deref(), &headers, now, max)
+                        }
+                        // Benched credentials: a refused key sits out like a rate-limited one.
+                        StatusVerdict::NextKey(Failure::Auth) => {
+                            Some(resilience.auth_cooldown_ms.min(max)).filter(|ms| *ms > 0)
+                        }
+                        _ => None,
+                    };
+                    if let Some(ms) = park_ms {
+                        parks.push(Park {
+                            key: key.id.clone(),
+                            until: safe_after(now, ms),
+                        });
+                    }
+                    if verdict == StatusVerdict::RequestCaused {
+                        let end = CandidateEnd::Refused(passthrough_error(status, &text));
+                        tried.error = Some(text);
+                        attempt.tries.push(tried);
+                        return end;
+                    }
+                    tried.error = Some(text);
+                    verdict
+                }
+                Reply::Timeout => StatusVerdict::NextCandidate(Failure::Timeout),
+                Reply::Network(detail) => {
+                    tried.error = Some(detail);
+                    StatusVerdict::NextCandidate(Failure::Network)
+                }
+                Reply::Broken { status, detail } => {
+                    tried.status = Some(status);
+                    tried.error = Some(detail);
+                    StatusVerdict::NextCandidate(Failure::Server)
+                }
+            };
+            let (failure, next_key) = match step {
+                StatusVerdict::NextKey(f) => (f, true),
+                StatusVerdict::NextCandidate(f) => (f, false),
+                // Both handled above; kept total so a new verdict cannot slip through silently.
+                StatusVerdict::Success | StatusVerdict::RequestCaused => (Failure::Server, false),
+            };
+            tried.failure = Some(failure);
+            last = (failure, tried.status);
+            attempt.tries.push(tried);
+            if !next_key {
+                break;
+            }
+        }
+        CandidateEnd::Failed {
+            failure: last.0,
+            status: last.1,
+        }
+    }
+}

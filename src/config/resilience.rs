@@ -1,0 +1,201 @@
+//! Per-provider opt-ins of issue 17: same-candidate retries, extra rate-limit signals, benched
+//! credentials and a request rate. Every default is seed 000's behaviour, and rows stored before
+//! these fields existed load with those defaults.
+
+use super::ConfigError;
+use serde::{Deserialize, Serialize};
+
+/// Same-candidate retries of transient failures, with full-jitter exponential backoff.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RetryPolicy {
+    #[serde(default)]
+    pub max_retries: u32,
+    #[serde(default = "default_base_delay")]
+    pub base_delay_ms: u64,
+    #[serde(default = "default_max_delay")]
+    pub max_delay_ms: u64,
+}
+
+fn default_base_delay() -> u64 {
+    100
+}
+
+fn default_max_delay() -> u64 {
+    2_000
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self {
+            max_retries: 0,
+            base_delay_ms: default_base_delay(),
+            max_delay_ms: default_max_delay(),
+        }
+    }
+}
+
+pub const MAX_RETRIES: u32 = 5;
+
+impl RetryPolicy {
+    pub fn validate(self) -> Result<Self, ConfigError> {
+        if self.max_retries > MAX_RETRIES {
+            return Err(ConfigError::invalid(
+                "retry.max_retries",
+                format!("must be 0 to {MAX_RETRIES}"),
+            ));
+        }
+        if !(1..=60_000).contains(&self.base_delay_ms) {
+            return Err(ConfigError::invalid(
+                "retry.base_delay_ms",
+                "must be 1 to 60000",
+            ));
+        }
+        if !(self.base_delay_ms..=60_000).contains(&self.max_delay_ms) {
+            return Err(ConfigError::invalid(
+                "retry.max_delay_ms",
+                "must be base_delay_ms to 60000",
+            ));
+        }
+        Ok(self)
+    }
+}
+
+/// A rate-limit signal read besides `Retry-After` (which is always read).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum RateLimitSignal {
+    /// OpenAI's `x-ratelimit-reset-{requests,tokens}` durations (`20s`, `1m30s`, `6ms`).
+    #[serde(rename = "x-ratelimit-reset")]
+    XRatelimitReset,
+    /// Anthropic's `anthropic-ratelimit-*-reset` RFC 3339 times.
+    #[serde(rename = "anthropic-ratelimit")]
+    AnthropicRatelimit,
+    /// A 200 whose JSON body is a rate-limit error object counts as a 429.
+    #[serde(rename = "rate_limited_200")]
+    RateLimited200,
+}
+
+/// The opt-ins as a provider row stores them (flattened into the provider spec).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Resilience {
+    #[serde(default)]
+    pub retry: RetryPolicy,
+    #[serde(default)]
+    pub rate_limit_signals: Vec<RateLimitSignal>,
+    /// How long a key refused with 401/403 is parked; 0 (the default) parks nothing.
+    #[serde(default)]
+    pub auth_cooldown_ms: u64,
+    /// Requests per minute this tenant may start on this provider; `None` is unlimited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rpm: Option<u32>,
+}
+
+impl Resilience {
+    pub fn reads(&self, signal: RateLimitSignal) -> bool {
+        self.rate_limit_signals.contains(&signal)
+    }
+
+    /// Validates the admin's values, naming the field that is wrong.
+    pub fn validate(
+        retry: Option<RetryPolicy>,
+        mut rate_limit_signals: Vec<RateLimitSignal>,
+        auth_cooldown_ms: Option<u64>,
+        rpm: Option<u32>,
+    ) -> Result<Self, ConfigError> {
+        let retry = retry.unwrap_or_default().validate()?;
+        rate_limit_signals.sort();
+        rate_limit_signals.dedup();
+        let auth_cooldown_ms = auth_cooldown_ms.unwrap_or(0);
+        if auth_cooldown_ms > 86_400_000 {
+            return Err(ConfigError::invalid(
+                "auth_cooldown_ms",
+                "must be 0 to 86400000",
+            ));
+        }
+        if rpm.is_some_and(|r| r == 0 || r > 1_000_000) {
+            return Err(ConfigError::invalid("rpm", "must be 1 to 1000000"));
+        }
+        Ok(Self {
+            retry,
+            rate_limit_signals,
+            auth_cooldown_ms,
+            rpm,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_seed_000_no_retry_no_signal_no_bench_no_rate() {
+        let r: Resilience = serde_json::from_str("{}").unwrap();
+        assert_eq!(r, Resilience::default());
+        assert_eq!(r.retry.max_retries, 0);
+        assert!(r.rate_limit_signals.is_empty());
+        assert_eq!(r.auth_cooldown_ms, 0);
+        assert_eq!(r.rpm, None);
+    }
+
+    #[test]
+    fn a_provider_row_stored_before_issue_17_still_loads_with_the_defaults() {
+        let row = r#"{"name":"p","kind":"openai","base_url":"https://x/v1",
+            "keys":[{"id":"key_1","secret_name":"PROVIDER_X"}],
+            "key_strategy":"failover","timeout_ms":30000}"#;
+        let p: crate::config::StoredProvider = serde_json::from_str(row).unwrap();
+        assert_eq!(p.resilience, Resilience::default());
+        let again = serde_json::to_string(&p).unwrap();
+        let back: crate::config::StoredProvider = serde_json::from_str(&again).unwrap();
+        assert_eq!(back, p);
+    }
+
+    #[test]
+    fn bad_values_name_their_field() {
+        let field =
+            |r: Result<Resilience, ConfigError>| r.err().and_then(|e| e.field().map(str::to_owned));
+        let retry = |max, base, cap| {
+            Some(RetryPolicy {
+                max_retries: max,
+                base_delay_ms: base,
+                max_delay_ms: cap,
+            })
+        };
+        assert_eq!(
+            field(Resilience::validate(
+                retry(6, 100, 2000),
+                vec![],
+                None,
+                None
+            ))
+            .as_deref(),
+            Some("retry.max_retries")
+        );
+        assert_eq!(
+            field(Resilience::validate(retry(1, 0, 2000), vec![], None, None)).as_deref(),
+            Some("retry.base_delay_ms")
+        );
+        assert_eq!(
+            field(Resilience::validate(retry(1, 500, 100), vec![], None, None)).as_deref(),
+            Some("retry.max_delay_ms")
+        );
+        assert_eq!(
+            field(Resilience::validate(None, vec![], None, Some(0))).as_deref(),
+            Some("rpm")
+        );
+        assert_eq!(
+            field(Resilience::validate(None, vec![], Some(u64::MAX), None)).as_deref(),
+            Some("auth_cooldown_ms")
+        );
+    }
+
+    #[test]
+    fn signals_are_named_as_the_issue_spells_them() {
+        let s: Vec<RateLimitSignal> = serde_json::from_str(
+            r#"["x-ratelimit-reset","anthropic-ratelimit","rate_limited_200"]"#,
+        )
+        .unwrap();
+        assert_eq!(s.len(), 3);
+        assert!(serde_json::from_str::<Vec<RateLimitSignal>>(r#"["nope"]"#).is_err());
+    }
+}
