@@ -506,6 +506,9 @@ RECOMMENDED = dict(lease_ms=250, skip=True, adaptive="isolates", jitter=0.3, coa
                    single_flight=True)
 
 
+BUILT = dict(lease_ms=1500, skip=True, jitter=0.3, single_flight=True)
+
+
 def variant(base, **kw):
     p = argparse.Namespace(**vars(base))
     for k, v in kw.items():
@@ -531,6 +534,9 @@ def grid(base):
                  single_flight=True),
         ]
     combos.append(dict(lease_ms=2000, skip=True, jitter=0.3, coalesce=True, single_flight=True))
+    # What the gateway builds today (DEFAULT_LEASE_MS): grants, skip grants, jitter, one acquire
+    # per candidate per isolate; no coalescing, no adaptive lease.
+    combos.append(BUILT)
     combos.append(dict(RECOMMENDED, sample_reports=20))
     for n in (100, 1000):
         for c in combos:

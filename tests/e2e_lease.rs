@@ -1,5 +1,6 @@
-//! Opt-in admission grants (`ROUTING_LEASE_MS`): warm requests skip the routing object while a
-//! candidate is quiet, and every rule still holds inside the isolate that reports a change.
+//! Admission grants (`ROUTING_LEASE_MS`, 1000 by default): warm requests skip the routing object
+//! while a candidate is quiet, an open breaker is skipped locally, concurrent requests share one
+//! acquire, and every rule still holds inside the isolate that reports a change.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod support;
@@ -87,5 +88,72 @@ fn one_old_5xx_stops_keeping_grants_away_once_it_ages_out_of_the_breaker_window(
         r.header("x-cognigate-do-calls"),
         Some("0"),
         "quiet again once the failure left the window, so served under a grant"
+    );
+}
+
+#[test]
+fn grants_are_the_default_and_zero_is_the_strict_mode() {
+    let default = Gateway::start(&[]);
+    let (t, _mock) = default.tenant_with_mock("grant-default", &["sk-1"], "failover");
+    assert_eq!(t.chat("m").header("x-cognigate-do-calls"), Some("1"));
+    assert_eq!(t.chat("m").header("x-cognigate-do-calls"), Some("0"));
+    let strict = Gateway::start(&[("ROUTING_LEASE_MS", "0")]);
+    let (t, _mock) = strict.tenant_with_mock("grant-strict", &["sk-1"], "failover");
+    for _ in 0..3 {
+        assert_eq!(t.chat("m").header("x-cognigate-do-calls"), Some("1"));
+    }
+}
+
+#[test]
+fn while_a_breaker_is_open_requests_skip_it_locally_without_a_routing_object_call() {
+    let gw = gateway();
+    let (t, mock) = gw.tenant_with_mock("grant-skip", &["sk-1"], "failover");
+    // A second model on another provider serves while `m` is skipped.
+    let backup = cognigate::mock::MockProvider::start("grant-skip-b").unwrap();
+    t.provider("b", &backup.url(), &["sk-b"], "failover");
+    t.model("n", "b", 2.0, 8000);
+    t.rule("chain", &["m", "n"]);
+    mock.push(Rule::any(Reply::status(503)).times(5));
+    for _ in 0..5 {
+        assert_eq!(t.chat("m").status, 502);
+    }
+    let before = mock.count();
+    // The first request after the breaker opened asks the object and learns it is open.
+    let first = t.chat("chain");
+    assert_eq!(first.status, 200);
+    assert!(first.json()["model"].as_str().is_some());
+    for _ in 0..5 {
+        let r = t.chat("chain");
+        assert_eq!(r.status, 200);
+        assert_eq!(r.header("x-cognigate-model"), Some("n"));
+        assert_eq!(
+            r.header("x-cognigate-do-calls"),
+            Some("0"),
+            "`m` skipped locally, `n` served under its grant"
+        );
+    }
+    assert_eq!(mock.count(), before, "the open breaker's model got no call");
+}
+
+#[test]
+fn concurrent_requests_of_a_candidate_without_a_grant_share_one_acquire() {
+    let gw = gateway();
+    let (t, _mock) = gw.tenant_with_mock("grant-flight", &["sk-1"], "failover");
+    let calls: Vec<u32> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..16)
+            .map(|_| {
+                s.spawn(|| {
+                    let r = t.chat("m");
+                    assert_eq!(r.status, 200);
+                    r.header("x-cognigate-do-calls").unwrap().parse().unwrap()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let total: u32 = calls.iter().sum();
+    assert!(
+        total < 16,
+        "each request asked for itself instead of waiting for the grant in flight: {calls:?}"
     );
 }

@@ -49,7 +49,7 @@ fn size(env: &Env, name: &str, default: usize) -> Result<usize, String> {
 
 /// Grants by default: chosen with `bench/capacity.py` (a hot tenant/provider at 10,000 req/s
 /// over 1,000 isolates keeps its routing object under 1,000 req/s) and `make bench`.
-pub const DEFAULT_LEASE_MS: u64 = 1_000;
+pub const DEFAULT_LEASE_MS: u64 = 1_500;
 
 fn whole_ms(env: &Env, name: &str, default: u64) -> Result<u64, String> {
     match var(env, name) {
