@@ -238,8 +238,9 @@ def systems_for(latency, ports, urls, keys, peers):
                              {"authorization": f"Bearer {keys['strict'][f'bench{latency}']}"}, "bench"),
     }
     if latency == 0:
-        # Production-like routing latency: every routing-object call waits ROUTING_RTT_MS first.
-        for name in ("cognigate-rtt20", "cognigate-strict-rtt20"):
+        # Production-like routing latency: every routing-object call waits ROUTING_RTT_MS first;
+        # and the default configuration built without wasm-opt.
+        for name in ("cognigate-rtt20", "cognigate-strict-rtt20", "cognigate-noopt"):
             gw = name.removeprefix("cognigate").strip("-")
             s[name] = (urls[f"gateway-{gw}"] + "/v1/chat/completions",
                        {"authorization": f"Bearer {keys[gw][f'bench{latency}']}"}, "bench")
@@ -301,8 +302,8 @@ def counters(urls, keys):
     return seen
 
 
-def wasm_size():
-    raw = (ROOT / "build/index_bg.wasm").read_bytes()
+def wasm_size(path=ROOT / "build/index_bg.wasm"):
+    raw = Path(path).read_bytes()
     return len(raw), len(gzip.compress(raw, 9))
 
 
@@ -323,7 +324,7 @@ def machine():
 def report(args, results, special, ctr, wasm, routing, peers, skipped, started):
     by = {(r["system"], r["latency"], r["stream"], r["concurrency"]): r for r in results}
     systems = [s for s in ("direct", "floor", "cognigate", "cognigate-strict", "cognigate-rtt20", "cognigate-strict-rtt20",
-                           "litellm", "portkey") if any(k[0] == s for k in by)]
+                           "cognigate-noopt", "litellm", "portkey") if any(k[0] == s for k in by)]
     lines = [
         "# CogniGate benchmark results",
         "",
@@ -336,7 +337,8 @@ def report(args, results, special, ctr, wasm, routing, peers, skipped, started):
         "local D1 and Durable Objects; CogniGate chain of two candidates, provider with two keys (round robin)",
         "- CogniGate configurations: `cognigate` is the default (admission grants, `ROUTING_LEASE_MS` 1000); "
         "`cognigate-strict` asks the routing object for every candidate (`ROUTING_LEASE_MS=0`); `-rtt20` adds "
-        "`ROUTING_RTT_MS=20` (a bench-only delay before every routing-object call, as an object in another location costs)",
+        "`ROUTING_RTT_MS=20` (a bench-only delay before every routing-object call, as an object in another location costs); "
+        "`cognigate-noopt` is the default built without wasm-opt",
         "- Peers: " + ", ".join(f"{k} {v['version']}" for k, v in peers.items()) + (("; skipped: " + "; ".join(skipped)) if skipped else ""),
         "",
     ]
@@ -375,7 +377,9 @@ def report(args, results, special, ctr, wasm, routing, peers, skipped, started):
               "| tenant | 1st request | 2nd | 3rd |", "|---|---|---|---|"]
     for t, rows in ctr.items():
         lines.append(f"| {t} | " + " | ".join(f"{d} D1, {o} DO" for d, o in rows) + " |")
-    lines += ["", f"## Size", "", f"- `build/index_bg.wasm`: {wasm[0]:,} bytes raw, {wasm[1]:,} bytes gzip -9", "",
+    noopt = wasm_size(WORK / "build-noopt/index_bg.wasm")
+    lines += ["", f"## Size", "", f"- `build/index_bg.wasm`: {wasm[0]:,} bytes raw, {wasm[1]:,} bytes gzip -9",
+              f"- without wasm-opt: {noopt[0]:,} bytes raw, {noopt[1]:,} bytes gzip -9", "",
               "## Pure routing decision (`cargo bench --bench routing`)", ""]
     lines += [f"- {json.dumps(r)}" for r in routing]
     lines += ["", "## Targets (issue 14; default configuration: admission grants)", ""]
@@ -438,12 +442,18 @@ def main():
     started = datetime.datetime.now(datetime.timezone.utc)
     WORK.mkdir(parents=True, exist_ok=True)
     try:
-        run("make --no-print-directory build")
         offline = {  # as the Makefile sets them: nothing is downloaded from GitHub
             "WASM_BINDGEN_BIN": str(Path.home() / ".cargo/bin/wasm-bindgen"),
             "ESBUILD_BIN": str(ROOT / "node_modules/@esbuild/linux-x64/bin/esbuild"),
-            "CARGO_TARGET_DIR": str(ROOT / "target/floor"),
         }
+        # The same worker without wasm-opt, kept aside to show what wasm-opt changes.
+        run("make --no-print-directory setup")
+        run("worker-build --release", env={**os.environ, **offline})
+        noopt = WORK / "build-noopt"
+        shutil.rmtree(noopt, ignore_errors=True)
+        shutil.copytree(ROOT / "build", noopt)
+        run("make --no-print-directory build")
+        offline["CARGO_TARGET_DIR"] = str(ROOT / "target/floor")
         run("worker-build --release", cwd=ROOT / "bench/floor", env={**os.environ, **offline})
         run(["cargo", "build", "--release", "--quiet", "--bin", "loadgen", "--bin", "mock-provider"])
         ports = {0: start_mock(0), 50: start_mock(50)}
@@ -457,12 +467,13 @@ def main():
             "gateway-rtt20": start_workerd("gateway-rtt20", "build/index.js", [], {**gateway_vars, "ROUTING_RTT_MS": "20"}),
             "gateway-strict-rtt20": start_workerd("gateway-strict-rtt20", "build/index.js", [],
                                                   {**gateway_vars, "ROUTING_LEASE_MS": "0", "ROUTING_RTT_MS": "20"}),
+            "gateway-noopt": start_workerd("gateway-noopt", str((noopt / "index.js").relative_to(ROOT)), [], gateway_vars),
         }
         for lat in (0, 50):
             urls[f"floor{lat}"] = start_workerd(f"floor{lat}", "bench/floor/build/index.js", ["--bare"],
                                                 {"UPSTREAM_URL": f"http://127.0.0.1:{ports[lat]}/v1/chat/completions"})
         keys = setup_gateway(urls["gateway"], ports[0], ports[50], mockfail)
-        for gw in ("strict", "rtt20", "strict-rtt20"):
+        for gw in ("strict", "rtt20", "strict-rtt20", "noopt"):
             keys[gw] = setup_gateway(urls[f"gateway-{gw}"], ports[0], ports[50], mockfail)
         peers, skipped = {}, []
         if not args.skip_peers:

@@ -2,7 +2,8 @@
 //! text appears here and nowhere else.
 
 use super::CandidateAttempt;
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
 
 pub struct RequestLog<'a> {
     pub request_id: &'a str,
@@ -17,7 +18,8 @@ pub struct RequestLog<'a> {
     pub durable_object_calls: u32,
 }
 
-const MAX_ERROR_CHARS: usize = 2_000;
+/// The upstream's error text is cut to this many bytes (on a character boundary).
+const MAX_ERROR_BYTES: usize = 2_000;
 
 /// Names (tenant, requested model) are cut to this many bytes in the log line, so a caller
 /// cannot make one line arbitrarily long.
@@ -35,62 +37,101 @@ pub fn truncated(s: &str, max: usize) -> &str {
     &s[..cut]
 }
 
+/// The line as written: serialised straight from borrowed fields, with no JSON tree built in
+/// between (the line is written for every request).
+#[derive(Serialize)]
+struct Line<'a> {
+    msg: &'static str,
+    request_id: &'a str,
+    tenant: &'a str,
+    requested: &'a str,
+    outcome: &'a str,
+    status: u16,
+    attempts: Vec<TryLine<'a>>,
+    total_ms: u64,
+    d1_queries: u32,
+    durable_object_calls: u32,
+}
+
+/// One key tried, or one candidate skipped without a call (then no key and no time). Absent
+/// rather than null: the line stays short on the common path.
+#[derive(Serialize)]
+struct TryLine<'a> {
+    provider: &'a str,
+    model: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    key_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ms: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    failure: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status: Option<u16>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    retry: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    truncated: Option<usize>,
+}
+
 impl RequestLog<'_> {
-    pub fn to_json(&self) -> Value {
-        let attempts: Vec<Value> = self
+    fn line(&self) -> Line<'_> {
+        let attempts = self
             .attempts
             .iter()
             .flat_map(|a| {
-                let tries: Vec<Value> = a
-                    .tries
-                    .iter()
-                    .map(|t| {
-                        let mut v = json!({
-                            "provider": a.provider,
-                            "model": a.model,
-                            "key_id": t.key_id,
-                            "ms": t.ms,
-                        });
-                        // Absent rather than null: the line stays short on the common path.
-                        if let Some(f) = t.failure {
-                            v["failure"] = f.as_str().into();
-                        }
-                        if let Some(s) = t.status {
-                            v["status"] = s.into();
-                        }
-                        if let Some(e) = &t.error {
-                            v["error"] = e.chars().take(MAX_ERROR_CHARS).collect::<String>().into();
-                        }
-                        if let Some(r) = a.retry {
-                            v["retry"] = r.into();
-                        }
-                        if let Some(n) = a.truncated {
-                            v["truncated"] = n.into();
-                        }
-                        v
-                    })
-                    .collect();
-                if tries.is_empty() {
+                let skipped = a.tries.is_empty().then(|| TryLine {
+                    provider: &a.provider,
+                    model: &a.model,
+                    key_id: None,
+                    ms: None,
                     // Skipped without a call: breaker open, budget spent, `rpm` used up, or a
                     // context window too small.
-                    vec![json!({"provider": a.provider, "model": a.model, "failure": a.failure.map(|f| f.as_str())})]
-                } else {
-                    tries
-                }
+                    failure: a.failure.map(|f| f.as_str()),
+                    status: None,
+                    error: None,
+                    retry: None,
+                    truncated: None,
+                });
+                a.tries
+                    .iter()
+                    .map(move |t| TryLine {
+                        provider: &a.provider,
+                        model: &a.model,
+                        key_id: Some(&t.key_id),
+                        ms: Some(t.ms),
+                        failure: t.failure.map(|f| f.as_str()),
+                        status: t.status,
+                        error: t.error.as_deref().map(|e| truncated(e, MAX_ERROR_BYTES)),
+                        retry: a.retry,
+                        truncated: a.truncated,
+                    })
+                    .chain(skipped)
             })
             .collect();
-        json!({
-            "msg": "request",
-            "request_id": self.request_id,
-            "tenant": truncated(self.tenant, MAX_NAME_BYTES),
-            "requested": truncated(self.requested, MAX_NAME_BYTES),
-            "outcome": self.outcome,
-            "status": self.status,
-            "attempts": attempts,
-            "total_ms": self.total_ms,
-            "d1_queries": self.d1_queries,
-            "durable_object_calls": self.durable_object_calls,
-        })
+        Line {
+            msg: "request",
+            request_id: self.request_id,
+            tenant: truncated(self.tenant, MAX_NAME_BYTES),
+            requested: truncated(self.requested, MAX_NAME_BYTES),
+            outcome: self.outcome,
+            status: self.status,
+            attempts,
+            total_ms: self.total_ms,
+            d1_queries: self.d1_queries,
+            durable_object_calls: self.durable_object_calls,
+        }
+    }
+
+    /// The line as logged.
+    pub fn to_line(&self) -> String {
+        serde_json::to_string(&self.line()).unwrap_or_default()
+    }
+
+    /// The line as a JSON value, for tests and tools.
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(self.line()).unwrap_or_default()
     }
 }
 

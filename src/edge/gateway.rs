@@ -177,7 +177,7 @@ impl LogContext<'_> {
             d1_queries: self.metrics.d1_queries(),
             durable_object_calls: self.metrics.durable_object_calls(),
         };
-        console_log!("{}", line.to_json());
+        console_log!("{}", line.to_line());
     }
 }
 
