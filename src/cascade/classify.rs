@@ -17,6 +17,9 @@ pub enum Failure {
     BreakerOpen,
     /// The gateway never asked: the request's budget was spent.
     DeadlineExceeded,
+    /// The gateway never asked: the candidate's provider family cannot serve this surface
+    /// (embeddings on an Anthropic provider). Says nothing about the provider's health.
+    Unsupported,
 }
 
 impl Failure {
@@ -31,6 +34,7 @@ impl Failure {
             Self::UpstreamClientError => "upstream_client_error",
             Self::BreakerOpen => "breaker_open",
             Self::DeadlineExceeded => "deadline_exceeded",
+            Self::Unsupported => "unsupported",
         }
     }
 

@@ -61,6 +61,8 @@ pub enum Reply<B> {
     },
     /// The caller went away; nothing is held against the key or model.
     Cancelled,
+    /// Never sent: the candidate cannot serve this kind of request.
+    Unsupported,
 }
 
 #[allow(async_fn_in_trait)]
@@ -349,6 +351,7 @@ impl<S: RoutingState, U: Upstream, C: Clock> Cascade<'_, S, U, C> {
                     verdict
                 }
                 Reply::Timeout => StatusVerdict::NextCandidate(Failure::Timeout),
+                Reply::Unsupported => StatusVerdict::NextCandidate(Failure::Unsupported),
                 Reply::Network(detail) => {
                     tried.error = Some(detail);
                     StatusVerdict::NextCandidate(Failure::Network)
