@@ -5,6 +5,8 @@ use super::CandidateAttempt;
 use serde_json::{json, Value};
 
 pub struct RequestLog<'a> {
+    /// Which caller API the request came in on (`chat_completions`, `messages`, ...).
+    pub surface: &'a str,
     pub request_id: &'a str,
     pub tenant: &'a str,
     pub requested: &'a str,
@@ -75,6 +77,7 @@ impl RequestLog<'_> {
         json!({
             "msg": "request",
             "request_id": self.request_id,
+            "surface": self.surface,
             "tenant": truncated(self.tenant, MAX_NAME_BYTES),
             "requested": truncated(self.requested, MAX_NAME_BYTES),
             "outcome": self.outcome,
@@ -108,6 +111,7 @@ mod tests {
             }],
         }];
         let line = RequestLog {
+            surface: "chat_completions",
             request_id: "req_1",
             tenant: "acme",
             requested: "fast",
@@ -128,6 +132,7 @@ mod tests {
     fn names_in_the_log_line_are_cut_to_256_bytes_on_a_character_boundary() {
         let long = "é".repeat(200);
         let line = RequestLog {
+            surface: "chat_completions",
             request_id: "req_1",
             tenant: "acme",
             requested: &long,

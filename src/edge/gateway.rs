@@ -8,11 +8,12 @@ use super::routing_object::{self, RoutingClient};
 use super::store;
 use super::upstream::{FetchUpstream, UpstreamBody};
 use crate::api::auth::{bearer, hash_key, is_caller_key_shaped};
-use crate::api::{ApiError, ChatRequest};
+use crate::api::ApiError;
 use crate::cascade::log_line::RequestLog;
 use crate::cascade::{exhausted_error, settle, Cascade, Clock, Ending, Limits, Outcome};
 use crate::config::{provider::hex, TenantConfig, TenantId};
 use crate::routing::{build_chain, ChainError};
+use crate::surfaces::{Inbound, Surface};
 use serde_json::json;
 use std::rc::Rc;
 use worker::{console_log, Context, Env, Request, Response};
@@ -34,25 +35,30 @@ fn invalid_api_key() -> ApiError {
     )
 }
 
-/// Who is calling, from the cached caller-key index.
-async fn caller(
+/// Who is calling, from the cached caller-key index. The key comes as `Authorization: Bearer`
+/// or, as Anthropic's SDKs send it, as `x-api-key`.
+pub(super) async fn caller(
     req: &Request,
     env: &Env,
     ctx: &Context,
     dep: &Deployment,
     metrics: &Metrics,
 ) -> Result<Option<TenantId>, ApiError> {
-    let Some(auth) = header(req, "authorization") else {
-        return Ok(None);
+    let auth = header(req, "authorization");
+    let key = match (auth, header(req, "x-api-key")) {
+        (Some(auth), _) => bearer(Some(&auth)).map(str::to_owned),
+        (None, Some(key)) => Some(key),
+        (None, None) => return Ok(None),
     };
-    let key = bearer(Some(&auth))
+    let key = key
         .filter(|k| is_caller_key_shaped(k))
         .ok_or_else(invalid_api_key)?;
+    let key = key.as_str();
     let tenant = store::caller_tenant(env, ctx, &hash_key(key), &dep.defaults, metrics).await?;
     tenant.map(Some).ok_or_else(invalid_api_key)
 }
 
-async fn tenant_config(
+pub(super) async fn tenant_config(
     req: &Request,
     env: &Env,
     ctx: &Context,
@@ -87,7 +93,10 @@ fn chain_error(e: &ChainError) -> ApiError {
     }
 }
 
-pub async fn chat_completions(
+/// Every caller surface (chat completions, Messages, Responses, embeddings): the same
+/// resolution, chain, cascade, headers and log line; only the request and answer are translated.
+pub async fn serve(
+    surface: Surface,
     mut req: Request,
     env: &Env,
     ctx: &Context,
@@ -97,6 +106,7 @@ pub async fn chat_completions(
     let started = now_ms();
     let metrics = Metrics::default();
     let mut log = LogContext {
+        surface,
         request_id,
         tenant: String::new(),
         requested: String::new(),
@@ -108,9 +118,10 @@ pub async fn chat_completions(
         log.tenant = cfg.tenant.to_string();
         let body = http::read_body(&mut req, dep.max_chat_body).await?;
         // The request keeps the body and points into it: held once, never as a tree.
-        let chat = ChatRequest::parse_bounded(body, dep.max_chat_json_values)?;
-        log.requested = chat.model.clone();
-        let chain = build_chain(&cfg, &chat.model).map_err(|e| chain_error(&e))?;
+        let beta = header(&req, "anthropic-beta");
+        let inbound = Inbound::parse(surface, body, dep.max_chat_json_values, beta)?;
+        log.requested = inbound.model().to_owned();
+        let chain = build_chain(&cfg, inbound.model()).map_err(|e| chain_error(&e))?;
         let state = RoutingClient {
             env,
             ctx,
@@ -119,7 +130,7 @@ pub async fn chat_completions(
         };
         let cascade = Cascade {
             state: &state,
-            upstream: &FetchUpstream::new(&chat),
+            upstream: &FetchUpstream::new(&inbound),
             clock: &WorkerClock,
             limits: Limits {
                 budget_ms: dep.defaults.request_budget_ms,
@@ -135,16 +146,17 @@ pub async fn chat_completions(
     let resp = match result {
         Ok(Ok(resp)) => resp,
         // Logged with its attempts by `respond`.
-        Ok(Err(err)) => http::error(&err)?,
+        Ok(Err(err)) => http::error_in(surface, &err)?,
         Err(err) => {
             log.emit("rejected", err.status, &[]);
-            http::error(&err)?
+            http::error_in(surface, &err)?
         }
     };
     with_request_id(resp, request_id, dep)
 }
 
 struct LogContext<'a> {
+    surface: Surface,
     request_id: &'a str,
     tenant: String,
     requested: String,
@@ -155,6 +167,7 @@ struct LogContext<'a> {
 impl LogContext<'_> {
     fn emit(&self, outcome: &str, status: u16, attempts: &[crate::cascade::CandidateAttempt]) {
         let line = RequestLog {
+            surface: self.surface.as_str(),
             request_id: self.request_id,
             tenant: &self.tenant,
             requested: &self.requested,
@@ -295,21 +308,6 @@ fn with_request_id(resp: Response, request_id: &str, dep: &Deployment) -> worker
 
 fn wasm_memory_bytes() -> usize {
     core::arch::wasm32::memory_size(0) * 65_536
-}
-
-pub async fn list_models(req: Request, env: &Env, ctx: &Context, dep: &Deployment) -> Reply {
-    let metrics = Metrics::default();
-    let cfg = tenant_config(&req, env, ctx, dep, &metrics).await?;
-    let models = cfg
-        .models
-        .values()
-        .map(|m| json!({"id": m.id, "object": "model", "created": 0, "owned_by": m.provider}));
-    let aliases = cfg
-        .aliases
-        .keys()
-        .map(|a| json!({"id": a, "object": "model", "created": 0, "owned_by": "cognigate-alias"}));
-    let data: Vec<_> = models.chain(aliases).collect();
-    http::json(200, &json!({"object": "list", "data": data}))
 }
 
 /// Without credentials: liveness only. With a caller key: that tenant's breakers that are not closed.

@@ -1,12 +1,11 @@
 //! Upstream calls as `fetch` subrequests: the `Upstream` port of the cascade.
 
 use super::http::now_ms;
-use crate::api::ChatRequest;
 use crate::cascade::body_limit::{Capped, MAX_ERROR_BODY, MAX_SUCCESS_BODY};
 use crate::cascade::{Call, Reply};
-use crate::config::ProviderKind;
 use crate::providers::{self, StreamDecoder};
 use crate::stream::{Relay, RelayStep, StreamEnd};
+use crate::surfaces::{Encoder, Inbound};
 use futures::future::{select, Either};
 use futures::StreamExt;
 use std::cell::RefCell;
@@ -39,6 +38,8 @@ pub struct StreamStart {
     pub rest: ByteStream,
     pub relay: Relay,
     pub decoder: StreamDecoder,
+    /// Puts what the relay forwards into the caller's surface.
+    pub encoder: Encoder,
     /// Aborting it cancels the upstream read.
     pub controller: AbortController,
     pub read_timeout_ms: u64,
@@ -116,7 +117,7 @@ impl WatchedBody {
 }
 
 pub struct FetchUpstream<'a> {
-    request: &'a ChatRequest,
+    request: &'a Inbound,
     /// The current candidate's body, built once and sent with each of its keys.
     body: RefCell<Option<(CandidateBody, Rc<Vec<u8>>)>>,
 }
@@ -125,7 +126,7 @@ pub struct FetchUpstream<'a> {
 type CandidateBody = (String, String);
 
 impl<'a> FetchUpstream<'a> {
-    pub fn new(request: &'a ChatRequest) -> Self {
+    pub fn new(request: &'a Inbound) -> Self {
         Self {
             request,
             body: RefCell::new(None),
@@ -138,11 +139,7 @@ impl<'a> FetchUpstream<'a> {
         match &*memo {
             Some((built_for, body)) if *built_for == id => body.clone(),
             _ => {
-                let body = Rc::new(providers::body(
-                    call.provider.kind,
-                    call.model,
-                    self.request,
-                ));
+                let body = Rc::new(self.request.body(call.provider.kind, call.model));
                 *memo = Some((id, body.clone()));
                 body
             }
@@ -154,6 +151,10 @@ impl crate::cascade::Upstream for FetchUpstream<'_> {
     type Body = UpstreamBody;
 
     async fn send(&self, call: Call<'_>) -> Reply<UpstreamBody> {
+        // Skipped before any fetch; `unsupported` counts toward nothing.
+        if !self.request.supported(call.provider.kind) {
+            return Reply::Unsupported;
+        }
         let started = now_ms();
         let controller = AbortController::default();
         let req = match self.build(&call) {
@@ -179,19 +180,24 @@ impl crate::cascade::Upstream for FetchUpstream<'_> {
             return failed(resp, status, controller, deadline).await;
         }
         let kind = call.provider.kind;
-        if self.request.stream {
-            let decoder = StreamDecoder::new(kind, self.request);
+        if self.request.stream() {
+            let decoder = if self.request.native(kind) {
+                StreamDecoder::anthropic_native()
+            } else {
+                StreamDecoder::new(kind, self.request.chat())
+            };
             let read_timeout = u64::from(call.provider.timeout_ms);
             stream_start(
                 resp,
                 status,
                 controller,
-                decoder,
+                (decoder, self.request.encoder(kind)),
                 (call.timeout_ms, read_timeout),
             )
             .await
         } else {
-            full_body(resp, status, controller, kind, deadline).await
+            let read = |bytes| self.request.read_response(kind, bytes, now_ms() / 1000);
+            full_body(resp, status, controller, read, deadline).await
         }
     }
 }
@@ -203,8 +209,11 @@ impl FetchUpstream<'_> {
         let kind = call.provider.kind;
         let headers = Headers::new();
         headers.set("content-type", "application/json")?;
-        for (name, value) in providers::headers(kind, call.key, self.request) {
+        for (name, value) in providers::headers(kind, call.key, self.request.chat()) {
             headers.set(name, &value)?;
+        }
+        if let Some((name, value)) = self.request.extra_headers(kind) {
+            headers.set(name, value)?;
         }
         let body = self.body_for(call);
         let mut init = RequestInit::new();
@@ -214,7 +223,7 @@ impl FetchUpstream<'_> {
             .with_method(Method::Post)
             .with_headers(headers)
             .with_body(Some(Uint8Array::from(body.as_slice()).into()));
-        Request::new_with_init(&call.provider.base_url.join(providers::path(kind)), &init)
+        Request::new_with_init(&call.provider.base_url.join(self.request.path(kind)), &init)
     }
 }
 
@@ -300,7 +309,7 @@ async fn full_body(
     mut resp: Response,
     status: u16,
     controller: AbortController,
-    kind: ProviderKind,
+    read: impl FnOnce(Vec<u8>) -> Result<Vec<u8>, String>,
     deadline: u64,
 ) -> Reply<UpstreamBody> {
     let buf = Capped::new(MAX_SUCCESS_BODY);
@@ -324,7 +333,7 @@ async fn full_body(
             return Reply::Timeout;
         }
     };
-    match providers::read_response(kind, bytes, now_ms() / 1000) {
+    match read(bytes) {
         Ok(bytes) => Reply::Success {
             status,
             body: UpstreamBody::Full {
@@ -342,7 +351,7 @@ async fn stream_start(
     mut resp: Response,
     status: u16,
     controller: AbortController,
-    mut decoder: StreamDecoder,
+    (mut decoder, encoder): (StreamDecoder, Encoder),
     (timeout_ms, read_timeout_ms): (u64, u64),
 ) -> Reply<UpstreamBody> {
     let mut rest = match resp.stream() {
@@ -404,6 +413,7 @@ async fn stream_start(
                     rest,
                     relay,
                     decoder,
+                    encoder,
                     controller,
                     read_timeout_ms,
                 }),
