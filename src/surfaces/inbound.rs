@@ -140,14 +140,14 @@ impl Inbound {
         if self.native(kind) {
             let v: serde_json::Value =
                 serde_json::from_slice(&bytes).map_err(|_| "body is not valid JSON".to_owned())?;
-            let want = if kind == ProviderKind::Anthropic {
-                "type"
-            } else {
-                "data"
+            let shaped = match self {
+                Self::Embeddings(_) => v.get("data").is_some_and(serde_json::Value::is_array),
+                _ => v.get("type").and_then(serde_json::Value::as_str) == Some("message"),
             };
-            return match v.get(want) {
-                Some(_) => Ok(bytes),
-                None => Err(format!("body has no '{want}'")),
+            return if shaped {
+                Ok(bytes)
+            } else {
+                Err(format!("body is not a {} answer", self.surface().as_str()))
             };
         }
         let chat = providers::read_response(kind, bytes, now_s)?;
@@ -179,4 +179,36 @@ fn with_model(raw: &ChatRequest, upstream_model: &str) -> Vec<u8> {
     object.string_field("model", upstream_model);
     object.close();
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(surface: Surface, body: &str) -> Inbound {
+        Inbound::parse(surface, body.as_bytes().to_vec(), 1_000, None).unwrap()
+    }
+
+    #[test]
+    fn embeddings_are_unsupported_on_anthropic_and_native_on_openai() {
+        let e = parse(Surface::Embeddings, r#"{"model":"m","input":"x"}"#);
+        assert!(!e.supported(ProviderKind::Anthropic));
+        assert!(e.supported(ProviderKind::Openai) && e.native(ProviderKind::Openai));
+        assert_eq!(e.path(ProviderKind::Openai), "embeddings");
+    }
+
+    #[test]
+    fn a_native_answer_of_the_wrong_shape_is_the_candidates_failure() {
+        let m = parse(
+            Surface::Messages,
+            r#"{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"x"}]}"#,
+        );
+        let read = |b: &str| m.read_response(ProviderKind::Anthropic, b.as_bytes().to_vec(), 0);
+        assert!(read(r#"{"type":"message","content":[]}"#).is_ok());
+        assert!(read(r#"{"type":"error"}"#).is_err());
+        let e = parse(Surface::Embeddings, r#"{"model":"m","input":"x"}"#);
+        assert!(e
+            .read_response(ProviderKind::Openai, b"{}".to_vec(), 0)
+            .is_err());
+    }
 }
