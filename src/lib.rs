@@ -13,6 +13,7 @@ pub mod providers;
 pub mod routing;
 pub mod state;
 pub mod stream;
+pub mod surfaces;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod mock;

@@ -7,7 +7,11 @@ use crate::config::{AliasName, ModelId, NameError, ProviderName, RouteName, Tena
 pub enum Route {
     Health,
     ListModels,
+    RetrieveModel(String),
     ChatCompletions,
+    Messages,
+    Responses,
+    Embeddings,
     OpenApi,
     Tenants,
     Tenant(TenantId),
@@ -30,7 +34,13 @@ impl Route {
     pub fn is_admin(&self) -> bool {
         !matches!(
             self,
-            Self::Health | Self::ListModels | Self::ChatCompletions
+            Self::Health
+                | Self::ListModels
+                | Self::RetrieveModel(_)
+                | Self::ChatCompletions
+                | Self::Messages
+                | Self::Responses
+                | Self::Embeddings
         )
     }
 
@@ -40,6 +50,14 @@ impl Route {
             ["v1", "health"] => Ok(Self::Health),
             ["v1", "models"] => Ok(Self::ListModels),
             ["v1", "chat", "completions"] => Ok(Self::ChatCompletions),
+            ["v1", "messages"] => Ok(Self::Messages),
+            ["v1", "responses"] => Ok(Self::Responses),
+            ["v1", "embeddings"] => Ok(Self::Embeddings),
+            // Model ids may hold `/`, sent raw or as `%2F`.
+            ["v1", "models", id @ ..] => {
+                let parts: Result<Vec<String>, ApiError> = id.iter().map(|s| decode(s)).collect();
+                Ok(Self::RetrieveModel(parts?.join("/")))
+            }
             ["admin", "v1", "openapi.json"] => Ok(Self::OpenApi),
             ["admin", "v1", "tenants"] => Ok(Self::Tenants),
             ["admin", "v1", "tenants", t, rest @ ..] => {
@@ -134,6 +152,17 @@ pub const ADMIN_OPERATIONS: &[(&str, &str)] = &[
     ("post", "/admin/v1/tenants/{tenant}/breakers/reset"),
 ];
 
+/// Every caller operation: documented in the same OpenAPI document, and none of them admin.
+pub const CALLER_OPERATIONS: &[(&str, &str)] = &[
+    ("post", "/v1/chat/completions"),
+    ("post", "/v1/messages"),
+    ("post", "/v1/responses"),
+    ("post", "/v1/embeddings"),
+    ("get", "/v1/models"),
+    ("get", "/v1/models/{model}"),
+    ("get", "/v1/health"),
+];
+
 /// A concrete path for a template, with example names.
 pub fn example_path(template: &str) -> String {
     template
@@ -145,7 +174,7 @@ pub fn example_path(template: &str) -> String {
         .replace("{match}", "best")
 }
 
-/// The admin API's OpenAPI 3.1 document, served at `/admin/v1/openapi.json`.
+/// The OpenAPI 3.1 document (admin and caller routes), served at `/admin/v1/openapi.json`.
 pub const OPENAPI: &str = include_str!("openapi.json");
 
 #[cfg(test)]
@@ -189,10 +218,24 @@ mod tests {
             let route = Route::parse(&example_path(t)).unwrap();
             assert!(route.is_admin(), "{t}");
         }
+        for (_, t) in CALLER_OPERATIONS {
+            let route = Route::parse(&example_path(t)).unwrap();
+            assert!(!route.is_admin(), "{t}");
+        }
     }
 
     #[test]
-    fn openapi_document_lists_exactly_the_admin_operations() {
+    fn a_model_id_with_a_slash_is_retrieved_whether_sent_raw_or_encoded() {
+        for path in ["/v1/models/meta/llama-3", "/v1/models/meta%2Fllama-3"] {
+            assert_eq!(
+                Route::parse(path).unwrap(),
+                Route::RetrieveModel("meta/llama-3".into())
+            );
+        }
+    }
+
+    #[test]
+    fn openapi_document_lists_exactly_the_admin_and_caller_operations() {
         let doc: serde_json::Value = serde_json::from_str(OPENAPI).unwrap();
         assert_eq!(doc["openapi"], "3.1.0");
         let mut documented: Vec<(String, String)> = doc["paths"]
@@ -209,6 +252,7 @@ mod tests {
             .collect();
         let mut expected: Vec<(String, String)> = ADMIN_OPERATIONS
             .iter()
+            .chain(CALLER_OPERATIONS)
             .map(|(m, p)| (m.to_string(), p.to_string()))
             .collect();
         documented.sort();

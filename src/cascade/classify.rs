@@ -21,6 +21,9 @@ pub enum Failure {
     ContextWindow,
     /// The gateway never asked: the provider's `rpm` for this tenant was used up.
     LocalRateLimit,
+    /// The gateway never asked: the candidate's provider family cannot serve this surface
+    /// (embeddings on an Anthropic provider). Says nothing about the provider's health.
+    Unsupported,
 }
 
 impl Failure {
@@ -37,6 +40,7 @@ impl Failure {
             Self::DeadlineExceeded => "deadline_exceeded",
             Self::ContextWindow => "context_window",
             Self::LocalRateLimit => "local_rate_limit",
+            Self::Unsupported => "unsupported",
         }
     }
 

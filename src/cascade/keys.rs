@@ -87,6 +87,7 @@ impl<S: RoutingState, U: Upstream, C: Clock> Cascade<'_, S, U, C> {
                     verdict
                 }
                 Reply::Timeout => StatusVerdict::NextCandidate(Failure::Timeout),
+                Reply::Unsupported => StatusVerdict::NextCandidate(Failure::Unsupported),
                 Reply::Network(detail) => {
                     tried.error = Some(detail);
                     StatusVerdict::NextCandidate(Failure::Network)

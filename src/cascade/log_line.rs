@@ -6,6 +6,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub struct RequestLog<'a> {
+    /// Which caller API the request came in on (`chat_completions`, `messages`, ...).
+    pub surface: &'a str,
     pub request_id: &'a str,
     pub tenant: &'a str,
     pub requested: &'a str,
@@ -43,6 +45,7 @@ pub fn truncated(s: &str, max: usize) -> &str {
 struct Line<'a> {
     msg: &'static str,
     request_id: &'a str,
+    surface: &'a str,
     tenant: &'a str,
     requested: &'a str,
     outcome: &'a str,
@@ -113,6 +116,7 @@ impl RequestLog<'_> {
         Line {
             msg: "request",
             request_id: self.request_id,
+            surface: self.surface,
             tenant: truncated(self.tenant, MAX_NAME_BYTES),
             requested: truncated(self.requested, MAX_NAME_BYTES),
             outcome: self.outcome,
@@ -159,6 +163,7 @@ mod tests {
             truncated: None,
         }];
         let line = RequestLog {
+            surface: "chat_completions",
             request_id: "req_1",
             tenant: "acme",
             requested: "fast",
@@ -199,6 +204,7 @@ mod tests {
         }];
         let line = RequestLog {
             request_id: "req_1",
+            surface: "chat_completions",
             tenant: "acme",
             requested: "m",
             outcome: "exhausted",
@@ -216,6 +222,7 @@ mod tests {
     fn names_in_the_log_line_are_cut_to_256_bytes_on_a_character_boundary() {
         let long = "é".repeat(200);
         let line = RequestLog {
+            surface: "chat_completions",
             request_id: "req_1",
             tenant: "acme",
             requested: &long,

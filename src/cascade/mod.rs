@@ -73,6 +73,8 @@ pub enum Reply<B> {
     },
     /// The caller went away; nothing is held against the key or model.
     Cancelled,
+    /// Never sent: the candidate cannot serve this kind of request.
+    Unsupported,
 }
 
 #[allow(async_fn_in_trait)]

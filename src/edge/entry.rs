@@ -3,6 +3,7 @@
 use super::deployment::deployment;
 use super::{admin, gateway, http};
 use crate::api::{ApiError, Route};
+use crate::surfaces::Surface;
 use worker::{event, Context, Env, Method, Request, Response, Result};
 
 #[event(start)]
@@ -13,10 +14,17 @@ fn start() {
 #[event(fetch)]
 async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
     let request_id = gateway::new_request_id();
-    match route(req, &env, &ctx, &request_id).await {
-        Ok(resp) => Ok(resp),
-        Err(err) => http::error(&err),
+    let surface = Surface::for_path(&req.path());
+    let resp = match route(req, &env, &ctx, &request_id).await {
+        Ok(resp) => resp,
+        Err(err) => http::error_in(surface, &err)?,
+    };
+    // Every answer names its request under each header a client reads: OpenAI's SDKs read
+    // `x-request-id`, Anthropic's `request-id`.
+    for name in ["x-request-id", "request-id", "x-cognigate-request-id"] {
+        resp.headers().set(name, &request_id)?;
     }
+    Ok(resp)
 }
 
 async fn route(
@@ -28,12 +36,24 @@ async fn route(
     let dep = deployment(env)?;
     let route = Route::parse(&req.path())?;
     match (req.method(), route) {
-        (Method::Post, Route::ChatCompletions) => {
-            gateway::chat_completions(req, env, ctx, &dep, request_id)
+        (
+            Method::Post,
+            r @ (Route::ChatCompletions | Route::Messages | Route::Responses | Route::Embeddings),
+        ) => {
+            let surface = match r {
+                Route::Messages => Surface::Messages,
+                Route::Responses => Surface::Responses,
+                Route::Embeddings => Surface::Embeddings,
+                _ => Surface::Chat,
+            };
+            gateway::serve(surface, req, env, ctx, &dep, request_id)
                 .await
                 .map_err(|e| super::store::storage_error("respond", e))
         }
-        (Method::Get, Route::ListModels) => gateway::list_models(req, env, ctx, &dep).await,
+        (Method::Get, Route::ListModels) => super::catalog::list_models(req, env, ctx, &dep).await,
+        (Method::Get, Route::RetrieveModel(id)) => {
+            super::catalog::retrieve_model(req, env, ctx, &dep, &id).await
+        }
         (Method::Get, Route::Health) => gateway::health(req, env, ctx, &dep).await,
         (_, r) if r.is_admin() => admin::handle(req, env, ctx, &dep, r).await,
         _ => Err(ApiError::method_not_allowed()),

@@ -8,13 +8,14 @@ use super::routing_object::{self, RoutingClient};
 use super::store;
 use super::upstream::{FetchUpstream, UpstreamBody};
 use crate::api::auth::{bearer, hash_key, is_caller_key_shaped};
-use crate::api::{ApiError, ChatRequest};
+use crate::api::ApiError;
 use crate::cascade::log_line::RequestLog;
 use crate::cascade::{
     exhausted_error, exhausted_retry_after_secs, settle, Cascade, Clock, Ending, Limits, Outcome,
 };
 use crate::config::{provider::hex, TenantConfig, TenantId};
 use crate::routing::{build_chain, ChainError};
+use crate::surfaces::{Inbound, Surface};
 use serde_json::json;
 use std::rc::Rc;
 use worker::{console_log, Context, Env, Request, Response};
@@ -45,25 +46,30 @@ fn invalid_api_key() -> ApiError {
     )
 }
 
-/// Who is calling, from the cached caller-key index.
-async fn caller(
+/// Who is calling, from the cached caller-key index. The key comes as `Authorization: Bearer`
+/// or, as Anthropic's SDKs send it, as `x-api-key`.
+pub(super) async fn caller(
     req: &Request,
     env: &Env,
     ctx: &Context,
     dep: &Deployment,
     metrics: &Metrics,
 ) -> Result<Option<TenantId>, ApiError> {
-    let Some(auth) = header(req, "authorization") else {
-        return Ok(None);
+    let auth = header(req, "authorization");
+    let key = match (auth, header(req, "x-api-key")) {
+        (Some(auth), _) => bearer(Some(&auth)).map(str::to_owned),
+        (None, Some(key)) => Some(key),
+        (None, None) => return Ok(None),
     };
-    let key = bearer(Some(&auth))
+    let key = key
         .filter(|k| is_caller_key_shaped(k))
         .ok_or_else(invalid_api_key)?;
+    let key = key.as_str();
     let tenant = store::caller_tenant(env, ctx, &hash_key(key), &dep.defaults, metrics).await?;
     tenant.map(Some).ok_or_else(invalid_api_key)
 }
 
-async fn tenant_config(
+pub(super) async fn tenant_config(
     req: &Request,
     env: &Env,
     ctx: &Context,
@@ -98,7 +104,10 @@ fn chain_error(e: &ChainError) -> ApiError {
     }
 }
 
-pub async fn chat_completions(
+/// Every caller surface (chat completions, Messages, Responses, embeddings): the same
+/// resolution, chain, cascade, headers and log line; only the request and answer are translated.
+pub async fn serve(
+    surface: Surface,
     mut req: Request,
     env: &Env,
     ctx: &Context,
@@ -108,6 +117,7 @@ pub async fn chat_completions(
     let started = now_ms();
     let metrics = Metrics::default();
     let mut log = LogContext {
+        surface,
         request_id,
         tenant: String::new(),
         requested: String::new(),
@@ -119,9 +129,10 @@ pub async fn chat_completions(
         log.tenant = cfg.tenant.to_string();
         let body = http::read_body(&mut req, dep.max_chat_body).await?;
         // The request keeps the body and points into it: held once, never as a tree.
-        let chat = ChatRequest::parse_bounded(body, dep.max_chat_json_values)?;
-        log.requested = chat.model.clone();
-        let chain = build_chain(&cfg, &chat.model).map_err(|e| chain_error(&e))?;
+        let beta = header(&req, "anthropic-beta");
+        let inbound = Inbound::parse(surface, body, dep.max_chat_json_values, beta)?;
+        log.requested = inbound.model().to_owned();
+        let chain = build_chain(&cfg, inbound.model()).map_err(|e| chain_error(&e))?;
         let state = RoutingClient {
             env,
             ctx,
@@ -130,7 +141,7 @@ pub async fn chat_completions(
         };
         let cascade = Cascade {
             state: &state,
-            upstream: &FetchUpstream::new(&chat)
+            upstream: &FetchUpstream::new(&inbound)
                 .guarding(cfg.settings.context_window_guard, truncate_oldest(&req)),
             clock: &WorkerClock,
             limits: Limits {
@@ -147,16 +158,17 @@ pub async fn chat_completions(
     let resp = match result {
         Ok(Ok(resp)) => resp,
         // Logged with its attempts by `respond`.
-        Ok(Err(err)) => http::error(&err)?,
+        Ok(Err(err)) => http::error_in(surface, &err)?,
         Err(err) => {
             log.emit("rejected", err.status, &[]);
-            http::error(&err)?
+            http::error_in(surface, &err)?
         }
     };
     with_request_id(resp, request_id, dep)
 }
 
 struct LogContext<'a> {
+    surface: Surface,
     request_id: &'a str,
     tenant: String,
     requested: String,
@@ -167,6 +179,7 @@ struct LogContext<'a> {
 impl LogContext<'_> {
     fn emit(&self, outcome: &str, status: u16, attempts: &[crate::cascade::CandidateAttempt]) {
         let line = RequestLog {
+            surface: self.surface.as_str(),
             request_id: self.request_id,
             tenant: &self.tenant,
             requested: &self.requested,
@@ -229,7 +242,7 @@ async fn respond(
             )
         }
         Ending::Refused(err) => ("refused", Err(err)),
-        Ending::Exhausted => ("exhausted", exhausted(&attempts)),
+        Ending::Exhausted => ("exhausted", exhausted(&attempts, log.surface)),
         Ending::Cancelled => (
             "cancelled",
             Err(ApiError::invalid_request(
@@ -248,8 +261,9 @@ async fn respond(
 }
 
 /// The aggregated 502, with `Retry-After` when every attempt's reason has a known end.
-fn exhausted(attempts: &[crate::cascade::CandidateAttempt]) -> Reply {
-    let resp = http::error(&exhausted_error(attempts)).map_err(|_| ApiError::internal())?;
+fn exhausted(attempts: &[crate::cascade::CandidateAttempt], surface: Surface) -> Reply {
+    let resp =
+        http::error_in(surface, &exhausted_error(attempts)).map_err(|_| ApiError::internal())?;
     if let Some(secs) = exhausted_retry_after_secs(attempts, now_ms()) {
         let set = resp.headers().set("retry-after", &secs.to_string());
         set.map_err(|_| ApiError::internal())?;
@@ -327,21 +341,6 @@ fn with_request_id(resp: Response, request_id: &str, dep: &Deployment) -> worker
 
 fn wasm_memory_bytes() -> usize {
     core::arch::wasm32::memory_size(0) * 65_536
-}
-
-pub async fn list_models(req: Request, env: &Env, ctx: &Context, dep: &Deployment) -> Reply {
-    let metrics = Metrics::default();
-    let cfg = tenant_config(&req, env, ctx, dep, &metrics).await?;
-    let models = cfg
-        .models
-        .values()
-        .map(|m| json!({"id": m.id, "object": "model", "created": 0, "owned_by": m.provider}));
-    let aliases = cfg
-        .aliases
-        .keys()
-        .map(|a| json!({"id": a, "object": "model", "created": 0, "owned_by": "cognigate-alias"}));
-    let data: Vec<_> = models.chain(aliases).collect();
-    http::json(200, &json!({"object": "list", "data": data}))
 }
 
 /// Without credentials: liveness only. With a caller key: that tenant's breakers that are not closed.

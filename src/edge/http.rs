@@ -1,6 +1,7 @@
 //! Small adapters between worker HTTP types and the gateway's error vocabulary.
 
 use crate::api::ApiError;
+use crate::surfaces::Surface;
 use futures::StreamExt;
 use serde::Serialize;
 use worker::{Headers, Request, Response};
@@ -23,10 +24,11 @@ pub fn bytes(status: u16, content_type: &str, body: Vec<u8>) -> Reply {
         .with_headers(headers))
 }
 
-pub fn error(err: &ApiError) -> worker::Result<Response> {
+/// The error in the shape the caller's surface reads.
+pub fn error_in(surface: Surface, err: &ApiError) -> worker::Result<Response> {
     let headers = Headers::new();
     headers.set("content-type", "application/json")?;
-    Ok(Response::from_bytes(err.to_json().into_bytes())?
+    Ok(Response::from_bytes(surface.error_json(err).into_bytes())?
         .with_status(err.status)
         .with_headers(headers))
 }

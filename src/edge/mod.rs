@@ -2,6 +2,7 @@
 //! decides routing; it moves bytes between the runtime and the decisions.
 
 mod admin;
+mod catalog;
 mod deployment;
 mod entry;
 mod gateway;

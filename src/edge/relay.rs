@@ -9,6 +9,7 @@ use crate::config::TenantId;
 use crate::providers::StreamDecoder;
 use crate::state::Verdict;
 use crate::stream::{Relay, RelayStep, StreamEnd};
+use crate::surfaces::Encoder;
 use futures::stream::{self, Stream};
 use worker::{console_log, AbortController, ByteStream, Context, Env};
 
@@ -69,6 +70,7 @@ struct State {
     rest: WatchedBody,
     relay: Relay,
     decoder: StreamDecoder,
+    encoder: Encoder,
     read_timeout_ms: u64,
     guard: CancelGuard,
 }
@@ -94,6 +96,7 @@ pub fn body(
         rest: WatchedBody::new(start.rest, start.read_timeout_ms),
         relay: start.relay,
         decoder: start.decoder,
+        encoder: start.encoder,
         read_timeout_ms: start.read_timeout_ms,
         guard: CancelGuard {
             controller: Some(start.controller),
@@ -107,6 +110,7 @@ pub fn body(
             match std::mem::replace(&mut st.phase, Phase::Over) {
                 Phase::First(bytes, finished) => {
                     st.phase = finished.map_or(Phase::Reading, Phase::Settle);
+                    let bytes = st.encoder.push(bytes);
                     return Some((Ok(bytes), st));
                 }
                 Phase::Reading => {
@@ -123,12 +127,14 @@ pub fn body(
                     match step {
                         RelayStep::Forward(out) => {
                             st.phase = Phase::Reading;
+                            let out = st.encoder.push(out);
                             if !out.is_empty() {
                                 return Some((Ok(out), st));
                             }
                         }
                         RelayStep::Finish { bytes, end } => {
                             st.phase = Phase::Settle(end);
+                            let bytes = st.encoder.push(bytes);
                             return Some((Ok(bytes), st));
                         }
                     }

@@ -2,13 +2,12 @@
 
 use super::http::now_ms;
 use super::signals::{signal_headers, RateLimited200};
-use crate::api::ChatRequest;
 use crate::cascade::body_limit::{Capped, MAX_ERROR_BODY, MAX_SUCCESS_BODY};
 use crate::cascade::context_window::{fit, fitted_request, Fit};
 use crate::cascade::{Call, Reply};
-use crate::config::{CatalogModel, ProviderKind};
 use crate::providers::{self, StreamDecoder};
 use crate::stream::{Relay, RelayStep, StreamEnd};
+use crate::surfaces::{Encoder, Inbound};
 use futures::future::{select, Either};
 use futures::StreamExt;
 use std::cell::RefCell;
@@ -41,6 +40,8 @@ pub struct StreamStart {
     pub rest: ByteStream,
     pub relay: Relay,
     pub decoder: StreamDecoder,
+    /// Puts what the relay forwards into the caller's surface.
+    pub encoder: Encoder,
     /// Aborting it cancels the upstream read.
     pub controller: AbortController,
     pub read_timeout_ms: u64,
@@ -118,7 +119,7 @@ impl WatchedBody {
 }
 
 pub struct FetchUpstream<'a> {
-    request: &'a ChatRequest,
+    request: &'a Inbound,
     /// The current candidate's body, built once and sent with each of its keys.
     body: RefCell<Option<(CandidateBody, Rc<Vec<u8>>)>>,
     /// The context-window guard: `(on, truncate)`, truncate from `X-CogniGate-Truncate: oldest`.
@@ -129,7 +130,7 @@ pub struct FetchUpstream<'a> {
 type CandidateBody = (String, String);
 
 impl<'a> FetchUpstream<'a> {
-    pub fn new(request: &'a ChatRequest) -> Self {
+    pub fn new(request: &'a Inbound) -> Self {
         Self {
             request,
             body: RefCell::new(None),
@@ -152,13 +153,13 @@ impl<'a> FetchUpstream<'a> {
                 let fitted = self
                     .window
                     .1
-                    .then(|| fitted_request(self.request, call.model.context_window))
+                    .then(|| fitted_request(self.request.chat(), call.model.context_window))
                     .flatten();
-                let body = Rc::new(providers::body(
-                    call.provider.kind,
-                    call.model,
-                    fitted.as_ref().unwrap_or(self.request),
-                ));
+                let body = Rc::new(match &fitted {
+                    // Truncated to fit: sent in chat terms, which every family speaks.
+                    Some(chat) => providers::body(call.provider.kind, call.model, chat),
+                    None => self.request.body(call.provider.kind, call.model),
+                });
                 *memo = Some((id, body.clone()));
                 body
             }
@@ -169,14 +170,18 @@ impl<'a> FetchUpstream<'a> {
 impl crate::cascade::Upstream for FetchUpstream<'_> {
     type Body = UpstreamBody;
 
-    fn fit(&self, model: &CatalogModel) -> Fit {
+    fn fit(&self, model: &crate::config::CatalogModel) -> Fit {
         match self.window {
             (false, _) => Fit::Fits,
-            (true, truncate) => fit(self.request, model.context_window, truncate),
+            (true, truncate) => fit(self.request.chat(), model.context_window, truncate),
         }
     }
 
     async fn send(&self, call: Call<'_>) -> Reply<UpstreamBody> {
+        // Skipped before any fetch; `unsupported` counts toward nothing.
+        if !self.request.supported(call.provider.kind) {
+            return Reply::Unsupported;
+        }
         let started = now_ms();
         let controller = AbortController::default();
         let req = match self.build(&call) {
@@ -202,20 +207,25 @@ impl crate::cascade::Upstream for FetchUpstream<'_> {
             return failed(resp, status, controller, deadline).await;
         }
         let kind = call.provider.kind;
-        if self.request.stream {
-            let decoder = StreamDecoder::new(kind, self.request);
+        if self.request.stream() {
+            let decoder = if self.request.native(kind) {
+                StreamDecoder::anthropic_native()
+            } else {
+                StreamDecoder::new(kind, self.request.chat())
+            };
             let read_timeout = u64::from(call.provider.timeout_ms);
             stream_start(
                 resp,
                 status,
                 controller,
-                decoder,
+                (decoder, self.request.encoder(kind)),
                 (call.timeout_ms, read_timeout),
             )
             .await
         } else {
             let rate_limited = RateLimited200::of(call.provider, resp.headers());
-            full_body(resp, status, controller, (kind, rate_limited), deadline).await
+            let read = |bytes| self.request.read_response(kind, bytes, now_ms() / 1000);
+            full_body(resp, status, controller, (read, rate_limited), deadline).await
         }
     }
 }
@@ -227,8 +237,11 @@ impl FetchUpstream<'_> {
         let kind = call.provider.kind;
         let headers = Headers::new();
         headers.set("content-type", "application/json")?;
-        for (name, value) in providers::headers(kind, call.key, self.request) {
+        for (name, value) in providers::headers(kind, call.key, self.request.chat()) {
             headers.set(name, &value)?;
+        }
+        if let Some((name, value)) = self.request.extra_headers(kind) {
+            headers.set(name, value)?;
         }
         let body = self.body_for(call);
         let mut init = RequestInit::new();
@@ -238,7 +251,7 @@ impl FetchUpstream<'_> {
             .with_method(Method::Post)
             .with_headers(headers)
             .with_body(Some(Uint8Array::from(body.as_slice()).into()));
-        Request::new_with_init(&call.provider.base_url.join(providers::path(kind)), &init)
+        Request::new_with_init(&call.provider.base_url.join(self.request.path(kind)), &init)
     }
 }
 
@@ -326,7 +339,10 @@ async fn full_body(
     mut resp: Response,
     status: u16,
     controller: AbortController,
-    (kind, rate_limited): (ProviderKind, Option<RateLimited200>),
+    (read, rate_limited): (
+        impl FnOnce(Vec<u8>) -> Result<Vec<u8>, String>,
+        Option<RateLimited200>,
+    ),
     deadline: u64,
 ) -> Reply<UpstreamBody> {
     let buf = Capped::new(MAX_SUCCESS_BODY);
@@ -353,7 +369,7 @@ async fn full_body(
     if let Some(reply) = rate_limited.and_then(|r| r.check(&bytes)) {
         return reply;
     }
-    match providers::read_response(kind, bytes, now_ms() / 1000) {
+    match read(bytes) {
         Ok(bytes) => Reply::Success {
             status,
             body: UpstreamBody::Full {
@@ -371,7 +387,7 @@ async fn stream_start(
     mut resp: Response,
     status: u16,
     controller: AbortController,
-    mut decoder: StreamDecoder,
+    (mut decoder, encoder): (StreamDecoder, Encoder),
     (timeout_ms, read_timeout_ms): (u64, u64),
 ) -> Reply<UpstreamBody> {
     let mut rest = match resp.stream() {
@@ -433,6 +449,7 @@ async fn stream_start(
                     rest,
                     relay,
                     decoder,
+                    encoder,
                     controller,
                     read_timeout_ms,
                 }),

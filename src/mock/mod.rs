@@ -282,6 +282,11 @@ fn serve_connection(stream: TcpStream, shared: &Shared) {
             model: model.as_deref().unwrap_or("unknown"),
             stream: wants_stream,
             anthropic: is_anthropic,
+            embeddings: req.path.ends_with("/embeddings"),
+            include_usage: body
+                .pointer("/stream_options/include_usage")
+                .and_then(serde_json::Value::as_bool)
+                == Some(true),
         };
         match reply.write(&mut writer, &ctx) {
             Ok(reply::Written::KeepAlive) => {}

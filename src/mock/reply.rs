@@ -128,6 +128,10 @@ pub(super) struct Context<'a> {
     pub stream: bool,
     /// The request came to the Messages API: default answers speak it.
     pub anthropic: bool,
+    /// The request came to the embeddings API.
+    pub embeddings: bool,
+    /// `stream_options.include_usage`: the default stream ends with a usage chunk.
+    pub include_usage: bool,
 }
 
 pub(super) enum Written {
@@ -148,6 +152,17 @@ pub fn completion_body(model: &str, content: &str) -> String {
     .to_string()
 }
 
+/// The default embeddings answer: one three-dimensional vector.
+pub fn embeddings_body(model: &str) -> String {
+    serde_json::json!({
+        "object": "list",
+        "data": [{"object": "embedding", "index": 0, "embedding": [0.25, -0.5, 1.0]}],
+        "model": model,
+        "usage": {"prompt_tokens": 3, "total_tokens": 3}
+    })
+    .to_string()
+}
+
 /// One `chat.completion.chunk` carrying `content`.
 pub fn chunk_event(model: &str, content: &str) -> String {
     serde_json::json!({
@@ -160,11 +175,19 @@ pub fn chunk_event(model: &str, content: &str) -> String {
     .to_string()
 }
 
-fn default_stream(model: &str, content: &str) -> Vec<Step> {
+fn default_stream(model: &str, content: &str, include_usage: bool) -> Vec<Step> {
     let mut steps: Vec<Step> = content
         .split_inclusive(' ')
         .map(|word| Step::Data(chunk_event(model, word)))
         .collect();
+    if include_usage {
+        let usage = serde_json::json!({
+            "id": "chatcmpl-mock", "object": "chat.completion.chunk", "created": 1_700_000_000,
+            "model": model, "choices": [],
+            "usage": {"prompt_tokens": 5, "completion_tokens": 7, "total_tokens": 12}
+        });
+        steps.push(Step::Data(usage.to_string()));
+    }
     steps.push(Step::Data("[DONE]".to_owned()));
     steps
 }
@@ -208,6 +231,7 @@ impl Reply {
                 let _ = w.shutdown(Shutdown::Both);
                 return Ok(Written::Closed);
             }
+            Body::Completion if ctx.embeddings => (Some(embeddings_body(ctx.model)), None),
             Body::Completion if ctx.stream && ctx.anthropic => {
                 steps = super::anthropic::stream_events(ctx.model, &content)
                     .into_iter()
@@ -216,7 +240,7 @@ impl Reply {
                 (None, Some(&steps))
             }
             Body::Completion if ctx.stream => {
-                steps = default_stream(ctx.model, &content);
+                steps = default_stream(ctx.model, &content, ctx.include_usage);
                 (None, Some(&steps))
             }
             Body::Completion if ctx.anthropic => (

@@ -89,6 +89,8 @@ pub enum StreamDecoder {
     /// Already OpenAI-shaped: bytes pass through untouched.
     Openai,
     Anthropic(Box<anthropic::stream::Translator>),
+    /// A Messages stream passed to a Messages caller as sent, marked `[DONE]` for the relay.
+    AnthropicNative(Box<crate::surfaces::messages_stream::NativeDecoder>),
 }
 
 impl StreamDecoder {
@@ -101,10 +103,15 @@ impl StreamDecoder {
         }
     }
 
+    pub fn anthropic_native() -> Self {
+        Self::AnthropicNative(Box::default())
+    }
+
     pub fn decode(&mut self, chunk: Vec<u8>) -> Vec<u8> {
         match self {
             Self::Openai => chunk,
             Self::Anthropic(t) => t.push(&chunk),
+            Self::AnthropicNative(d) => d.push(&chunk),
         }
     }
 }

@@ -1,0 +1,214 @@
+//! One caller request of any surface, and what each candidate's provider family receives for it.
+//! The chat view (`chat()`) is what the cascade's provider code already speaks; a surface whose
+//! requests a family understands natively (Messages to Anthropic, embeddings to OpenAI-compatible)
+//! sends its own body with only the model replaced.
+
+use super::{messages_request, responses_request, Surface};
+use crate::api::raw_json::ObjectWriter;
+use crate::api::{ApiError, ChatRequest};
+use crate::config::{CatalogModel, ProviderKind};
+use crate::providers;
+
+#[derive(Debug, Clone)]
+pub enum Inbound {
+    Chat(ChatRequest),
+    /// `raw` is the caller's Messages body (fields as sent); `chat` its chat-completions
+    /// translation for OpenAI-compatible candidates.
+    Messages {
+        raw: ChatRequest,
+        chat: ChatRequest,
+        beta: Option<String>,
+    },
+    /// Translated to chat completions once; every family is served from that.
+    Responses(ChatRequest),
+    /// The caller's body, for OpenAI-compatible candidates only.
+    Embeddings(ChatRequest),
+}
+
+impl Inbound {
+    /// `beta` is the caller's `anthropic-beta` header (Messages only).
+    pub fn parse(
+        surface: Surface,
+        body: Vec<u8>,
+        max_values: usize,
+        beta: Option<String>,
+    ) -> Result<Self, ApiError> {
+        let raw = ChatRequest::parse_bounded(body, max_values)?;
+        Ok(match surface {
+            Surface::Chat => Self::Chat(raw),
+            Surface::Messages => {
+                let chat = messages_request::to_chat(&raw)?;
+                let chat = ChatRequest::parse_bounded(chat, max_values.saturating_mul(2))?;
+                Self::Messages { raw, chat, beta }
+            }
+            Surface::Responses => {
+                let chat = responses_request::to_chat(&raw)?;
+                Self::Responses(ChatRequest::parse_bounded(
+                    chat,
+                    max_values.saturating_mul(2),
+                )?)
+            }
+            Surface::Embeddings => {
+                if raw.raw("input").is_none() {
+                    return Err(ApiError::invalid_request(
+                        400,
+                        "missing_input",
+                        "'input' is required.",
+                    )
+                    .with_param("input"));
+                }
+                Self::Embeddings(raw)
+            }
+        })
+    }
+
+    pub fn surface(&self) -> Surface {
+        match self {
+            Self::Chat(_) => Surface::Chat,
+            Self::Messages { .. } => Surface::Messages,
+            Self::Responses(_) => Surface::Responses,
+            Self::Embeddings(_) => Surface::Embeddings,
+        }
+    }
+
+    /// The request in chat-completions terms (for embeddings, the caller's body).
+    pub fn chat(&self) -> &ChatRequest {
+        match self {
+            Self::Chat(c) | Self::Responses(c) | Self::Embeddings(c) => c,
+            Self::Messages { chat, .. } => chat,
+        }
+    }
+
+    pub fn model(&self) -> &str {
+        &self.chat().model
+    }
+
+    pub fn stream(&self) -> bool {
+        self.chat().stream
+    }
+
+    /// The family answers in this surface's own shape, so its answer passes through unchanged.
+    pub fn native(&self, kind: ProviderKind) -> bool {
+        matches!(
+            (self, kind),
+            (Self::Messages { .. }, ProviderKind::Anthropic)
+                | (Self::Embeddings(_), ProviderKind::Openai)
+        )
+    }
+
+    /// Whether a candidate of this family can serve the request at all.
+    pub fn supported(&self, kind: ProviderKind) -> bool {
+        !matches!((self, kind), (Self::Embeddings(_), ProviderKind::Anthropic))
+    }
+
+    pub fn path(&self, kind: ProviderKind) -> &'static str {
+        match self {
+            Self::Embeddings(_) => "embeddings",
+            _ => providers::path(kind),
+        }
+    }
+
+    /// The upstream body for one candidate (the same for each of its keys).
+    pub fn body(&self, kind: ProviderKind, model: &CatalogModel) -> Vec<u8> {
+        match self {
+            Self::Messages { raw, .. } if kind == ProviderKind::Anthropic => {
+                with_model(raw, &model.upstream_model)
+            }
+            Self::Embeddings(raw) => with_model(raw, &model.upstream_model),
+            _ => providers::body(kind, model, self.chat()),
+        }
+    }
+
+    /// Headers beyond the family's own: `anthropic-beta` reaches Anthropic providers only.
+    pub fn extra_headers(&self, kind: ProviderKind) -> Option<(&'static str, &str)> {
+        match self {
+            Self::Messages {
+                beta: Some(beta), ..
+            } if kind == ProviderKind::Anthropic => Some(("anthropic-beta", beta.as_str())),
+            _ => None,
+        }
+    }
+
+    /// A non-streamed 2xx body in this surface's shape, or why it cannot be one (the candidate
+    /// then failed, not the request).
+    pub fn read_response(
+        &self,
+        kind: ProviderKind,
+        bytes: Vec<u8>,
+        now_s: u64,
+    ) -> Result<Vec<u8>, String> {
+        if self.native(kind) {
+            let v: serde_json::Value =
+                serde_json::from_slice(&bytes).map_err(|_| "body is not valid JSON".to_owned())?;
+            let shaped = match self {
+                Self::Embeddings(_) => v.get("data").is_some_and(serde_json::Value::is_array),
+                _ => v.get("type").and_then(serde_json::Value::as_str) == Some("message"),
+            };
+            return if shaped {
+                Ok(bytes)
+            } else {
+                Err(format!("body is not a {} answer", self.surface().as_str()))
+            };
+        }
+        let chat = providers::read_response(kind, bytes, now_s)?;
+        match self {
+            Self::Messages { .. } => super::messages_response::from_chat(&chat),
+            Self::Responses(_) => super::responses_response::from_chat(&chat, now_s),
+            _ => Ok(chat),
+        }
+    }
+
+    /// How the relayed (chat-shaped, or native) stream is put into this surface's events.
+    pub fn encoder(&self, kind: ProviderKind) -> super::Encoder {
+        match self {
+            Self::Messages { .. } if self.native(kind) => super::Encoder::messages_native(),
+            Self::Messages { .. } => super::Encoder::messages(),
+            Self::Responses(_) => super::Encoder::responses(),
+            _ => super::Encoder::Identity,
+        }
+    }
+}
+
+/// The caller's body field by field with only `model` replaced.
+fn with_model(raw: &ChatRequest, upstream_model: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(raw.fields().map(|(k, v)| k.len() + v.len() + 4).sum());
+    let mut object = ObjectWriter::new(&mut out);
+    for (field, value) in raw.fields().filter(|(k, _)| *k != "model") {
+        object.raw_field(field, value);
+    }
+    object.string_field("model", upstream_model);
+    object.close();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(surface: Surface, body: &str) -> Inbound {
+        Inbound::parse(surface, body.as_bytes().to_vec(), 1_000, None).unwrap()
+    }
+
+    #[test]
+    fn embeddings_are_unsupported_on_anthropic_and_native_on_openai() {
+        let e = parse(Surface::Embeddings, r#"{"model":"m","input":"x"}"#);
+        assert!(!e.supported(ProviderKind::Anthropic));
+        assert!(e.supported(ProviderKind::Openai) && e.native(ProviderKind::Openai));
+        assert_eq!(e.path(ProviderKind::Openai), "embeddings");
+    }
+
+    #[test]
+    fn a_native_answer_of_the_wrong_shape_is_the_candidates_failure() {
+        let m = parse(
+            Surface::Messages,
+            r#"{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"x"}]}"#,
+        );
+        let read = |b: &str| m.read_response(ProviderKind::Anthropic, b.as_bytes().to_vec(), 0);
+        assert!(read(r#"{"type":"message","content":[]}"#).is_ok());
+        assert!(read(r#"{"type":"error"}"#).is_err());
+        let e = parse(Surface::Embeddings, r#"{"model":"m","input":"x"}"#);
+        assert!(e
+            .read_response(ProviderKind::Openai, b"{}".to_vec(), 0)
+            .is_err());
+    }
+}

@@ -1,0 +1,56 @@
+//! Caller surfaces besides chat completions (seed 004): each is a thin translation at the edge of
+//! the one cascade. A request is read into an `Inbound` (which keeps the body as raw fields), each
+//! candidate gets the body its provider family speaks, and the answer leaves in the surface's own
+//! shape. Everything here is pure; the wasm edge only wires it.
+
+pub mod errors;
+pub mod inbound;
+pub mod messages_request;
+pub mod messages_response;
+pub mod messages_stream;
+pub mod output;
+pub mod responses_request;
+pub mod responses_response;
+pub mod responses_stream;
+
+pub use inbound::Inbound;
+pub use output::Encoder;
+
+/// Which API the caller speaks; named in the log line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Surface {
+    Chat,
+    Messages,
+    Responses,
+    Embeddings,
+}
+
+impl Surface {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Chat => "chat_completions",
+            Self::Messages => "messages",
+            Self::Responses => "responses",
+            Self::Embeddings => "embeddings",
+        }
+    }
+
+    /// The surface a path belongs to, so even a refusal before routing (a wrong method, say)
+    /// comes back in the shape that caller's SDK reads.
+    pub fn for_path(path: &str) -> Self {
+        match path.trim_end_matches('/') {
+            "/v1/messages" => Self::Messages,
+            "/v1/responses" => Self::Responses,
+            "/v1/embeddings" => Self::Embeddings,
+            _ => Self::Chat,
+        }
+    }
+
+    /// The error body callers of this surface expect.
+    pub fn error_json(self, err: &crate::api::ApiError) -> String {
+        match self {
+            Self::Messages => errors::anthropic_json(err),
+            _ => err.to_json(),
+        }
+    }
+}
