@@ -506,7 +506,7 @@ RECOMMENDED = dict(lease_ms=250, skip=True, adaptive="isolates", jitter=0.3, coa
                    single_flight=True)
 
 
-BUILT = dict(lease_ms=1500, skip=True, jitter=0.3, single_flight=True)
+BUILT = dict(lease_ms=1500, skip=True, jitter=0.3, single_flight=True, allowance=512)
 
 
 def variant(base, **kw):

@@ -5,8 +5,8 @@ mod support;
 
 use cognigate::mock::{MockProvider, Reply, Rule};
 use serde_json::{json, Value};
-use std::time::{Duration, Instant};
-use support::gateway::{Gateway, Tenant};
+use std::time::Duration;
+use support::gateway::{eventually, Gateway, Tenant};
 
 fn health(t: &Tenant<'_>) -> Value {
     t.gw.request("GET", "/v1/health", Some(&t.key), None).json()
@@ -17,15 +17,6 @@ fn breakers(t: &Tenant<'_>) -> Vec<Value> {
         .as_array()
         .cloned()
         .unwrap_or_default()
-}
-
-/// Polls until `f` holds: the breaker's clock is the runtime's, which a test cannot move.
-fn eventually(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !f() {
-        assert!(start.elapsed() < limit, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 fn events(t: &Tenant<'_>) -> Vec<Value> {

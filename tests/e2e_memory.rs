@@ -55,16 +55,14 @@ fn isolate(hint: &str) -> (Isolate, Tenant<'static>, Vec<cognigate::mock::MockPr
     let gw: &'static Gateway = Box::leak(Box::new(Gateway::start(&[])));
     let (t, openai) = gw.tenant_with_mock(hint, &["sk-1"], "failover");
     let anthropic = cognigate::mock::MockProvider::start(hint).unwrap();
-    let r = t.put(
+    t.put_ok(
         "/providers/ant",
         json!({"kind": "anthropic", "base_url": anthropic.url(), "keys": ["sk-ant"], "timeout_ms": 5000}),
     );
-    assert_eq!(r.status, 200, "{}", r.text);
-    let r = t.put(
+    t.put_ok(
         "/models/claude",
         json!({"provider": "ant", "upstream_model": "claude-x", "context_window": 200000}),
     );
-    assert_eq!(r.status, 200, "{}", r.text);
     let base = memory(&t.chat("m")).max(memory(&t.chat("claude")));
     (Isolate { gw, base }, t, vec![openai, anthropic])
 }

@@ -70,12 +70,11 @@ fn an_anthropic_429_with_the_reset_headers_parks_the_key_until_that_time() {
     let gw = Gateway::shared();
     let mock = MockProvider::start("ant-reset").unwrap();
     let t = gw.tenant("ant-reset");
-    let r = t.put(
+    t.put_ok(
         "/providers/anthropic",
         json!({"kind": "anthropic", "base_url": mock.url(), "keys": ["sk-ant-1", "sk-ant-2"],
                "key_strategy": "failover", "timeout_ms": 5000, "rate_limit_signals": ["anthropic-ratelimit"]}),
     );
-    assert_eq!(r.status, 200, "{}", r.text);
     t.model("claude", "anthropic", 1.0, 200_000);
     let reset_at = now_ms() + 3_000;
     mock.push(
@@ -199,8 +198,7 @@ fn a_200k_token_prompt_skips_a_32k_context_candidate_without_calling_it_and_trun
     assert_eq!(r.header("x-cognigate-model"), Some("small"), "{}", r.status);
     assert_eq!(small.count(), 1);
     small.clear();
-    let r = t.put("/settings", json!({"context_window_guard": true}));
-    assert_eq!(r.status, 200, "{}", r.text);
+    t.put_ok("/settings", json!({"context_window_guard": true}));
     let r = gw.request("POST", "/v1/chat/completions", Some(&t.key), Some(&body));
     assert_eq!(r.status, 200, "{}", &r.text[..r.text.len().min(500)]);
     assert_eq!(r.header("x-cognigate-model"), Some("large"));

@@ -30,8 +30,7 @@ fn retries_wait_a_backoff_between_tries_and_each_try_is_an_attempt_with_its_retr
     let retry = json!({"retry": {"max_retries": 5, "base_delay_ms": 400, "max_delay_ms": 400}});
     let (t, mock) = single(gw, "retry-wait", &["sk-1"], retry);
     // Six failures would open a breaker of the default threshold (5), which stops retries.
-    let r = t.put("/settings", json!({"breaker": {"error_threshold": 10}}));
-    assert_eq!(r.status, 200, "{}", r.text);
+    t.put_ok("/settings", json!({"breaker": {"error_threshold": 10}}));
     mock.push(Rule::any(Reply::status(503)));
     let started = Instant::now();
     let r = t.chat("m");
@@ -65,8 +64,7 @@ fn an_open_breaker_stops_the_retries_at_once() {
     let gw = Gateway::shared();
     let retry = json!({"retry": {"max_retries": 5, "base_delay_ms": 10, "max_delay_ms": 20}});
     let (t, mock) = single(gw, "retry-stop", &["sk-1"], retry);
-    let r = t.put("/settings", json!({"breaker": {"error_threshold": 2}}));
-    assert_eq!(r.status, 200, "{}", r.text);
+    t.put_ok("/settings", json!({"breaker": {"error_threshold": 2}}));
     mock.push(Rule::any(Reply::status(503)));
     let r = t.chat("m");
     assert_eq!(r.status, 502, "{}", r.text);
@@ -127,11 +125,10 @@ fn bad_issue_17_fields_are_refused_with_a_400_naming_the_field() {
 fn open_durations_1000_3000_after_a_failed_probe_the_breaker_stays_open_about_3s_not_1s() {
     let gw = Gateway::shared();
     let (t, mock) = single(gw, "escalate", &["sk-1"], json!({}));
-    let r = t.put(
+    t.put_ok(
         "/settings",
         json!({"breaker": {"error_threshold": 1, "open_durations_ms": [1000, 3000]}}),
     );
-    assert_eq!(r.status, 200, "{}", r.text);
     mock.push(Rule::any(Reply::status(503)).times(2));
     assert_eq!(t.chat("m").status, 502);
     let b = breakers(&t);

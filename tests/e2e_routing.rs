@@ -11,7 +11,7 @@ use std::io::Read;
 use std::sync::mpsc::{channel, Receiver};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
-use support::gateway::{Gateway, Tenant};
+use support::gateway::{eventually, Gateway, Tenant};
 
 /// A gateway whose parks last at most 1.5 s and whose requests (so also probes) have a 2 s budget.
 fn short() -> &'static Gateway {
@@ -28,14 +28,6 @@ fn breakers(t: &Tenant<'_>) -> Vec<Value> {
         .as_array()
         .cloned()
         .unwrap_or_default()
-}
-
-fn eventually(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !f() {
-        assert!(start.elapsed() < limit, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 /// sk-1 answers one 429 with `retry_after`; the next request going straight to sk-2 shows the park.

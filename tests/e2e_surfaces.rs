@@ -30,14 +30,12 @@ fn post(gw: &Gateway, path: &str, headers: &[(&str, &str)], body: &Value) -> Res
 fn anthropic_tenant<'g>(gw: &'g Gateway, hint: &str) -> (Tenant<'g>, MockProvider) {
     let mock = MockProvider::start(hint).unwrap();
     let t = gw.tenant(hint);
-    let r = t.put("/providers/ant", json!({"kind": "anthropic", "base_url": mock.url(), "keys": ["sk-ant"], "timeout_ms": 5000}));
-    assert_eq!(r.status, 200, "{}", r.text);
-    let r = t.put(
+    t.put_ok("/providers/ant", json!({"kind": "anthropic", "base_url": mock.url(), "keys": ["sk-ant"], "timeout_ms": 5000}));
+    t.put_ok(
         "/models/claude",
         json!({"provider": "ant", "upstream_model": "claude-up", "context_window": 200000,
         "input_price_per_mtok": 3, "output_price_per_mtok": 15}),
     );
-    assert_eq!(r.status, 200, "{}", r.text);
     (t, mock)
 }
 

@@ -62,17 +62,15 @@ fn openai_sdk(t: &Tenant<'_>, model: &str, scenario: &str, extra: &[&str]) -> Va
 fn setup<'g>(gw: &'g Gateway, hint: &str, kind: Kind) -> (Tenant<'g>, MockProvider, MockProvider) {
     let t = gw.tenant(hint);
     let mock = MockProvider::start(hint).unwrap();
-    let r = t.put(
+    t.put_ok(
         "/providers/serving",
         json!({"kind": kind.name(), "base_url": mock.url(), "keys": ["sk-serve"], "timeout_ms": 5000}),
     );
-    assert_eq!(r.status, 200, "{}", r.text);
-    let r = t.put(
+    t.put_ok(
         "/models/serve",
         json!({"provider": "serving", "upstream_model": "up-serve", "context_window": 100000,
                "input_price_per_mtok": 1, "output_price_per_mtok": 1}),
     );
-    assert_eq!(r.status, 200, "{}", r.text);
     let down = MockProvider::start("down").unwrap();
     down.set_default(Reply::status(500));
     t.provider("broken", &down.url(), &["sk-down"], "round_robin");
@@ -286,30 +284,27 @@ fn the_openai_sdk_embeds_through_an_alias_with_failover_and_anthropic_is_skipped
     let gw = Gateway::shared();
     let (t, mock, down) = setup(gw, "sdk-embed", Kind::Openai);
     let ant = MockProvider::start("ant-embed").unwrap();
-    let r = t.put(
+    t.put_ok(
         "/providers/ant",
         json!({"kind": "anthropic", "base_url": ant.url(), "keys": ["sk-a"], "timeout_ms": 5000}),
     );
-    assert_eq!(r.status, 200, "{}", r.text);
     let caps = json!(["embeddings"]);
     for (id, provider, price) in [
         ("claude-embed", "ant", 0.1),
         ("embed-down", "broken", 0.2),
         ("embed-good", "serving", 0.3),
     ] {
-        let r = t.put(
+        t.put_ok(
             &format!("/models/{id}"),
             json!({"provider": provider, "context_window": 8000, "capabilities": caps,
             "input_price_per_mtok": price, "output_price_per_mtok": price}),
         );
-        assert_eq!(r.status, 200, "{}", r.text);
     }
     // The alias takes the best embeddings model; the rule puts two failing candidates before it.
-    let r = t.put(
+    t.put_ok(
         "/aliases/vectors",
         json!({"capabilities": ["embeddings"], "cost_tier": "best"}),
     );
-    assert_eq!(r.status, 200, "{}", r.text);
     assert_eq!(
         t.rule("embed", &["claude-embed", "embed-down", "vectors"])
             .status,

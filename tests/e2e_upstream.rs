@@ -44,11 +44,10 @@ fn chain_after<'g>(
     good_mock: &MockProvider,
 ) -> Tenant<'g> {
     let t = gw.tenant(hint);
-    let r = t.put(
+    t.put_ok(
         "/providers/bad",
         json!({"kind": "openai", "base_url": bad_mock.url(), "keys": ["sk-bad"], "timeout_ms": timeout_ms}),
     );
-    assert_eq!(r.status, 200, "{}", r.text);
     t.provider("good", &good_mock.url(), &["sk-good"], "failover");
     t.model("first", "bad", 1.0, 8000);
     t.model("second", "good", 1.0, 8000);
@@ -190,11 +189,10 @@ fn without_allow_http_upstreams_a_stored_http_provider_is_left_out_of_routing_an
     let gw = https_only();
     let mock = MockProvider::start("stored-http").unwrap();
     let t = gw.tenant("storedhttp");
-    let r = t.put(
+    t.put_ok(
         "/providers/p",
         json!({"kind": "openai", "base_url": "https://placeholder.example/v1", "keys": ["sk-1"]}),
     );
-    assert_eq!(r.status, 200, "{}", r.text);
     t.model("m", "p", 1.0, 8000);
     // As a row written while the deployment allowed http (or before the rule) would be.
     let spec = gw.sql(

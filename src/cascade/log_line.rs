@@ -144,6 +144,28 @@ mod tests {
     use super::*;
     use crate::cascade::{Failure, KeyTry};
 
+    /// The line for these attempts, with fixed ids, for the assertions below.
+    fn line_of(
+        requested: &str,
+        outcome: &str,
+        status: u16,
+        attempts: &[CandidateAttempt],
+    ) -> Value {
+        RequestLog {
+            surface: "chat_completions",
+            request_id: "req_1",
+            tenant: "acme",
+            requested,
+            outcome,
+            status,
+            attempts,
+            total_ms: 4,
+            d1_queries: 0,
+            durable_object_calls: 1,
+        }
+        .to_json()
+    }
+
     #[test]
     fn each_key_try_is_listed_with_its_key_id_and_upstream_text() {
         let attempts = [CandidateAttempt {
@@ -162,19 +184,7 @@ mod tests {
             ends_at: None,
             truncated: None,
         }];
-        let line = RequestLog {
-            surface: "chat_completions",
-            request_id: "req_1",
-            tenant: "acme",
-            requested: "fast",
-            outcome: "exhausted",
-            status: 502,
-            attempts: &attempts,
-            total_ms: 4,
-            d1_queries: 0,
-            durable_object_calls: 1,
-        }
-        .to_json();
+        let line = line_of("fast", "exhausted", 502, &attempts);
         assert_eq!(line["attempts"][0]["key_id"], "key_ab12");
         assert_eq!(line["attempts"][0]["error"], "quota");
         assert_eq!(line["attempts"][0]["failure"], "rate_limit");
@@ -202,38 +212,14 @@ mod tests {
             ends_at: None,
             truncated: None,
         }];
-        let line = RequestLog {
-            request_id: "req_1",
-            surface: "chat_completions",
-            tenant: "acme",
-            requested: "m",
-            outcome: "exhausted",
-            status: 502,
-            attempts: &attempts,
-            total_ms: 4,
-            d1_queries: 0,
-            durable_object_calls: 1,
-        }
-        .to_json();
+        let line = line_of("m", "exhausted", 502, &attempts);
         assert_eq!(line["attempts"][0]["retry"], 2);
     }
 
     #[test]
     fn names_in_the_log_line_are_cut_to_256_bytes_on_a_character_boundary() {
         let long = "é".repeat(200);
-        let line = RequestLog {
-            surface: "chat_completions",
-            request_id: "req_1",
-            tenant: "acme",
-            requested: &long,
-            outcome: "rejected",
-            status: 400,
-            attempts: &[],
-            total_ms: 0,
-            d1_queries: 0,
-            durable_object_calls: 0,
-        }
-        .to_json();
+        let line = line_of(&long, "rejected", 400, &[]);
         let requested = line["requested"].as_str().unwrap();
         assert_eq!(requested.len(), MAX_NAME_BYTES);
         assert!(long.starts_with(requested));

@@ -2,6 +2,7 @@
 //! decides routing; it moves bytes between the runtime and the decisions.
 
 mod admin;
+mod body_read;
 mod catalog;
 mod deployment;
 mod entry;

@@ -2,8 +2,9 @@
 //! body), the stream's end settles the candidate's breaker, and a caller who goes away cancels
 //! the upstream read without anything being held against the model.
 
+use super::body_read::{read_chunk, Read, WatchedBody};
 use super::routing_client::{StreamReport, StreamReportTarget};
-use super::upstream::{read_chunk, Read, StreamStart, WatchedBody};
+use super::upstream::StreamStart;
 use crate::cascade::Settlement;
 use crate::config::TenantId;
 use crate::providers::StreamDecoder;

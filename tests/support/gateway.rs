@@ -336,6 +336,13 @@ impl Tenant<'_> {
         self.gw.admin("PUT", &self.path(rest), Some(body))
     }
 
+    /// A PUT that must succeed.
+    pub fn put_ok(&self, rest: &str, body: Value) -> Resp {
+        let r = self.put(rest, body);
+        assert_eq!(r.status, 200, "PUT {rest}: {}", r.text);
+        r
+    }
+
     /// Registers an OpenAI-compatible provider and asserts it was stored.
     pub fn provider(&self, name: &str, base_url: &str, keys: &[&str], strategy: &str) {
         let r = self.put(
@@ -365,5 +372,14 @@ impl Tenant<'_> {
             Some(&self.key),
             Some(&body.to_string()),
         )
+    }
+}
+
+/// Polls until `f` holds: the gateway's clock is the runtime's, which a test cannot move.
+pub fn eventually(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
+    let start = std::time::Instant::now();
+    while !f() {
+        assert!(start.elapsed() < limit, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
     }
 }
