@@ -208,6 +208,18 @@ def simulate(p):
     def breaker_open_until(t):
         return b["until"] if b["state"] == OPEN and t < b["until"] else 0.0
 
+    def decide_locally(t, i):
+        """A skip grant or a grant with allowance left decides the request without the object."""
+        if s_until[i] > t:
+            counters["local_skips"] += 1
+            return True
+        if g_until[i] > t and g_left[i] > 0:
+            g_left[i] -= 1
+            counters["grant_hits"] += 1
+            call(t, i, 0)
+            return True
+        return False
+
     def release(t, i):
         # (e) the answer is back: the requests that waited for it use its grant or skip grant;
         # any left over (no grant, ticket stale, allowance spent) each ask the object now.
@@ -216,13 +228,7 @@ def simulate(p):
         w, waiting[i] = waiting[i], 0
         while w:
             w -= 1
-            if s_until[i] > t:
-                counters["local_skips"] += 1
-            elif g_until[i] > t and g_left[i] > 0:
-                g_left[i] -= 1
-                counters["grant_hits"] += 1
-                call(t, i, 0)
-            else:
+            if not decide_locally(t, i):
                 seq += 1
                 push(heap, (t + half[i], seq, OBJ_ACQ, i, gen[i], 0.0))
                 counters["waited_then_asked"] += 1
@@ -343,12 +349,8 @@ def simulate(p):
                 continue
             t_arr = t - math.log(1.0 - rand()) / lam
             i = randrange(n)
-            if s_until[i] > t:
-                counters["local_skips"] += 1
-            elif g_until[i] > t and g_left[i] > 0:
-                g_left[i] -= 1
-                counters["grant_hits"] += 1
-                call(t, i, 0)
+            if decide_locally(t, i):
+                pass
             elif single and inflight[i]:
                 waiting[i] += 1
             else:

@@ -4,62 +4,10 @@
 mod support;
 
 use cognigate::cascade::retry_after::imf_fixdate;
-use cognigate::cascade::{settle, Cascade, Ending, Failure, Limits, Outcome};
-use cognigate::config::{BreakerSettings, TenantConfig};
-use cognigate::routing::build_chain;
+use cognigate::cascade::{Ending, Failure, Limits, Outcome};
 use cognigate::state::Verdict;
-use futures::executor::block_on;
-use support::fakes::{tenant, FakeClock, FakeState, FakeUpstream, Script};
-
-const LIMITS: Limits = Limits {
-    budget_ms: 60_000,
-    lease_ms: 0,
-    max_park_ms: 3_600_000,
-    breaker: BreakerSettings {
-        error_threshold: 5,
-        window_ms: 30_000,
-        open_duration_ms: 60_000,
-        open_durations_ms: cognigate::config::OpenDurations::SINGLE,
-    },
-};
-
-struct World<'c> {
-    cfg: TenantConfig,
-    clock: &'c FakeClock,
-    state: FakeState<'c>,
-    upstream: FakeUpstream<'c>,
-}
-
-impl<'c> World<'c> {
-    fn new(clock: &'c FakeClock, keys: usize, strategy: &str) -> Self {
-        Self {
-            cfg: tenant(keys, strategy),
-            clock,
-            state: FakeState::new(clock),
-            upstream: FakeUpstream::new(clock),
-        }
-    }
-
-    fn run(&self, name: &str) -> Outcome<String> {
-        self.run_with(name, LIMITS)
-    }
-
-    fn run_with(&self, name: &str, limits: Limits) -> Outcome<String> {
-        let chain = build_chain(&self.cfg, name).unwrap();
-        let cascade = Cascade {
-            state: &self.state,
-            upstream: &self.upstream,
-            clock: self.clock,
-            limits,
-        };
-        let mut outcome = block_on(cascade.run(&chain));
-        // As the edge does for a non-streamed answer: settle at once.
-        if let Ending::Served { settlement, .. } = &mut outcome.ending {
-            block_on(settle(&self.state, settlement.clone()));
-        }
-        outcome
-    }
-}
+use support::fakes::{FakeClock, Script};
+use support::world::{World, LIMITS};
 
 fn served(o: &Outcome<String>) -> (String, usize) {
     match &o.ending {

@@ -4,46 +4,22 @@
 
 mod support;
 
-use cognigate::cascade::{
-    exhausted_retry_after_secs, settle, Cascade, Ending, Failure, Limits, Outcome,
-};
-use cognigate::config::{BreakerSettings, OpenDurations, ProviderName, RetryPolicy, TenantConfig};
-use cognigate::routing::build_chain;
+use cognigate::cascade::{exhausted_retry_after_secs, Ending, Failure, Limits, Outcome};
+use cognigate::config::{BreakerSettings, ProviderName, RetryPolicy};
 use cognigate::state::Verdict;
-use futures::executor::block_on;
-use support::fakes::{tenant, FakeClock, FakeState, FakeUpstream, Script};
-
-const LIMITS: Limits = Limits {
-    budget_ms: 60_000,
-    lease_ms: 0,
-    max_park_ms: 3_600_000,
-    breaker: BreakerSettings {
-        error_threshold: 5,
-        window_ms: 30_000,
-        open_duration_ms: 60_000,
-        open_durations_ms: OpenDurations::SINGLE,
-    },
-};
+use support::fakes::{FakeClock, Script};
+use support::world::{World, LIMITS};
 
 const UNAVAILABLE: Script = Script::Status(503, None, "overloaded");
 
-struct World<'c> {
-    cfg: TenantConfig,
-    clock: &'c FakeClock,
-    state: FakeState<'c>,
-    upstream: FakeUpstream<'c>,
+/// Issue 17's settings on the shared world.
+trait Resilient {
+    fn p1(&mut self) -> &mut cognigate::config::Resilience;
+    fn retries(self, max_retries: u32) -> Self;
+    fn failure_reports(&self) -> usize;
 }
 
-impl<'c> World<'c> {
-    fn new(clock: &'c FakeClock, keys: usize) -> Self {
-        Self {
-            cfg: tenant(keys, "failover"),
-            clock,
-            state: FakeState::new(clock),
-            upstream: FakeUpstream::new(clock),
-        }
-    }
-
+impl Resilient for World<'_> {
     fn p1(&mut self) -> &mut cognigate::config::Resilience {
         let name = ProviderName::parse("p1").unwrap();
         &mut self.cfg.providers.get_mut(&name).unwrap().resilience
@@ -56,25 +32,6 @@ impl<'c> World<'c> {
             max_delay_ms: 2_000,
         };
         self
-    }
-
-    fn run(&self, name: &str) -> Outcome<String> {
-        self.run_with(name, LIMITS)
-    }
-
-    fn run_with(&self, name: &str, limits: Limits) -> Outcome<String> {
-        let chain = build_chain(&self.cfg, name).unwrap();
-        let cascade = Cascade {
-            state: &self.state,
-            upstream: &self.upstream,
-            clock: self.clock,
-            limits,
-        };
-        let mut outcome = block_on(cascade.run(&chain));
-        if let Ending::Served { settlement, .. } = &mut outcome.ending {
-            block_on(settle(&self.state, settlement.clone()));
-        }
-        outcome
     }
 
     fn failure_reports(&self) -> usize {
@@ -103,7 +60,7 @@ fn entries(o: &Outcome<String>) -> Vec<(String, Option<Failure>, Option<u32>)> {
 #[test]
 fn a_503_then_200_with_max_retries_1_serves_at_depth_0_with_two_calls_the_second_after_the_delay() {
     let clock = FakeClock(1_000.into());
-    let w = World::new(&clock, 1).retries(1);
+    let w = World::new(&clock, 1, "failover").retries(1);
     w.upstream.script("m1", &[UNAVAILABLE]);
     let o = w.run("chain");
     assert_eq!(depth(&o), 0);
@@ -123,7 +80,7 @@ fn a_503_then_200_with_max_retries_1_serves_at_depth_0_with_two_calls_the_second
 #[test]
 fn without_retry_configured_a_503_moves_down_the_chain_as_in_seed_000() {
     let clock = FakeClock(1_000.into());
-    let w = World::new(&clock, 1);
+    let w = World::new(&clock, 1, "failover");
     w.upstream.script("m1", &[UNAVAILABLE]);
     let o = w.run("chain");
     assert_eq!(depth(&o), 1);
@@ -137,7 +94,7 @@ fn without_retry_configured_a_503_moves_down_the_chain_as_in_seed_000() {
 #[test]
 fn a_request_caused_400_is_still_exactly_one_call_with_retries_on() {
     let clock = FakeClock(1_000.into());
-    let w = World::new(&clock, 2).retries(5);
+    let w = World::new(&clock, 2, "failover").retries(5);
     w.upstream.script(
         "m1",
         &[Script::Status(400, None, r#"{"error":{"message":"bad"}}"#)],
@@ -150,7 +107,7 @@ fn a_request_caused_400_is_still_exactly_one_call_with_retries_on() {
 #[test]
 fn a_429_and_a_401_rotate_keys_and_are_never_retried() {
     let clock = FakeClock(1_000.into());
-    let w = World::new(&clock, 1).retries(5);
+    let w = World::new(&clock, 1, "failover").retries(5);
     w.upstream.script(
         "m1",
         &[
@@ -169,7 +126,7 @@ fn a_429_and_a_401_rotate_keys_and_are_never_retried() {
 #[test]
 fn each_try_is_one_attempt_entry_with_its_retry_index_and_one_failure_toward_the_breaker() {
     let clock = FakeClock(1_000.into());
-    let w = World::new(&clock, 1).retries(2);
+    let w = World::new(&clock, 1, "failover").retries(2);
     w.upstream
         .script("m1", &[UNAVAILABLE, Script::Timeout, Script::Network]);
     let o = w.run("m1");
@@ -192,7 +149,7 @@ fn each_try_is_one_attempt_entry_with_its_retry_index_and_one_failure_toward_the
 #[test]
 fn an_open_breaker_stops_the_retries_at_once() {
     let clock = FakeClock(1_000.into());
-    let w = World::new(&clock, 1).retries(5);
+    let w = World::new(&clock, 1, "failover").retries(5);
     w.upstream.script("m1", &[UNAVAILABLE; 6]);
     let limits = Limits {
         breaker: BreakerSettings {
@@ -213,7 +170,7 @@ fn an_open_breaker_stops_the_retries_at_once() {
 #[test]
 fn retries_never_wait_past_the_request_budget() {
     let clock = FakeClock(1_000.into());
-    let w = World::new(&clock, 1).retries(5);
+    let w = World::new(&clock, 1, "failover").retries(5);
     w.upstream.script("m1", &[UNAVAILABLE; 6]);
     // 10 + 100 + 10 + 200 + 10 = 330 ms spent after two tries; the next backoff (400) would
     // end past a 500 ms budget, so it is not waited for.
@@ -230,7 +187,7 @@ fn retries_never_wait_past_the_request_budget() {
 #[test]
 fn a_retry_goes_to_the_next_key_of_the_pool() {
     let clock = FakeClock(1_000.into());
-    let w = World::new(&clock, 3).retries(2);
+    let w = World::new(&clock, 3, "failover").retries(2);
     w.upstream.script("m1", &[UNAVAILABLE, UNAVAILABLE]);
     w.run("m1");
     assert_eq!(w.upstream.keys_used(), ["p1-k1", "p1-k2", "p1-k3"]);
@@ -239,7 +196,7 @@ fn a_retry_goes_to_the_next_key_of_the_pool() {
 #[test]
 fn a_401_key_is_benched_for_auth_cooldown_ms_and_skipped_by_the_next_request() {
     let clock = FakeClock(1_000.into());
-    let mut w = World::new(&clock, 2);
+    let mut w = World::new(&clock, 2, "failover");
     w.p1().auth_cooldown_ms = 5_000;
     w.upstream
         .script("m1", &[Script::Status(401, None, "bad key")]);
@@ -258,7 +215,7 @@ fn a_401_key_is_benched_for_auth_cooldown_ms_and_skipped_by_the_next_request() {
 #[test]
 fn without_auth_cooldown_a_401_key_is_tried_first_again_as_in_seed_000() {
     let clock = FakeClock(1_000.into());
-    let w = World::new(&clock, 2);
+    let w = World::new(&clock, 2, "failover");
     w.upstream
         .script("m1", &[Script::Status(401, None, "bad key")]);
     w.run("m1");
@@ -269,7 +226,7 @@ fn without_auth_cooldown_a_401_key_is_tried_first_again_as_in_seed_000() {
 #[test]
 fn rpm_2_skips_the_provider_on_the_third_request_inside_a_minute_without_a_call() {
     let clock = FakeClock(1_000.into());
-    let mut w = World::new(&clock, 1);
+    let mut w = World::new(&clock, 1, "failover");
     w.p1().rpm = Some(2);
     for _ in 0..2 {
         assert_eq!(depth(&w.run("chain")), 0);
@@ -295,7 +252,7 @@ fn rpm_2_skips_the_provider_on_the_third_request_inside_a_minute_without_a_call(
 #[test]
 fn a_502_whose_candidates_are_all_breaker_open_carries_retry_after_until_the_soonest() {
     let clock = FakeClock(1_000.into());
-    let w = World::new(&clock, 1);
+    let w = World::new(&clock, 1, "failover");
     let limits = Limits {
         breaker: BreakerSettings {
             error_threshold: 1,
@@ -326,7 +283,7 @@ fn a_502_whose_candidates_are_all_breaker_open_carries_retry_after_until_the_soo
 #[test]
 fn a_502_with_a_pool_parked_by_retry_after_carries_it_too() {
     let clock = FakeClock(1_000.into());
-    let w = World::new(&clock, 2);
+    let w = World::new(&clock, 2, "failover");
     w.upstream.script(
         "m1",
         &[
@@ -344,7 +301,7 @@ fn a_502_with_a_pool_parked_by_retry_after_carries_it_too() {
 #[test]
 fn an_anthropic_529_is_transient_and_retried_on_the_same_candidate() {
     let clock = FakeClock(1_000.into());
-    let w = World::new(&clock, 1).retries(1);
+    let w = World::new(&clock, 1, "failover").retries(1);
     w.upstream
         .script("m1", &[Script::Status(529, None, "overloaded_error")]);
     let o = w.run("chain");

@@ -7,8 +7,7 @@ mod support;
 
 use cognigate::mock::{chunk_event, MockProvider, Reply, Rule, Step};
 use serde_json::{json, Value};
-use std::io::Read;
-use std::sync::mpsc::{channel, Receiver};
+use std::sync::mpsc::Receiver;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 use support::gateway::{eventually, Gateway, Tenant};
@@ -117,23 +116,7 @@ fn stream_request(model: &str) -> String {
 
 /// Starts a streamed request; its body chunks arrive on the channel.
 fn open_stream(t: &Tenant<'_>, model: &str) -> (u16, Receiver<Vec<u8>>) {
-    let resp = t.gw.send(
-        "POST",
-        "/v1/chat/completions",
-        Some(&t.key),
-        Some(&stream_request(model)),
-    );
-    let status = resp.status().as_u16();
-    let mut reader = resp.into_body().into_reader();
-    let (tx, rx) = channel();
-    std::thread::spawn(move || {
-        let mut buf = [0u8; 8192];
-        while let Ok(n) = reader.read(&mut buf) {
-            if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
-                return;
-            }
-        }
-    });
+    let (status, _, rx) = t.open_stream(&stream_request(model));
     (status, rx)
 }
 

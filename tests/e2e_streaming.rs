@@ -5,8 +5,7 @@ mod support;
 
 use cognigate::mock::{chunk_event, Gate, MockProvider, Reply, Rule, Step};
 use serde_json::{json, Value};
-use std::io::Read;
-use std::sync::mpsc::{channel, Receiver};
+use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 use support::gateway::{Gateway, Tenant};
 
@@ -18,25 +17,7 @@ fn stream_body(model: &str) -> String {
 
 /// Starts a streamed request and hands back its status, headers and a channel of body chunks.
 fn open_stream(t: &Tenant<'_>, model: &str) -> (u16, Vec<(String, String)>, Receiver<Vec<u8>>) {
-    let resp = t.gw.send(
-        "POST",
-        "/v1/chat/completions",
-        Some(&t.key),
-        Some(&stream_body(model)),
-    );
-    let status = resp.status().as_u16();
-    let headers = support::gateway::header_list(&resp);
-    let mut reader = resp.into_body().into_reader();
-    let (tx, rx) = channel();
-    std::thread::spawn(move || {
-        let mut buf = [0u8; 8192];
-        while let Ok(n) = reader.read(&mut buf) {
-            if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
-                return;
-            }
-        }
-    });
-    (status, headers, rx)
+    t.open_stream(&stream_body(model))
 }
 
 fn read_all(rx: &Receiver<Vec<u8>>) -> String {

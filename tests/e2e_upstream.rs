@@ -82,13 +82,34 @@ fn a_redirect_is_the_candidates_server_failure_and_the_location_host_receives_no
     assert_eq!(location.count(), 0, "the Location host received nothing");
 }
 
+/// Sends the chain, times it, then releases the gate; the second candidate must have served.
+fn served_after_the_scripted_candidate(t: &Tenant<'_>, gate: &Gate) -> (Resp, Duration) {
+    let started = Instant::now();
+    let r = t.chat("chain");
+    let took = started.elapsed();
+    gate.open();
+    assert_eq!(r.status, 200, "{}", r.text);
+    (r, took)
+}
+
+/// A chain whose first candidate (this timeout) the test scripts, then a good one; the gate
+/// releases whatever the script holds back.
+fn scripted_then_good(
+    hint: &str,
+    timeout_ms: u32,
+) -> (Tenant<'static>, MockProvider, MockProvider, Gate) {
+    let (scripted, good) = (
+        MockProvider::start(hint).unwrap(),
+        MockProvider::start("good").unwrap(),
+    );
+    let t = chain_after(Gateway::shared(), hint, &scripted, timeout_ms, &good);
+    (t, scripted, good, Gate::default())
+}
+
 #[test]
 fn a_stalled_error_body_is_the_candidates_timeout_and_the_cascade_moves_on_within_timeout_ms() {
-    let gw = Gateway::shared();
-    let stalling = MockProvider::start("stalling").unwrap();
-    let good = MockProvider::start("good").unwrap();
-    let t = chain_after(gw, "stall", &stalling, 1000, &good);
-    let gate = Gate::default();
+    let (t, stalling, _good, gate) = scripted_then_good("stall", 1000);
+    let gw = t.gw;
     // Headers at once, a few bytes of body, then nothing until the gate opens (30 s at most).
     stalling.push(Rule::any(Reply {
         status: 500,
@@ -98,11 +119,7 @@ fn a_stalled_error_body_is_the_candidates_timeout_and_the_cascade_moves_on_withi
         ]),
         ..Reply::default()
     }));
-    let started = Instant::now();
-    let r = t.chat("chain");
-    let took = started.elapsed();
-    gate.open();
-    assert_eq!(r.status, 200, "{}", r.text);
+    let (r, took) = served_after_the_scripted_candidate(&t, &gate);
     assert_eq!(r.header("x-cognigate-model"), Some("second"));
     assert!(
         took < Duration::from_millis(2500),
@@ -113,11 +130,8 @@ fn a_stalled_error_body_is_the_candidates_timeout_and_the_cascade_moves_on_withi
 
 #[test]
 fn an_error_body_is_read_only_to_64_kib_and_the_rest_is_never_waited_for() {
-    let gw = Gateway::shared();
-    let flooding = MockProvider::start("flooding").unwrap();
-    let good = MockProvider::start("good").unwrap();
-    let t = chain_after(gw, "flood", &flooding, 10_000, &good);
-    let gate = Gate::default();
+    let (t, flooding, _good, gate) = scripted_then_good("flood", 10_000);
+    let gw = t.gw;
     // 96 KiB of body, then a stall: only a reader that stops at 64 KiB gets past it in time.
     let chunk = "x".repeat(16 * 1024);
     let mut steps: Vec<Step> = (0..6).map(|_| Step::Raw(chunk.clone())).collect();
@@ -127,11 +141,7 @@ fn an_error_body_is_read_only_to_64_kib_and_the_rest_is_never_waited_for() {
         body: Body::Stream(steps),
         ..Reply::default()
     }));
-    let started = Instant::now();
-    let r = t.chat("chain");
-    let took = started.elapsed();
-    gate.open();
-    assert_eq!(r.status, 200, "{}", r.text);
+    let (r, took) = served_after_the_scripted_candidate(&t, &gate);
     assert!(took < Duration::from_secs(5), "took {took:?}");
     assert_eq!(logged_failures(gw, &r), ["server", "served"]);
 }

@@ -27,12 +27,8 @@ pub fn usage(u: &Value) -> Value {
 }
 
 pub fn from_chat(bytes: &[u8]) -> Result<Vec<u8>, String> {
-    let c: Value =
-        serde_json::from_slice(bytes).map_err(|_| "body is not valid JSON".to_owned())?;
-    let choice = c
-        .get("choices")
-        .and_then(|ch| ch.get(0))
-        .ok_or("body has no choices")?;
+    let c = super::chat_answer(bytes)?;
+    let choice = &c["choices"][0];
     let m = &choice["message"];
     let mut content: Vec<Value> = Vec::new();
     // Signed blocks (from an Anthropic answer translated to chat) come back as they were;

@@ -54,3 +54,14 @@ impl Surface {
         }
     }
 }
+
+/// A chat-completions answer with at least one choice, or why it is not one (the candidate then
+/// failed, not the request).
+pub(crate) fn chat_answer(bytes: &[u8]) -> Result<serde_json::Value, String> {
+    let c: serde_json::Value =
+        serde_json::from_slice(bytes).map_err(|_| "body is not valid JSON".to_owned())?;
+    if c.get("choices").and_then(|ch| ch.get(0)).is_none() {
+        return Err("body has no choices".to_owned());
+    }
+    Ok(c)
+}

@@ -48,12 +48,8 @@ pub fn response(
 }
 
 pub fn from_chat(bytes: &[u8], now_s: u64) -> Result<Vec<u8>, String> {
-    let c: Value =
-        serde_json::from_slice(bytes).map_err(|_| "body is not valid JSON".to_owned())?;
-    let choice = c
-        .get("choices")
-        .and_then(|ch| ch.get(0))
-        .ok_or("body has no choices")?;
+    let c = super::chat_answer(bytes)?;
+    let choice = &c["choices"][0];
     let m = &choice["message"];
     let base = c["id"].as_str().unwrap_or("");
     let mut output = Vec::new();

@@ -364,6 +364,35 @@ impl Tenant<'_> {
         self.put("/routing-rules", json!({"match": matches, "chain": chain}))
     }
 
+    /// Starts a streamed chat request with this body; its status, headers, and a channel of
+    /// body chunks as they arrive.
+    pub fn open_stream(
+        &self,
+        body: &str,
+    ) -> (
+        u16,
+        Vec<(String, String)>,
+        std::sync::mpsc::Receiver<Vec<u8>>,
+    ) {
+        use std::io::Read;
+        let resp = self
+            .gw
+            .send("POST", "/v1/chat/completions", Some(&self.key), Some(body));
+        let status = resp.status().as_u16();
+        let headers = header_list(&resp);
+        let mut reader = resp.into_body().into_reader();
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
+                    return;
+                }
+            }
+        });
+        (status, headers, rx)
+    }
+
     pub fn chat(&self, model: &str) -> Resp {
         let body = json!({"model": model, "messages": [{"role": "user", "content": "hello"}]});
         self.gw.request(

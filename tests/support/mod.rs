@@ -2,3 +2,4 @@
 pub mod fakes;
 pub mod gateway;
 pub mod resilience;
+pub mod world;
