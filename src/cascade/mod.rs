@@ -13,6 +13,7 @@ pub mod log_line;
 pub mod rate_limit_signals;
 pub mod retry;
 pub mod retry_after;
+pub mod settlement;
 
 use crate::api::{ApiError, AttemptSummary, ErrorType};
 use crate::config::{BreakerSettings, CatalogModel, Provider, ProviderKey, ProviderName};
@@ -20,6 +21,7 @@ use crate::routing::Candidate;
 use crate::state::{AcquireRequest, Lease, ReportRequest};
 use candidate::Position;
 pub use classify::{classify_status, Failure, StatusVerdict};
+pub use settlement::Settlement;
 
 #[allow(async_fn_in_trait)]
 pub trait Clock {
@@ -130,14 +132,6 @@ impl CandidateAttempt {
             truncated: None,
         }
     }
-}
-
-/// The report still owed for the candidate that served: non-streamed answers settle it at once,
-/// streamed ones when the stream ends (a failure after the first byte still counts).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Settlement {
-    pub provider: ProviderName,
-    pub report: ReportRequest,
 }
 
 #[derive(Debug)]

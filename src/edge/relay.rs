@@ -8,7 +8,6 @@ use super::upstream::StreamStart;
 use crate::cascade::Settlement;
 use crate::config::TenantId;
 use crate::providers::StreamDecoder;
-use crate::state::Verdict;
 use crate::stream::{Relay, RelayStep, StreamEnd};
 use crate::surfaces::Encoder;
 use futures::stream::{self, Stream};
@@ -54,14 +53,9 @@ impl Drop for CancelGuard {
             return;
         }
         self.abort();
-        // A cancelled probe proved nothing: free it for the next request at once. Nothing else
-        // is reported, so nothing counts against the key or the model.
-        if let Some(mut owner) = self.owner.take() {
-            if owner.settlement.report.probe.is_some() {
-                owner.settlement.report.verdict = Verdict::Neutral;
-                owner.settlement.report.parks.clear();
-                self.reporter.send(owner.settlement.report);
-            }
+        // The caller went away: the core decides what, if anything, is still reported.
+        if let Some(report) = self.owner.take().and_then(|o| o.settlement.after_cancel()) {
+            self.reporter.send(report);
         }
     }
 }
@@ -170,13 +164,10 @@ async fn settle(guard: &mut CancelGuard, end: StreamEnd) {
         // A failed upstream is not read any further.
         guard.abort();
     }
-    let Some(mut owner) = guard.owner.take() else {
+    let Some(owner) = guard.owner.take() else {
         return;
     };
     if let StreamEnd::Failed(detail) = &end {
-        owner.settlement.report.verdict = Verdict::Failure {
-            reason: "server".to_owned(),
-        };
         console_log!(
             "{}",
             serde_json::json!({
@@ -189,6 +180,6 @@ async fn settle(guard: &mut CancelGuard, end: StreamEnd) {
             })
         );
     }
-    guard.reporter.send(owner.settlement.report);
+    guard.reporter.send(owner.settlement.after_stream(&end));
     guard.reporter.sent().await;
 }
