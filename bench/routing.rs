@@ -46,7 +46,7 @@ fn catalog() -> TenantConfig {
                 upstream_model: id.to_string(),
                 id,
                 provider: providers[i % providers.len()].clone(),
-                capabilities: caps(i),
+                capabilities: caps(i).into(),
                 context_window: [8_000, 32_000, 128_000, 200_000][i % 4],
                 input_price_per_mtok: ((i * 37) % 100) as f64 / 10.0,
                 output_price_per_mtok: ((i * 53) % 100) as f64 / 5.0,
@@ -65,7 +65,7 @@ fn catalog() -> TenantConfig {
                     .is_multiple_of(5)
                     .then(|| ModelId::parse("retired-model").ok())
                     .flatten(),
-                capabilities: caps(i * 3),
+                capabilities: caps(i * 3).into(),
                 min_context_window: Some([8_000, 32_000, 128_000][i % 3]),
                 provider_preference: providers.iter().skip(i % 4).take(3).cloned().collect(),
                 cost_tier: [CostTier::Cheapest, CostTier::Balanced, CostTier::Best][i % 3],

@@ -245,7 +245,7 @@ fn arb_tenant() -> impl Strategy<Value = TenantConfig> {
                         id: id.clone(),
                         provider: ProviderName::parse(providers[p]).unwrap(),
                         upstream_model: id.to_string(),
-                        capabilities: caps_of(caps),
+                        capabilities: caps_of(caps).into(),
                         context_window: ctx,
                         input_price_per_mtok: f64::from(price),
                         output_price_per_mtok: 0.0,
@@ -269,7 +269,7 @@ fn arb_tenant() -> impl Strategy<Value = TenantConfig> {
                     name,
                     Alias {
                         pin: pin.map(|p| ModelId::parse(&p).unwrap()),
-                        capabilities: caps_of(caps),
+                        capabilities: caps_of(caps).into(),
                         min_context_window: min_ctx,
                         provider_preference: preference,
                         cost_tier: [CostTier::Cheapest, CostTier::Balanced, CostTier::Best]

@@ -161,10 +161,8 @@ fn price(field: &str, v: f64) -> Result<f64, ConfigError> {
 }
 
 /// Sorted and deduplicated so membership tests can binary-search.
-fn capability_set(mut caps: Vec<Capability>) -> Vec<Capability> {
-    caps.sort();
-    caps.dedup();
-    caps
+fn capability_set(caps: Vec<Capability>) -> super::CapabilitySet {
+    caps.into()
 }
 
 impl ModelBody {
@@ -282,7 +280,7 @@ pub fn validate_settings(o: SettingsOverrides) -> Result<SettingsOverrides, Conf
     within(
         "max_fallback_depth",
         o.max_fallback_depth.map(u64::from),
-        20,
+        u64::from(super::rule::MAX_DEPTH_LIMIT),
     )?;
     within(
         "breaker.error_threshold",

@@ -1,5 +1,6 @@
 //! An alias is a constraint, not a pin: it keeps meaning the same thing as catalogs change.
 
+use super::capabilities::CapabilitySet;
 use super::names::{AliasName, Capability, ModelId, ProviderName};
 use serde::{Deserialize, Serialize};
 
@@ -17,7 +18,7 @@ pub struct Alias {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pin: Option<ModelId>,
     #[serde(default)]
-    pub capabilities: Vec<Capability>,
+    pub capabilities: CapabilitySet,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_context_window: Option<u32>,
     #[serde(default)]
@@ -35,7 +36,7 @@ pub fn default_aliases() -> Vec<(AliasName, Alias)> {
             .collect::<Vec<_>>()
     };
     let alias = |min_context_window, cost_tier| Alias {
-        capabilities: chat(),
+        capabilities: chat().into(),
         min_context_window,
         cost_tier,
         ..Alias::default()

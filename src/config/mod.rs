@@ -4,6 +4,7 @@
 pub mod admin;
 pub mod alias;
 pub mod base_url;
+pub mod capabilities;
 pub mod model;
 pub mod names;
 pub mod open_durations;
@@ -15,6 +16,7 @@ pub mod settings;
 pub mod tenant;
 
 pub use alias::{Alias, CostTier};
+pub use capabilities::CapabilitySet;
 pub use model::CatalogModel;
 pub use names::{AliasName, Capability, ModelId, NameError, ProviderName, RouteName, TenantId};
 pub use provider::{

@@ -1,5 +1,6 @@
 //! A catalog entry: one model a tenant can route to, on one of its providers.
 
+use super::capabilities::CapabilitySet;
 use super::names::{Capability, ModelId, ProviderName};
 use serde::{Deserialize, Serialize};
 
@@ -9,8 +10,7 @@ pub struct CatalogModel {
     pub provider: ProviderName,
     /// The name sent upstream; defaults to `id`.
     pub upstream_model: String,
-    /// Sorted and free of duplicates.
-    pub capabilities: Vec<Capability>,
+    pub capabilities: CapabilitySet,
     pub context_window: u32,
     pub input_price_per_mtok: f64,
     pub output_price_per_mtok: f64,
@@ -26,6 +26,6 @@ impl CatalogModel {
     }
 
     pub fn has_capability(&self, wanted: &Capability) -> bool {
-        self.capabilities.binary_search(wanted).is_ok()
+        self.capabilities.contains(wanted)
     }
 }

@@ -4,10 +4,28 @@ use super::names::RouteName;
 use super::ConfigError;
 use serde::{Deserialize, Serialize};
 
-/// Non-empty and no longer than the tenant's `max_fallback_depth` when it was written.
+/// The longest `max_fallback_depth` a tenant may set: no stored chain is longer.
+pub const MAX_DEPTH_LIMIT: u32 = 20;
+
+/// Non-empty and no longer than the tenant's `max_fallback_depth` when it was written. A chain
+/// read back from D1 is checked again (non-empty, at most `MAX_DEPTH_LIMIT`), so a hand-edited
+/// or damaged row cannot bypass `Chain::new`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(transparent)]
+#[serde(try_from = "Vec<RouteName>", into = "Vec<RouteName>")]
 pub struct Chain(Vec<RouteName>);
+
+impl TryFrom<Vec<RouteName>> for Chain {
+    type Error = ConfigError;
+    fn try_from(entries: Vec<RouteName>) -> Result<Self, ConfigError> {
+        Self::new(entries, MAX_DEPTH_LIMIT)
+    }
+}
+
+impl From<Chain> for Vec<RouteName> {
+    fn from(c: Chain) -> Self {
+        c.0
+    }
+}
 
 impl Chain {
     /// Refused when the rule is written, never truncated when it is used.
@@ -43,6 +61,16 @@ impl Chain {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_chain_read_back_from_storage_is_checked_like_one_written() {
+        assert!(serde_json::from_str::<Chain>(r#"["a","b"]"#).is_ok());
+        assert!(serde_json::from_str::<Chain>("[]").is_err(), "empty");
+        let long: Vec<String> = (0..=MAX_DEPTH_LIMIT).map(|i| format!("m{i}")).collect();
+        assert!(serde_json::from_str::<Chain>(&serde_json::to_string(&long).unwrap()).is_err());
+        let c: Chain = serde_json::from_str(r#"["a"]"#).unwrap();
+        assert_eq!(serde_json::to_string(&c).unwrap(), r#"["a"]"#);
+    }
 
     fn names(n: usize) -> Vec<RouteName> {
         (0..n)

@@ -96,14 +96,13 @@ mod tests {
     use crate::config::{Capability, ProviderName};
 
     fn model(id: &str, provider: &str, price: f64, ctx: u32, caps: &[&str]) -> CatalogModel {
-        let mut capabilities: Vec<Capability> =
+        let capabilities: Vec<Capability> =
             caps.iter().map(|c| Capability::parse(c).unwrap()).collect();
-        capabilities.sort();
         CatalogModel {
             id: ModelId::parse(id).unwrap(),
             provider: ProviderName::parse(provider).unwrap(),
             upstream_model: id.to_owned(),
-            capabilities,
+            capabilities: capabilities.into(),
             context_window: ctx,
             input_price_per_mtok: price / 2.0,
             output_price_per_mtok: price / 2.0,
@@ -117,7 +116,7 @@ mod tests {
 
     fn alias(tier: CostTier) -> Alias {
         Alias {
-            capabilities: vec![Capability::parse("chat").unwrap()],
+            capabilities: vec![Capability::parse("chat").unwrap()].into(),
             cost_tier: tier,
             ..Alias::default()
         }
@@ -161,7 +160,8 @@ mod tests {
             capabilities: vec![
                 Capability::parse("chat").unwrap(),
                 Capability::parse("tools").unwrap(),
-            ],
+            ]
+            .into(),
             min_context_window: Some(128_000),
             ..alias(CostTier::Cheapest)
         };
