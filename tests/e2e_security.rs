@@ -218,6 +218,18 @@ fn hostile_chat_input_gets_a_clear_4xx_and_nothing_reaches_upstream() {
     }
     let r = gw.request("GET", "/v1/chat/completions", Some(&t.key), None);
     assert_eq!(r.status, 405);
+    assert_eq!(
+        r.header("allow"),
+        Some("POST"),
+        "a 405 says what is allowed"
+    );
+    let r = gw.request(
+        "POST",
+        &format!("/admin/v1/tenants/{}", t.id),
+        Some(ADMIN_KEY),
+        None,
+    );
+    assert_eq!((r.status, r.header("allow")), (405, Some("DELETE, GET")));
     let r = gw.request("GET", "/admin/v1/tenants/%ZZ", Some(ADMIN_KEY), None);
     assert_eq!(r.status, 400);
     assert_eq!(mock.count(), 0);

@@ -163,6 +163,40 @@ pub const CALLER_OPERATIONS: &[(&str, &str)] = &[
     ("get", "/v1/health"),
 ];
 
+/// The methods a path answers to, for the `Allow` header of a 405 (from the operation tables, so
+/// it cannot disagree with the OpenAPI document). A `{model}` at the end of a template takes the
+/// rest of the path, since model ids may carry a raw `/`.
+pub fn allowed_methods(path: &str) -> Vec<&'static str> {
+    let segments: Vec<&str> = path.trim_end_matches('/').split('/').collect();
+    let mut methods: Vec<&'static str> = ADMIN_OPERATIONS
+        .iter()
+        .chain(CALLER_OPERATIONS)
+        .filter(|(_, template)| matches_template(template, &segments))
+        .map(|(method, _)| match *method {
+            "get" => "GET",
+            "put" => "PUT",
+            "post" => "POST",
+            "delete" => "DELETE",
+            _ => "PATCH",
+        })
+        .collect();
+    methods.sort_unstable();
+    methods.dedup();
+    methods
+}
+
+fn matches_template(template: &str, segments: &[&str]) -> bool {
+    let parts: Vec<&str> = template.split('/').collect();
+    let rest_is_model = parts.last() == Some(&"{model}") && template.starts_with("/v1/");
+    if parts.len() != segments.len() && !(rest_is_model && segments.len() > parts.len()) {
+        return false;
+    }
+    parts
+        .iter()
+        .zip(segments)
+        .all(|(p, s)| (p.starts_with('{') && !s.is_empty()) || p == s)
+}
+
 /// A concrete path for a template, with example names.
 pub fn example_path(template: &str) -> String {
     template
@@ -258,6 +292,26 @@ mod tests {
         documented.sort();
         expected.sort();
         assert_eq!(documented, expected);
+    }
+
+    #[test]
+    fn a_405_names_the_methods_the_path_answers_to() {
+        assert_eq!(allowed_methods("/v1/chat/completions"), ["POST"]);
+        assert_eq!(
+            allowed_methods("/admin/v1/tenants/acme/providers/openai"),
+            ["DELETE", "GET", "PUT"]
+        );
+        assert_eq!(allowed_methods("/admin/v1/tenants"), ["GET", "POST"]);
+        assert_eq!(allowed_methods("/v1/models/meta-llama/Llama-3"), ["GET"]);
+        assert!(allowed_methods("/nope").is_empty());
+        // Every operation's own path allows its own method.
+        for (m, t) in ADMIN_OPERATIONS.iter().chain(CALLER_OPERATIONS) {
+            let allowed = allowed_methods(&example_path(t));
+            assert!(
+                allowed.contains(&m.to_uppercase().as_str()),
+                "{m} {t}: {allowed:?}"
+            );
+        }
     }
 
     #[test]

@@ -14,11 +14,18 @@ fn start() {
 #[event(fetch)]
 async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
     let request_id = gateway::new_request_id();
-    let surface = Surface::for_path(&req.path());
+    let path = req.path();
+    let surface = Surface::for_path(&path);
     let resp = match route(req, &env, &ctx, &request_id).await {
         Ok(resp) => resp,
         Err(err) => http::error_in(surface, &err)?,
     };
+    if resp.status_code() == 405 {
+        resp.headers().set(
+            "allow",
+            &crate::api::route::allowed_methods(&path).join(", "),
+        )?;
+    }
     // Every answer names its request under each header a client reads: OpenAI's SDKs read
     // `x-request-id`, Anthropic's `request-id`.
     for name in ["x-request-id", "request-id", "x-cognigate-request-id"] {
