@@ -2,7 +2,7 @@
 //! 50 aliases. A plain timing loop (criterion would double the bench's compile time): batches of
 //! decisions, p50/p99 of the per-decision time over batches. Run: `cargo bench --bench routing`.
 
-use cognigate::config::admin::{parse_body, ProviderBody};
+use cognigate::config::admin_body::{parse_body, ProviderBody};
 use cognigate::config::{
     Alias, AliasName, Capability, CatalogModel, Chain, CostTier, Defaults, ModelId, ProviderName,
     RouteName, TenantConfig, TenantId,

@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use cognigate::api::ChatRequest;
-use cognigate::config::admin::{parse_body, ModelBody};
+use cognigate::config::admin_body::{parse_body, ModelBody};
 use cognigate::config::{CatalogModel, ModelId, ProviderKey, ProviderKind};
 use cognigate::providers::{anthropic, prepare, read_response, StreamDecoder};
 use serde_json::{json, Value};

@@ -5,7 +5,7 @@
 
 use cognigate::api::ChatRequest;
 use cognigate::cascade::retry_after::{imf_fixdate, park_ms};
-use cognigate::config::admin::{
+use cognigate::config::admin_body::{
     parse_body, AliasBody, ModelBody, ProviderBody, RuleBody, TenantBody,
 };
 use cognigate::config::{

@@ -45,7 +45,7 @@ pub fn rule(matches: &RouteName, chain: &Chain) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::admin::{parse_body, ProviderBody};
+    use crate::config::admin_body::{parse_body, ProviderBody};
     use crate::config::sealed::Kek;
     use crate::config::{ProviderName, TenantId};
 

@@ -3,8 +3,8 @@
 
 use super::rate_limit_signals::park_for;
 use super::{
-    classify_status, CandidateAttempt, CandidateEnd, Cascade, Clock, Failure, KeyTry, Reply,
-    RoutingState, StatusVerdict, Upstream,
+    classify_status, CandidateAttempt, CandidateEnd, Cascade, Clock, Failure, KeyTry, RoutingState,
+    StatusVerdict, Upstream, UpstreamReply,
 };
 use crate::api::passthrough_error;
 use crate::routing::Candidate;
@@ -42,16 +42,16 @@ impl<S: RoutingState, U: Upstream, C: Clock> Cascade<'_, S, U, C> {
                 ms: now.saturating_sub(t0),
             };
             let step = match reply {
-                Reply::Success { status, body } => {
+                UpstreamReply::Success { status, body } => {
                     tried.status = Some(status);
                     attempt.tries.push(tried);
                     return CandidateEnd::Served { status, body };
                 }
-                Reply::Cancelled => {
+                UpstreamReply::Cancelled => {
                     attempt.tries.push(tried);
                     return CandidateEnd::Cancelled;
                 }
-                Reply::Status {
+                UpstreamReply::Status {
                     status,
                     retry_after,
                     headers,
@@ -86,13 +86,13 @@ impl<S: RoutingState, U: Upstream, C: Clock> Cascade<'_, S, U, C> {
                     tried.error = Some(text);
                     verdict
                 }
-                Reply::Timeout => StatusVerdict::NextCandidate(Failure::Timeout),
-                Reply::Unsupported => StatusVerdict::NextCandidate(Failure::Unsupported),
-                Reply::Network(detail) => {
+                UpstreamReply::Timeout => StatusVerdict::NextCandidate(Failure::Timeout),
+                UpstreamReply::Unsupported => StatusVerdict::NextCandidate(Failure::Unsupported),
+                UpstreamReply::Network(detail) => {
                     tried.error = Some(detail);
                     StatusVerdict::NextCandidate(Failure::Network)
                 }
-                Reply::Broken { status, detail } => {
+                UpstreamReply::Broken { status, detail } => {
                     tried.status = Some(status);
                     tried.error = Some(detail);
                     StatusVerdict::NextCandidate(Failure::Server)

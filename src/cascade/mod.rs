@@ -51,7 +51,7 @@ pub struct Call<'a> {
 
 /// How an upstream call ended, as the edge observed it.
 #[derive(Debug)]
-pub enum Reply<B> {
+pub enum UpstreamReply<B> {
     /// A 2xx whose body is ready to hand to the caller.
     Success {
         status: u16,
@@ -82,7 +82,7 @@ pub enum Reply<B> {
 #[allow(async_fn_in_trait)]
 pub trait Upstream {
     type Body;
-    async fn send(&self, call: Call<'_>) -> Reply<Self::Body>;
+    async fn send(&self, call: Call<'_>) -> UpstreamReply<Self::Body>;
 
     /// How the request fits `model`'s context window (`context_window::fit`). A port that holds
     /// no request body (the host fakes) fits everything, which is seed 000's behaviour.

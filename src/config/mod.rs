@@ -1,7 +1,7 @@
 //! Validated tenant configuration. Admin input is parsed into these types once; past the admin
 //! handler an invalid alias, an empty key pool or an over-long chain cannot exist.
 
-pub mod admin;
+pub mod admin_body;
 pub mod alias;
 pub mod base_url;
 pub mod capabilities;

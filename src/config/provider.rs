@@ -339,7 +339,7 @@ mod tests {
     }
 
     fn new_provider(keys: &str) -> NewProvider {
-        let body: crate::config::admin::ProviderBody = crate::config::admin::parse_body(
+        let body: crate::config::admin_body::ProviderBody = crate::config::admin_body::parse_body(
             format!(r#"{{"kind":"openai","base_url":"https://x/v1","keys":{keys}}}"#).as_bytes(),
         )
         .unwrap();

@@ -3,13 +3,13 @@
 //! D1 batch (a transaction), so a refused request changes nothing.
 
 use super::deployment::Deployment;
-use super::http::{self, header, now_ms, random_bytes, Reply};
+use super::http::{self, header, now_ms, random_bytes, HttpReply};
 use super::routing_object::{call_object, record_transitions, ResetRequest};
 use super::store::{self, js, rows, storage_error};
 use crate::api::auth::{bearer, hash_key, mint_caller_key, secrets_match};
 use crate::api::route::OPENAPI;
 use crate::api::{views, ApiError, ErrorType, Route};
-use crate::config::admin::{
+use crate::config::admin_body::{
     alias_name_from, parse_body, validate_settings, AliasBody, BreakerReset, ModelBody,
     ProviderBody, RuleBody, TenantBody,
 };
@@ -66,7 +66,7 @@ pub async fn handle(
     ctx: &Context,
     dep: &Deployment,
     route: Route,
-) -> Reply {
+) -> HttpReply {
     authorize(&req, env)?;
     let method = req.method();
     let body = match method {
@@ -133,7 +133,7 @@ impl Admin<'_> {
         route: Route,
         body: &[u8],
         query: Option<&str>,
-    ) -> Reply {
+    ) -> HttpReply {
         use Method::{Delete, Get, Post, Put};
         if let Some(t) = route_tenant(&route) {
             self.require_tenant(t).await?;
@@ -272,7 +272,7 @@ impl Admin<'_> {
         t: &TenantId,
         key: &str,
         what: &str,
-    ) -> Reply {
+    ) -> HttpReply {
         let sql = format!("DELETE FROM {table} WHERE tenant_id = ?1 AND {key_col} = ?2");
         let r = self.run(&sql, &[js(t.as_str()), js(key)]).await?;
         if changes(&r) == 0 {
@@ -283,7 +283,7 @@ impl Admin<'_> {
 
     // ---- tenants ----------------------------------------------------------------------------
 
-    async fn create_tenant(&self, body: &[u8]) -> Reply {
+    async fn create_tenant(&self, body: &[u8]) -> HttpReply {
         let (id, name) = parse_body::<TenantBody>(body)
             .and_then(TenantBody::validate)
             .map_err(config_error)?;
@@ -308,7 +308,7 @@ impl Admin<'_> {
         )
     }
 
-    async fn list_tenants(&self) -> Reply {
+    async fn list_tenants(&self) -> HttpReply {
         #[derive(Deserialize, serde::Serialize)]
         struct Row {
             id: String,
@@ -321,7 +321,7 @@ impl Admin<'_> {
         http::json(200, &json!({"data": rows}))
     }
 
-    async fn get_tenant(&self, t: &TenantId) -> Reply {
+    async fn get_tenant(&self, t: &TenantId) -> HttpReply {
         #[derive(Deserialize)]
         struct Row {
             name: String,
@@ -345,7 +345,7 @@ impl Admin<'_> {
         )
     }
 
-    async fn delete_tenant(&self, t: &TenantId) -> Reply {
+    async fn delete_tenant(&self, t: &TenantId) -> HttpReply {
         let providers = self.provider_names(t).await?;
         let tid = [js(t.as_str())];
         let stmts = [
@@ -371,7 +371,7 @@ impl Admin<'_> {
 
     // ---- caller keys ------------------------------------------------------------------------
 
-    async fn create_key(&self, t: &TenantId) -> Reply {
+    async fn create_key(&self, t: &TenantId) -> HttpReply {
         let (id, key) = mint_caller_key(&random_bytes::<32>()?);
         self.run(
             "INSERT INTO caller_keys (id, tenant_id, key_hash, created_at) VALUES (?1, ?2, ?3, ?4)",
@@ -381,7 +381,7 @@ impl Admin<'_> {
         http::json(201, &json!({"id": id, "key": key, "created_at": self.now}))
     }
 
-    async fn list_keys(&self, t: &TenantId) -> Reply {
+    async fn list_keys(&self, t: &TenantId) -> HttpReply {
         #[derive(Deserialize, serde::Serialize)]
         struct Row {
             id: String,
@@ -393,7 +393,7 @@ impl Admin<'_> {
         http::json(200, &json!({"data": rows}))
     }
 
-    async fn delete_key(&self, t: &TenantId, id: &str) -> Reply {
+    async fn delete_key(&self, t: &TenantId, id: &str) -> HttpReply {
         let r = self
             .run(
                 "DELETE FROM caller_keys WHERE tenant_id = ?1 AND id = ?2",
@@ -422,20 +422,20 @@ impl Admin<'_> {
         Ok(rows.into_iter().map(|r| r.name).collect())
     }
 
-    async fn list_providers(&self, t: &TenantId) -> Reply {
+    async fn list_providers(&self, t: &TenantId) -> HttpReply {
         let providers: Vec<StoredProvider> = self.specs("providers", t).await?;
         let data: Vec<Value> = providers.iter().map(views::provider).collect();
         http::json(200, &json!({"data": data}))
     }
 
-    async fn get_provider(&self, t: &TenantId, p: &ProviderName) -> Reply {
+    async fn get_provider(&self, t: &TenantId, p: &ProviderName) -> HttpReply {
         let provider: StoredProvider = self
             .spec("providers", "name", t, p.as_str(), "provider")
             .await?;
         http::json(200, &views::provider(&provider))
     }
 
-    async fn put_provider(&self, t: &TenantId, p: ProviderName, body: &[u8]) -> Reply {
+    async fn put_provider(&self, t: &TenantId, p: ProviderName, body: &[u8]) -> HttpReply {
         let provider = parse_body::<ProviderBody>(body)
             .and_then(|b| b.validate(p))
             .and_then(|p| {
@@ -458,7 +458,7 @@ impl Admin<'_> {
         http::json(200, &views::provider(&provider))
     }
 
-    async fn delete_provider(&self, t: &TenantId, p: &ProviderName) -> Reply {
+    async fn delete_provider(&self, t: &TenantId, p: &ProviderName) -> HttpReply {
         #[derive(Deserialize)]
         struct Row {
             id: String,
@@ -494,18 +494,18 @@ impl Admin<'_> {
 
     // ---- models -----------------------------------------------------------------------------
 
-    async fn list_models(&self, t: &TenantId) -> Reply {
+    async fn list_models(&self, t: &TenantId) -> HttpReply {
         let models: Vec<CatalogModel> = self.specs("models", t).await?;
         let data: Vec<Value> = models.iter().map(views::model).collect();
         http::json(200, &json!({"data": data}))
     }
 
-    async fn get_model(&self, t: &TenantId, m: &ModelId) -> Reply {
+    async fn get_model(&self, t: &TenantId, m: &ModelId) -> HttpReply {
         let model: CatalogModel = self.spec("models", "id", t, m.as_str(), "model").await?;
         http::json(200, &views::model(&model))
     }
 
-    async fn put_model(&self, t: &TenantId, id: ModelId, body: &[u8]) -> Reply {
+    async fn put_model(&self, t: &TenantId, id: ModelId, body: &[u8]) -> HttpReply {
         let model = parse_body::<ModelBody>(body)
             .and_then(|b| b.validate(id))
             .map_err(config_error)?;
@@ -556,7 +556,7 @@ impl Admin<'_> {
         )
     }
 
-    async fn list_aliases(&self, t: &TenantId) -> Reply {
+    async fn list_aliases(&self, t: &TenantId) -> HttpReply {
         #[derive(Deserialize)]
         struct Row {
             name: String,
@@ -579,12 +579,12 @@ impl Admin<'_> {
         http::json(200, &json!({"data": data}))
     }
 
-    async fn get_alias(&self, t: &TenantId, a: &AliasName) -> Reply {
+    async fn get_alias(&self, t: &TenantId, a: &AliasName) -> HttpReply {
         let alias: Alias = self.spec("aliases", "name", t, a.as_str(), "alias").await?;
         http::json(200, &views::alias(a, &alias))
     }
 
-    async fn put_alias(&self, t: &TenantId, name: AliasName, body: &[u8]) -> Reply {
+    async fn put_alias(&self, t: &TenantId, name: AliasName, body: &[u8]) -> HttpReply {
         let alias = parse_body::<AliasBody>(body)
             .and_then(AliasBody::validate)
             .map_err(config_error)?;
@@ -601,7 +601,7 @@ impl Admin<'_> {
 
     // ---- routing rules ----------------------------------------------------------------------
 
-    async fn list_rules(&self, t: &TenantId) -> Reply {
+    async fn list_rules(&self, t: &TenantId) -> HttpReply {
         #[derive(Deserialize)]
         struct Row {
             match_name: RouteName,
@@ -617,7 +617,7 @@ impl Admin<'_> {
         http::json(200, &json!({"data": data}))
     }
 
-    async fn put_rule(&self, t: &TenantId, body: &[u8]) -> Reply {
+    async fn put_rule(&self, t: &TenantId, body: &[u8]) -> HttpReply {
         let cfg = store::load_config(self.env, t, &self.dep.defaults)
             .await?
             .ok_or_else(|| ApiError::not_found(&format!("Tenant '{t}'")))?;
@@ -639,14 +639,14 @@ impl Admin<'_> {
 
     // ---- settings ---------------------------------------------------------------------------
 
-    async fn get_settings(&self, t: &TenantId) -> Reply {
+    async fn get_settings(&self, t: &TenantId) -> HttpReply {
         let cfg = store::load_config(self.env, t, &self.dep.defaults)
             .await?
             .ok_or_else(|| ApiError::not_found(&format!("Tenant '{t}'")))?;
         http::json(200, &cfg.settings)
     }
 
-    async fn put_settings(&self, t: &TenantId, body: &[u8]) -> Reply {
+    async fn put_settings(&self, t: &TenantId, body: &[u8]) -> HttpReply {
         let overrides = parse_body::<SettingsOverrides>(body)
             .and_then(validate_settings)
             .map_err(config_error)?;
@@ -681,7 +681,7 @@ impl Admin<'_> {
 
     // ---- events and breakers ----------------------------------------------------------------
 
-    async fn list_events(&self, t: &TenantId, query: Option<&str>) -> Reply {
+    async fn list_events(&self, t: &TenantId, query: Option<&str>) -> HttpReply {
         let since = match query_param(query, "since") {
             None => 0,
             Some(v) => v.parse::<u64>().map_err(|_| {
@@ -715,7 +715,7 @@ impl Admin<'_> {
         http::json(200, &json!({"data": data}))
     }
 
-    async fn reset_breakers(&self, t: &TenantId, body: &[u8]) -> Reply {
+    async fn reset_breakers(&self, t: &TenantId, body: &[u8]) -> HttpReply {
         let target: BreakerReset = if body.iter().all(u8::is_ascii_whitespace) {
             BreakerReset::default()
         } else {

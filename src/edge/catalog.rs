@@ -4,7 +4,7 @@
 
 use super::deployment::Deployment;
 use super::gateway::tenant_config;
-use super::http::{self, Reply};
+use super::http::{self, HttpReply};
 use super::metrics::Metrics;
 use super::store::{db, js, rows, storage_error};
 use crate::api::ApiError;
@@ -48,7 +48,7 @@ fn objects(cfg: &TenantConfig, times: &BTreeMap<String, u64>) -> Vec<Value> {
     models.chain(aliases).collect()
 }
 
-pub async fn list_models(req: Request, env: &Env, ctx: &Context, dep: &Deployment) -> Reply {
+pub async fn list_models(req: Request, env: &Env, ctx: &Context, dep: &Deployment) -> HttpReply {
     let metrics = Metrics::default();
     let cfg = tenant_config(&req, env, ctx, dep, &metrics).await?;
     let times = written_at(env, &cfg).await?;
@@ -65,7 +65,7 @@ pub async fn retrieve_model(
     ctx: &Context,
     dep: &Deployment,
     id: &str,
-) -> Reply {
+) -> HttpReply {
     let metrics = Metrics::default();
     let cfg = tenant_config(&req, env, ctx, dep, &metrics).await?;
     let times = written_at(env, &cfg).await?;

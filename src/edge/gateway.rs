@@ -1,11 +1,11 @@
 //! Caller routes: chat completions through the cascade, the model list, health.
 
 use super::deployment::Deployment;
-use super::http::{self, header, now_ms, random_bytes, Reply};
+use super::http::{self, header, now_ms, random_bytes, HttpReply};
 use super::metrics::Metrics;
-use super::relay::{self, StreamOwner};
 use super::routing_object::{self, RoutingClient};
 use super::store;
+use super::stream_response::{self as streamed, StreamOwner};
 use super::upstream::{FetchUpstream, UpstreamBody};
 use crate::api::auth::{bearer, hash_key, is_caller_key_shaped};
 use crate::api::ApiError;
@@ -124,7 +124,7 @@ pub async fn serve(
         started,
         metrics: &metrics,
     };
-    let result: Result<Reply, ApiError> = async {
+    let result: Result<HttpReply, ApiError> = async {
         let cfg = tenant_config(&req, env, ctx, dep, &metrics).await?;
         log.tenant = cfg.tenant.to_string();
         let body = http::read_body(&mut req, dep.max_chat_body).await?;
@@ -200,7 +200,7 @@ async fn respond(
     state: &RoutingClient<'_>,
     log: &LogContext<'_>,
     dep: &Deployment,
-) -> Reply {
+) -> HttpReply {
     let Outcome { ending, attempts } = outcome;
     let (label, result) = match ending {
         Ending::Served {
@@ -233,7 +233,7 @@ async fn respond(
                         settlement,
                         probe_hold_ms: dep.defaults.request_budget_ms,
                     };
-                    stream_response(status, relay::body(start, owner, state.ctx))
+                    stream_response(status, streamed::body(start, owner, state.ctx))
                 }
             };
             (
@@ -261,7 +261,7 @@ async fn respond(
 }
 
 /// The aggregated 502, with `Retry-After` when every attempt's reason has a known end.
-fn exhausted(attempts: &[crate::cascade::CandidateAttempt], surface: Surface) -> Reply {
+fn exhausted(attempts: &[crate::cascade::CandidateAttempt], surface: Surface) -> HttpReply {
     let resp =
         http::error_in(surface, &exhausted_error(attempts)).map_err(|_| ApiError::internal())?;
     if let Some(secs) = exhausted_retry_after_secs(attempts, now_ms()) {
@@ -286,7 +286,7 @@ fn truncate_oldest(req: &Request) -> bool {
 fn stream_response(
     status: u16,
     body: impl futures::Stream<Item = worker::Result<Vec<u8>>> + 'static,
-) -> Reply {
+) -> HttpReply {
     let resp = Response::from_stream(body)
         .map_err(|_| ApiError::internal())?
         .with_status(status);
@@ -305,7 +305,7 @@ fn with_served_headers(
     by: &ServedBy<'_>,
     log: &LogContext<'_>,
     dep: &Deployment,
-) -> Reply {
+) -> HttpReply {
     let h = resp.headers();
     let set = |k: &str, v: &str| h.set(k, v).map_err(|_| ApiError::internal());
     set("x-cognigate-fallback-depth", &by.depth.to_string())?;
@@ -344,7 +344,7 @@ fn wasm_memory_bytes() -> usize {
 }
 
 /// Without credentials: liveness only. With a caller key: that tenant's breakers that are not closed.
-pub async fn health(req: Request, env: &Env, ctx: &Context, dep: &Deployment) -> Reply {
+pub async fn health(req: Request, env: &Env, ctx: &Context, dep: &Deployment) -> HttpReply {
     let metrics = Metrics::default();
     let Some(tenant) = caller(&req, env, ctx, dep, &metrics).await? else {
         return http::json(200, &json!({"status": "ok"}));

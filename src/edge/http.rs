@@ -6,14 +6,14 @@ use futures::StreamExt;
 use serde::Serialize;
 use worker::{Headers, Request, Response};
 
-pub type Reply = std::result::Result<Response, ApiError>;
+pub type HttpReply = std::result::Result<Response, ApiError>;
 
-pub fn json<T: Serialize>(status: u16, value: &T) -> Reply {
+pub fn json<T: Serialize>(status: u16, value: &T) -> HttpReply {
     let body = serde_json::to_vec(value).map_err(|_| ApiError::internal())?;
     bytes(status, "application/json", body)
 }
 
-pub fn bytes(status: u16, content_type: &str, body: Vec<u8>) -> Reply {
+pub fn bytes(status: u16, content_type: &str, body: Vec<u8>) -> HttpReply {
     let headers = Headers::new();
     headers
         .set("content-type", content_type)

@@ -2,7 +2,7 @@
 //! core (`cascade::rate_limit_signals` decides what they mean), and the `rate_limited_200` check.
 
 use crate::cascade::rate_limit_signals::{is_rate_limited_body, is_signal_header};
-use crate::cascade::Reply;
+use crate::cascade::UpstreamReply;
 use crate::config::{Provider, RateLimitSignal};
 use worker::Headers;
 
@@ -33,8 +33,8 @@ impl RateLimited200 {
     }
 
     /// The body as a 429 if it is a rate-limit error object.
-    pub fn check<B>(self, bytes: &[u8]) -> Option<Reply<B>> {
-        is_rate_limited_body(bytes).then(|| Reply::Status {
+    pub fn check<B>(self, bytes: &[u8]) -> Option<UpstreamReply<B>> {
+        is_rate_limited_body(bytes).then(|| UpstreamReply::Status {
             status: 429,
             retry_after: self.retry_after,
             headers: self.headers,

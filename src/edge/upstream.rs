@@ -5,7 +5,7 @@ use super::http::now_ms;
 use super::signals::{signal_headers, RateLimited200};
 use crate::cascade::body_limit::{Capped, MAX_ERROR_BODY, MAX_SUCCESS_BODY};
 use crate::cascade::context_window::{fit, fitted_request, Fit};
-use crate::cascade::{Call, Reply};
+use crate::cascade::{Call, UpstreamReply};
 use crate::providers::{self, StreamDecoder};
 use crate::stream::{Relay, RelayStep, StreamEnd};
 use crate::surfaces::{Encoder, Inbound};
@@ -106,16 +106,16 @@ impl crate::cascade::Upstream for FetchUpstream<'_> {
         }
     }
 
-    async fn send(&self, call: Call<'_>) -> Reply<UpstreamBody> {
+    async fn send(&self, call: Call<'_>) -> UpstreamReply<UpstreamBody> {
         // Skipped before any fetch; `unsupported` counts toward nothing.
         if !self.request.supported(call.provider.kind) {
-            return Reply::Unsupported;
+            return UpstreamReply::Unsupported;
         }
         let started = now_ms();
         let controller = AbortController::default();
         let req = match self.build(&call) {
             Ok(r) => r,
-            Err(e) => return Reply::Network(format!("could not build request: {e}")),
+            Err(e) => return UpstreamReply::Network(format!("could not build request: {e}")),
         };
         let fetch = Fetch::Request(req);
         let signal = controller.signal();
@@ -123,10 +123,10 @@ impl crate::cascade::Upstream for FetchUpstream<'_> {
         let timer = pin!(Delay::from(Duration::from_millis(call.timeout_ms)));
         let resp = match select(sending, timer).await {
             Either::Left((Ok(resp), _)) => resp,
-            Either::Left((Err(e), _)) => return Reply::Network(e.to_string()),
+            Either::Left((Err(e), _)) => return UpstreamReply::Network(e.to_string()),
             Either::Right(_) => {
                 controller.abort();
-                return Reply::Timeout;
+                return UpstreamReply::Timeout;
             }
         };
         let status = resp.status_code();
@@ -191,7 +191,7 @@ async fn failed(
     status: u16,
     controller: AbortController,
     deadline: u64,
-) -> Reply<UpstreamBody> {
+) -> UpstreamReply<UpstreamBody> {
     let retry_after = resp.headers().get("retry-after").ok().flatten();
     let headers = signal_headers(resp.headers());
     let text = match read_bounded(
@@ -212,10 +212,10 @@ async fn failed(
         Bounded::Failed(_) => String::new(),
         Bounded::TimedOut => {
             controller.abort();
-            return Reply::Timeout;
+            return UpstreamReply::Timeout;
         }
     };
-    Reply::Status {
+    UpstreamReply::Status {
         status,
         retry_after,
         headers,
@@ -234,40 +234,40 @@ async fn full_body(
         Option<RateLimited200>,
     ),
     deadline: u64,
-) -> Reply<UpstreamBody> {
+) -> UpstreamReply<UpstreamBody> {
     let buf = Capped::new(MAX_SUCCESS_BODY);
     let bytes = match read_bounded(&mut resp, buf, deadline, Capped::over).await {
         Bounded::Read(buf) if buf.over() => {
             controller.abort();
-            return Reply::Broken {
+            return UpstreamReply::Broken {
                 status,
                 detail: format!("body larger than {MAX_SUCCESS_BODY} bytes"),
             };
         }
         Bounded::Read(buf) => buf.into_bytes(),
         Bounded::Failed(e) => {
-            return Reply::Broken {
+            return UpstreamReply::Broken {
                 status,
                 detail: format!("body read failed: {e}"),
             }
         }
         Bounded::TimedOut => {
             controller.abort();
-            return Reply::Timeout;
+            return UpstreamReply::Timeout;
         }
     };
     if let Some(reply) = rate_limited.and_then(|r| r.check(&bytes)) {
         return reply;
     }
     match read(bytes) {
-        Ok(bytes) => Reply::Success {
+        Ok(bytes) => UpstreamReply::Success {
             status,
             body: UpstreamBody::Full {
                 content_type: "application/json".to_owned(),
                 bytes,
             },
         },
-        Err(detail) => Reply::Broken { status, detail },
+        Err(detail) => UpstreamReply::Broken { status, detail },
     }
 }
 
@@ -279,11 +279,11 @@ async fn stream_start(
     controller: AbortController,
     (mut decoder, encoder): (StreamDecoder, Encoder),
     (timeout_ms, read_timeout_ms): (u64, u64),
-) -> Reply<UpstreamBody> {
+) -> UpstreamReply<UpstreamBody> {
     let mut rest = match resp.stream() {
         Ok(s) => s,
         Err(e) => {
-            return Reply::Broken {
+            return UpstreamReply::Broken {
                 status,
                 detail: format!("no body: {e}"),
             }
@@ -297,20 +297,20 @@ async fn stream_start(
         let step = match read_chunk(&mut rest, left).await {
             Read::Chunk(bytes) => relay.on_chunk(&decoder.decode(bytes)),
             Read::End => {
-                return Reply::Broken {
+                return UpstreamReply::Broken {
                     status,
                     detail: "stream closed before its first event".to_owned(),
                 }
             }
             Read::Failed(e) => {
-                return Reply::Broken {
+                return UpstreamReply::Broken {
                     status,
                     detail: format!("stream failed before its first event: {e}"),
                 }
             }
             Read::TimedOut => {
                 controller.abort();
-                return Reply::Timeout;
+                return UpstreamReply::Timeout;
             }
         };
         let finished = match step {
@@ -323,7 +323,7 @@ async fn stream_start(
                 ..
             } => {
                 controller.abort();
-                return Reply::Broken { status, detail };
+                return UpstreamReply::Broken { status, detail };
             }
             RelayStep::Finish { bytes, end } => {
                 first.extend_from_slice(&bytes);
@@ -331,7 +331,7 @@ async fn stream_start(
             }
         };
         if finished.is_some() || relay.data_events() > 0 {
-            return Reply::Success {
+            return UpstreamReply::Success {
                 status,
                 body: UpstreamBody::Stream(StreamStart {
                     first,

@@ -53,7 +53,7 @@ pub fn body(model: &CatalogModel, req: &ChatRequest) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::admin::{parse_body, ModelBody};
+    use crate::config::admin_body::{parse_body, ModelBody};
     use crate::config::ModelId;
     use serde_json::{json, Value};
 

@@ -88,7 +88,7 @@ fn describe(alias: &Alias) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::admin::{parse_body, AliasBody, ModelBody, ProviderBody};
+    use crate::config::admin_body::{parse_body, AliasBody, ModelBody, ProviderBody};
     use crate::config::{AliasName, Chain, Defaults, ModelId, ProviderName, RouteName, TenantId};
 
     fn cfg() -> TenantConfig {

@@ -2,8 +2,8 @@
 //! these tests exercise the same state machines the Durable Object does.
 #![allow(dead_code)]
 
-use cognigate::cascade::{Call, Clock, Reply, RoutingState, Upstream};
-use cognigate::config::admin::{parse_body, ModelBody, ProviderBody};
+use cognigate::cascade::{Call, Clock, RoutingState, Upstream, UpstreamReply};
+use cognigate::config::admin_body::{parse_body, ModelBody, ProviderBody};
 use cognigate::config::{Defaults, ModelId, ProviderName, RouteName, TenantConfig, TenantId};
 use cognigate::state::{AcquireRequest, Lease, ProviderState, ReportRequest};
 use std::cell::{Cell, RefCell};
@@ -130,7 +130,7 @@ impl<'c> FakeUpstream<'c> {
 impl Upstream for FakeUpstream<'_> {
     type Body = String;
 
-    async fn send(&self, call: Call<'_>) -> Reply<String> {
+    async fn send(&self, call: Call<'_>) -> UpstreamReply<String> {
         self.calls.borrow_mut().push(SeenCall {
             model: call.model.upstream_model.clone(),
             key: call.key.secret.expose().to_owned(),
@@ -147,23 +147,23 @@ impl Upstream for FakeUpstream<'_> {
             _ => self.clock.advance(self.latency_ms),
         }
         match script {
-            Script::Ok => Reply::Success {
+            Script::Ok => UpstreamReply::Success {
                 status: 200,
                 body: format!("answer from {}", call.model.upstream_model),
             },
-            Script::Status(status, retry_after, text) => Reply::Status {
+            Script::Status(status, retry_after, text) => UpstreamReply::Status {
                 status,
                 retry_after: retry_after.map(str::to_owned),
                 headers: Vec::new(),
                 text: text.to_owned(),
             },
-            Script::Timeout => Reply::Timeout,
-            Script::Network => Reply::Network("connection refused".into()),
-            Script::Broken => Reply::Broken {
+            Script::Timeout => UpstreamReply::Timeout,
+            Script::Network => UpstreamReply::Network("connection refused".into()),
+            Script::Broken => UpstreamReply::Broken {
                 status: 200,
                 detail: "body is not JSON".into(),
             },
-            Script::Cancelled => Reply::Cancelled,
+            Script::Cancelled => UpstreamReply::Cancelled,
         }
     }
 }
