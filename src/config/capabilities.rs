@@ -31,14 +31,6 @@ impl CapabilitySet {
     pub fn iter(&self) -> impl Iterator<Item = &Capability> {
         self.0.iter()
     }
-
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
 }
 
 #[cfg(test)]
