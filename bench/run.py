@@ -335,7 +335,7 @@ def report(args, results, special, ctr, wasm, routing, peers, skipped, started):
         "systems rotated cell by cell",
         "- Runtime for floor and CogniGate: workerd through the Miniflare API (`tests/harness/serve.mjs`), "
         "local D1 and Durable Objects; CogniGate chain of two candidates, provider with two keys (round robin)",
-        "- CogniGate configurations: `cognigate` is the default (admission grants, `ROUTING_LEASE_MS` 1000); "
+        "- CogniGate configurations: `cognigate` is the default (admission grants, `ROUTING_LEASE_MS` 1500); "
         "`cognigate-strict` asks the routing object for every candidate (`ROUTING_LEASE_MS=0`); `-rtt20` adds "
         "`ROUTING_RTT_MS=20` (a bench-only delay before every routing-object call, as an object in another location costs); "
         "`cognigate-noopt` is the default built without wasm-opt",
