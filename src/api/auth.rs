@@ -1,12 +1,11 @@
 //! Credentials: caller keys are shown once and stored as SHA-256; secrets compare in constant time.
 
-use crate::config::provider::hex;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 /// Hex SHA-256 of a caller key: the only form in which it is stored or cached.
 pub fn hash_key(key: &str) -> String {
-    hex(&Sha256::digest(key.as_bytes()))
+    ::hex::encode(Sha256::digest(key.as_bytes()))
 }
 
 /// Compares two secrets without an early exit. Both sides are hashed first so that neither the
@@ -37,8 +36,8 @@ pub fn is_caller_key_shaped(key: &str) -> bool {
 
 /// A new caller key and its id from 32 bytes of CSPRNG output.
 pub fn mint_caller_key(random: &[u8; 32]) -> (String, String) {
-    let id = format!("ck_{}", hex(&random[..8]));
-    let key = format!("cg_{}", hex(&random[8..]));
+    let id = format!("ck_{}", ::hex::encode(&random[..8]));
+    let key = format!("cg_{}", ::hex::encode(&random[8..]));
     (id, key)
 }
 

@@ -9,6 +9,7 @@ pub mod model;
 pub mod names;
 pub mod open_durations;
 pub mod provider;
+pub mod provider_key;
 pub mod resilience;
 pub mod rule;
 pub mod sealed;

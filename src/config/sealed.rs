@@ -3,7 +3,6 @@
 //! tenant or provider does not open. Keys may instead name a Worker secret, resolved at load.
 
 use super::names::{ProviderName, TenantId};
-use super::provider::hex;
 use super::ConfigError;
 use aes_gcm::aead::{Aead, Payload};
 use aes_gcm::{Aes256Gcm, KeyInit, Nonce};
@@ -68,7 +67,11 @@ impl Kek {
                 },
             )
             .map_err(|_| ConfigError::invalid("keys", "could not be sealed"))?;
-        Ok(format!("v1:{}:{}", hex(&nonce), hex(&ct)))
+        Ok(format!(
+            "v1:{}:{}",
+            ::hex::encode(nonce),
+            ::hex::encode(&ct)
+        ))
     }
 
     pub fn open(

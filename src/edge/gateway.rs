@@ -13,7 +13,7 @@ use crate::cascade::log_line::RequestLog;
 use crate::cascade::{
     exhausted_error, exhausted_retry_after_secs, settle, Cascade, Clock, Ending, Limits, Outcome,
 };
-use crate::config::{provider::hex, TenantConfig, TenantId};
+use crate::config::{TenantConfig, TenantId};
 use crate::routing::{build_chain, ChainError};
 use crate::surfaces::{Inbound, Surface};
 use serde_json::json;
@@ -86,7 +86,7 @@ pub(super) async fn tenant_config(
 
 pub fn new_request_id() -> String {
     random_bytes::<8>()
-        .map(|b| format!("req_{}", hex(&b)))
+        .map(|b| format!("req_{}", ::hex::encode(b)))
         .unwrap_or_else(|_| "req_unknown".to_owned())
 }
 
