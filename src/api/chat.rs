@@ -149,6 +149,11 @@ impl ChatRequest {
         serde_json::from_str(self.raw(field)?).ok()
     }
 
+    /// The size of the body as sent: what a rewritten upstream body needs, give or take a name.
+    pub fn body_len(&self) -> usize {
+        self.text.len()
+    }
+
     /// Every top-level field's JSON text, in key order.
     pub fn fields(&self) -> impl Iterator<Item = (&str, &str)> {
         self.fields

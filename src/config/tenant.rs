@@ -14,6 +14,9 @@ pub struct TenantConfig {
     pub aliases: BTreeMap<AliasName, Alias>,
     pub rules: BTreeMap<RouteName, Chain>,
     pub settings: Settings,
+    /// When each model id and alias name took its current definition (epoch seconds), read with
+    /// the config so `/v1/models` can show a real `created` without a query of its own.
+    pub written_at: BTreeMap<String, u64>,
     /// What each alias resolves to, computed on first use. An alias's resolution depends on the
     /// config alone, so a cached config resolves each alias once, not once per request.
     pub resolved: OnceCell<BTreeMap<AliasName, Option<ModelId>>>,
@@ -29,6 +32,7 @@ impl TenantConfig {
             aliases: BTreeMap::new(),
             rules: BTreeMap::new(),
             settings,
+            written_at: BTreeMap::new(),
             resolved: OnceCell::new(),
         }
     }

@@ -164,7 +164,7 @@ pub async fn serve(
             http::error_in(surface, &err)?
         }
     };
-    with_request_id(resp, request_id, dep)
+    with_memory_counter(resp, dep)
 }
 
 struct LogContext<'a> {
@@ -327,8 +327,8 @@ fn with_served_headers(
     Ok(resp)
 }
 
-fn with_request_id(resp: Response, request_id: &str, dep: &Deployment) -> worker::Result<Response> {
-    resp.headers().set("x-cognigate-request-id", request_id)?;
+/// The request-id headers are set on every answer by `entry`; this adds the debug memory counter.
+fn with_memory_counter(resp: Response, dep: &Deployment) -> worker::Result<Response> {
     if dep.debug_counters {
         // Wasm memory never shrinks, so this is the isolate's peak so far (tests read it).
         resp.headers().set(

@@ -197,9 +197,15 @@ pub async fn load_config(
         spec: String,
     }
     #[derive(Deserialize)]
+    struct Model {
+        spec: String,
+        updated_at: f64,
+    }
+    #[derive(Deserialize)]
     struct Named {
         name: String,
         spec: String,
+        updated_at: f64,
     }
     #[derive(Deserialize)]
     struct RuleRow {
@@ -217,8 +223,8 @@ pub async fn load_config(
         .batch(vec![
             bind("SELECT settings FROM tenants WHERE id = ?1")?,
             bind("SELECT spec FROM providers WHERE tenant_id = ?1")?,
-            bind("SELECT spec FROM models WHERE tenant_id = ?1")?,
-            bind("SELECT name, spec FROM aliases WHERE tenant_id = ?1")?,
+            bind("SELECT spec, updated_at FROM models WHERE tenant_id = ?1")?,
+            bind("SELECT name, spec, updated_at FROM aliases WHERE tenant_id = ?1")?,
             bind("SELECT match_name, chain FROM routing_rules WHERE tenant_id = ?1")?,
         ])
         .await
@@ -260,17 +266,19 @@ pub async fn load_config(
             providers.insert(provider.name.clone(), provider);
         }
     }
-    let models: BTreeMap<_, _> = rows::<Spec>(m_rows)?
-        .iter()
-        .map(|r| parse_stored::<CatalogModel>(&r.spec).map(|m| (m.id.clone(), m)))
-        .collect::<Result<_, _>>()?;
-    let aliases: BTreeMap<_, _> = rows::<Named>(a_rows)?
-        .iter()
-        .map(|r| {
-            let name = AliasName::parse(&r.name).map_err(|e| storage_error("alias name", e))?;
-            parse_stored::<Alias>(&r.spec).map(|a| (name, a))
-        })
-        .collect::<Result<_, _>>()?;
+    let mut written_at = BTreeMap::new();
+    let mut models = BTreeMap::new();
+    for row in rows::<Model>(m_rows)? {
+        let m = parse_stored::<CatalogModel>(&row.spec)?;
+        written_at.insert(m.id.to_string(), (row.updated_at / 1000.0) as u64);
+        models.insert(m.id.clone(), m);
+    }
+    let mut aliases = BTreeMap::new();
+    for row in rows::<Named>(a_rows)? {
+        let name = AliasName::parse(&row.name).map_err(|e| storage_error("alias name", e))?;
+        written_at.insert(name.to_string(), (row.updated_at / 1000.0) as u64);
+        aliases.insert(name, parse_stored::<Alias>(&row.spec)?);
+    }
     let rules: BTreeMap<_, _> = rows::<RuleRow>(r_rows)?
         .into_iter()
         .map(|r| parse_stored::<Chain>(&r.chain).map(|c| (r.match_name, c)))
@@ -282,6 +290,7 @@ pub async fn load_config(
         aliases,
         rules,
         settings: defaults.effective(&overrides),
+        written_at,
         resolved: Default::default(),
     }))
 }

@@ -16,12 +16,7 @@ fn reasons(model: &CatalogModel) -> bool {
 /// `messages` is rewritten (one message at a time) when it carries reasoning to strip.
 pub fn body(model: &CatalogModel, req: &ChatRequest) -> Vec<u8> {
     let reasons = reasons(model);
-    let mut out = Vec::with_capacity(
-        req.fields()
-            .map(|(k, v)| k.len() + v.len() + 4)
-            .sum::<usize>()
-            + 64,
-    );
+    let mut out = Vec::with_capacity(req.body_len() + 64);
     let mut object = ObjectWriter::new(&mut out);
     for (field, raw) in req.fields() {
         match field {

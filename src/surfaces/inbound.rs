@@ -138,11 +138,19 @@ impl Inbound {
         now_s: u64,
     ) -> Result<Vec<u8>, String> {
         if self.native(kind) {
-            let v: serde_json::Value =
+            // Only the fields that tell the shape are read; the rest (an embeddings answer is
+            // mostly numbers) is skipped without building a tree.
+            #[derive(serde::Deserialize)]
+            struct Shape<'a> {
+                #[serde(rename = "type", borrow)]
+                kind: Option<std::borrow::Cow<'a, str>>,
+                data: Option<Vec<serde::de::IgnoredAny>>,
+            }
+            let v: Shape<'_> =
                 serde_json::from_slice(&bytes).map_err(|_| "body is not valid JSON".to_owned())?;
             let shaped = match self {
-                Self::Embeddings(_) => v.get("data").is_some_and(serde_json::Value::is_array),
-                _ => v.get("type").and_then(serde_json::Value::as_str) == Some("message"),
+                Self::Embeddings(_) => v.data.is_some(),
+                _ => v.kind.as_deref() == Some("message"),
             };
             return if shaped {
                 Ok(bytes)
@@ -171,7 +179,7 @@ impl Inbound {
 
 /// The caller's body field by field with only `model` replaced.
 fn with_model(raw: &ChatRequest, upstream_model: &str) -> Vec<u8> {
-    let mut out = Vec::with_capacity(raw.fields().map(|(k, v)| k.len() + v.len() + 4).sum());
+    let mut out = Vec::with_capacity(raw.body_len() + upstream_model.len());
     let mut object = ObjectWriter::new(&mut out);
     for (field, value) in raw.fields().filter(|(k, _)| *k != "model") {
         object.raw_field(field, value);

@@ -63,7 +63,8 @@ pub fn body(model: &CatalogModel, req: &ChatRequest) -> Vec<u8> {
     let mut bytes = Vec::with_capacity(messages_len + messages_len / 8 + 4_096);
     let mut object = ObjectWriter::new(&mut bytes);
     for (k, v) in &out {
-        object.raw_field(k, &v.to_string());
+        // Writing a Value into a Vec cannot fail.
+        let _ = serde_json::to_writer(object.key(k), v);
     }
     let system = write_messages(req.raw("messages"), object.key("messages"));
     if !system.is_empty() {
