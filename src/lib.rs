@@ -14,6 +14,7 @@ pub mod routing;
 pub mod state;
 pub mod stream;
 pub mod surfaces;
+pub mod usage;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod mock;

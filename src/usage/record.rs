@@ -1,0 +1,51 @@
+//! The one record per caller request that crosses from the request path to the ledger.
+
+use crate::config::{ModelId, ProviderName, TenantId};
+use serde::{Deserialize, Serialize};
+
+/// Tokens as the serving upstream reported them. `cached` is the part of `prompt` served from
+/// the provider's prompt cache (OpenAI `prompt_tokens_details.cached_tokens`, Anthropic
+/// `cache_read_input_tokens`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct TokenCounts {
+    pub prompt: u64,
+    pub completion: u64,
+    pub cached: u64,
+}
+
+impl TokenCounts {
+    pub fn total(&self) -> u64 {
+        self.prompt.saturating_add(self.completion)
+    }
+}
+
+/// How the request ended, as far as usage is concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// An upstream answered (the whole answer, or a stream that ran to its end or was cut
+    /// after the first byte).
+    Served,
+    /// Every candidate failed (`upstream_exhausted`): a request with zero cost.
+    Exhausted,
+}
+
+/// One caller request, after its answer. `tokens` and `cost_usd` are `None` when the upstream
+/// reported no usage: unknown, never a silent zero.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UsageRecord {
+    pub at_ms: u64,
+    pub tenant: TenantId,
+    /// The caller key's id (`key_...`), never the key.
+    pub key_id: String,
+    /// `X-CogniGate-User`, else the request's `user` field.
+    pub end_user: Option<String>,
+    /// The model name as the caller sent it (model id, alias or rule name).
+    pub requested: String,
+    /// The model and provider that served the answer; `None` when nothing did.
+    pub served_model: Option<ModelId>,
+    pub provider: Option<ProviderName>,
+    pub tokens: Option<TokenCounts>,
+    pub cost_usd: Option<f64>,
+    pub outcome: Outcome,
+}
