@@ -4,6 +4,7 @@
 pub mod admin_body;
 pub mod alias;
 pub mod base_url;
+pub mod caller_key;
 pub mod capabilities;
 pub mod model;
 pub mod names;
@@ -17,6 +18,7 @@ pub mod settings;
 pub mod tenant;
 
 pub use alias::{Alias, CostTier};
+pub use caller_key::CallerKey;
 pub use capabilities::CapabilitySet;
 pub use model::CatalogModel;
 pub use names::{AliasName, Capability, ModelId, NameError, ProviderName, RouteName, TenantId};

@@ -13,7 +13,7 @@ use crate::cascade::log_line::RequestLog;
 use crate::cascade::{
     exhausted_error, exhausted_retry_after_secs, settle, Cascade, Clock, Ending, Limits, Outcome,
 };
-use crate::config::{TenantConfig, TenantId};
+use crate::config::{CallerKey, TenantConfig};
 use crate::routing::{build_chain, ChainError};
 use crate::surfaces::{Inbound, Surface};
 use serde_json::json;
@@ -54,7 +54,7 @@ pub(super) async fn caller(
     ctx: &Context,
     dep: &Deployment,
     metrics: &Metrics,
-) -> Result<Option<TenantId>, ApiError> {
+) -> Result<Option<CallerKey>, ApiError> {
     let auth = header(req, "authorization");
     let key = match (auth, header(req, "x-api-key")) {
         (Some(auth), _) => bearer(Some(&auth)).map(str::to_owned),
@@ -65,8 +65,8 @@ pub(super) async fn caller(
         .filter(|k| is_caller_key_shaped(k))
         .ok_or_else(invalid_api_key)?;
     let key = key.as_str();
-    let tenant = store::caller_tenant(env, ctx, &hash_key(key), &dep.defaults, metrics).await?;
-    tenant.map(Some).ok_or_else(invalid_api_key)
+    let found = store::caller_key(env, ctx, &hash_key(key), &dep.defaults, metrics).await?;
+    found.map(Some).ok_or_else(invalid_api_key)
 }
 
 pub(super) async fn tenant_config(
@@ -76,10 +76,10 @@ pub(super) async fn tenant_config(
     dep: &Deployment,
     metrics: &Metrics,
 ) -> Result<Rc<TenantConfig>, ApiError> {
-    let tenant = caller(req, env, ctx, dep, metrics)
+    let key = caller(req, env, ctx, dep, metrics)
         .await?
         .ok_or_else(invalid_api_key)?;
-    store::tenant_config(env, ctx, &tenant, &dep.defaults, metrics)
+    store::tenant_config(env, ctx, &key.tenant, &dep.defaults, metrics)
         .await?
         .ok_or_else(invalid_api_key)
 }
@@ -346,10 +346,10 @@ fn wasm_memory_bytes() -> usize {
 /// Without credentials: liveness only. With a caller key: that tenant's breakers that are not closed.
 pub async fn health(req: Request, env: &Env, ctx: &Context, dep: &Deployment) -> HttpReply {
     let metrics = Metrics::default();
-    let Some(tenant) = caller(&req, env, ctx, dep, &metrics).await? else {
+    let Some(key) = caller(&req, env, ctx, dep, &metrics).await? else {
         return http::json(200, &json!({"status": "ok"}));
     };
-    let cfg = store::tenant_config(env, ctx, &tenant, &dep.defaults, &metrics)
+    let cfg = store::tenant_config(env, ctx, &key.tenant, &dep.defaults, &metrics)
         .await?
         .ok_or_else(invalid_api_key)?;
     let tenant = &cfg.tenant;

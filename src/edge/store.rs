@@ -8,8 +8,8 @@ use crate::api::ApiError;
 use crate::cache::{CachePolicy, Lookup, Ticket, TtlCache};
 use crate::config::sealed::Kek;
 use crate::config::{
-    Alias, AliasName, CatalogModel, Chain, Defaults, RouteName, SettingsOverrides, StoredProvider,
-    TenantConfig, TenantId,
+    Alias, AliasName, CallerKey, CatalogModel, Chain, Defaults, RouteName, SettingsOverrides,
+    StoredProvider, TenantConfig, TenantId,
 };
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -42,14 +42,14 @@ const UNSET: CachePolicy = CachePolicy {
 
 thread_local! {
     static CONFIGS: RefCell<TtlCache<TenantId, Rc<TenantConfig>>> = RefCell::new(TtlCache::new(UNSET));
-    static CALLERS: RefCell<TtlCache<String, TenantId>> = RefCell::new(TtlCache::new(UNSET));
+    static CALLERS: RefCell<TtlCache<String, CallerKey>> = RefCell::new(TtlCache::new(UNSET));
 }
 
 /// Drops this isolate's cached config for `tenant` after an admin write, its caller keys, every
 /// remembered unknown key, and voids every read still in flight.
 pub fn invalidate_tenant(tenant: &TenantId) {
     CONFIGS.with(|c| c.borrow_mut().invalidate(|t, _| t == tenant));
-    CALLERS.with(|c| c.borrow_mut().invalidate(|_, t| t == tenant));
+    CALLERS.with(|c| c.borrow_mut().invalidate(|_, k| &k.tenant == tenant));
 }
 
 pub fn db(env: &Env) -> Result<D1Database, ApiError> {
@@ -72,14 +72,14 @@ pub fn rows<T: DeserializeOwned>(r: &D1Result) -> Result<Vec<T>, ApiError> {
     r.results::<T>().map_err(|e| storage_error("decode", e))
 }
 
-/// The tenant whose caller key hashes to `key_hash`, if any.
-pub async fn caller_tenant(
+/// The caller key that hashes to `key_hash`, if any.
+pub async fn caller_key(
     env: &Env,
     ctx: &Context,
     key_hash: &str,
     defaults: &Defaults,
     metrics: &Metrics,
-) -> Result<Option<TenantId>, ApiError> {
+) -> Result<Option<CallerKey>, ApiError> {
     let now = super::http::now_ms();
     let key = key_hash.to_owned();
     let lookup = CALLERS.with(|c| {
@@ -112,20 +112,24 @@ pub async fn caller_tenant(
     }
 }
 
-async fn query_caller(env: &Env, key_hash: &str) -> Result<Option<TenantId>, ApiError> {
+async fn query_caller(env: &Env, key_hash: &str) -> Result<Option<CallerKey>, ApiError> {
     #[derive(Deserialize)]
     struct Row {
+        id: String,
         tenant_id: TenantId,
     }
     let stmt = db(env)?
-        .prepare("SELECT tenant_id FROM caller_keys WHERE key_hash = ?1")
+        .prepare("SELECT id, tenant_id FROM caller_keys WHERE key_hash = ?1")
         .bind(&[js(key_hash)])
         .map_err(|e| storage_error("bind", e))?;
     let r = stmt
         .all()
         .await
         .map_err(|e| storage_error("caller lookup", e))?;
-    Ok(rows::<Row>(&r)?.into_iter().next().map(|r| r.tenant_id))
+    Ok(rows::<Row>(&r)?.into_iter().next().map(|r| CallerKey {
+        tenant: r.tenant_id,
+        id: r.id,
+    }))
 }
 
 /// A config ready for the request path: aliases resolved at load, off the request path when
