@@ -5,6 +5,7 @@
 //! module, compiled only for wasm32, adapts D1, Durable Objects and fetch to those decisions.
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
+pub mod admin;
 pub mod api;
 pub mod cache;
 pub mod cascade;

@@ -44,6 +44,27 @@ impl Route {
         )
     }
 
+    /// The tenant an admin route belongs to.
+    pub fn tenant(&self) -> Option<&TenantId> {
+        match self {
+            Self::Tenant(t)
+            | Self::ApiKeys(t)
+            | Self::ApiKey(t, _)
+            | Self::Providers(t)
+            | Self::Provider(t, _)
+            | Self::Models(t)
+            | Self::Model(t, _)
+            | Self::Aliases(t)
+            | Self::Alias(t, _)
+            | Self::Rules(t)
+            | Self::Rule(t, _)
+            | Self::Settings(t)
+            | Self::Events(t)
+            | Self::BreakerReset(t) => Some(t),
+            _ => None,
+        }
+    }
+
     pub fn parse(path: &str) -> Result<Self, ApiError> {
         let segments: Vec<&str> = path.trim_end_matches('/').split('/').skip(1).collect();
         match segments.as_slice() {

@@ -55,7 +55,7 @@ async fn route(
             };
             gateway::serve(surface, req, env, ctx, &dep, request_id)
                 .await
-                .map_err(|e| super::store::storage_error("respond", e))
+                .map_err(|e| super::d1::storage_error("respond", e))
         }
         (Method::Get, Route::ListModels) => super::catalog::list_models(req, env, ctx, &dep).await,
         (Method::Get, Route::RetrieveModel(id)) => {

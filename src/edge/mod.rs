@@ -4,6 +4,7 @@
 mod admin;
 mod body_read;
 mod catalog;
+mod d1;
 mod deployment;
 mod entry;
 mod gateway;

@@ -3,21 +3,16 @@
 //! its TTL on, and no entry older than `CONFIG_TTL_MS` answers, so a caller key revoked or a
 //! tenant deleted through another isolate stops working here within the TTL.
 
+use super::d1::{config::ConfigRows, logged, storage_error, Db};
 use super::metrics::Metrics;
 use crate::api::ApiError;
 use crate::cache::{CachePolicy, Lookup, Ticket, TtlCache};
 use crate::config::sealed::Kek;
-use crate::config::{
-    Alias, AliasName, CallerKey, CatalogModel, Chain, Defaults, RouteName, SettingsOverrides,
-    StoredProvider, TenantConfig, TenantId,
-};
-use serde::de::DeserializeOwned;
-use serde::Deserialize;
+use crate::config::{CallerKey, Defaults, TenantConfig, TenantId};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
-use worker::wasm_bindgen::JsValue;
-use worker::{console_error, Context, D1Database, D1Result, Env};
+use worker::{console_error, Context, Env};
 
 /// Caller keys and tenant configs held per isolate at most; past it the oldest is dropped.
 const MAX_CACHED: usize = 10_000;
@@ -50,26 +45,6 @@ thread_local! {
 pub fn invalidate_tenant(tenant: &TenantId) {
     CONFIGS.with(|c| c.borrow_mut().invalidate(|t, _| t == tenant));
     CALLERS.with(|c| c.borrow_mut().invalidate(|_, k| &k.tenant == tenant));
-}
-
-pub fn db(env: &Env) -> Result<D1Database, ApiError> {
-    env.d1("DB").map_err(|e| storage_error("binding", e))
-}
-
-pub fn storage_error(what: &str, e: impl std::fmt::Display) -> ApiError {
-    console_error!(
-        "{}",
-        serde_json::json!({"msg": "storage error", "op": what, "error": e.to_string()})
-    );
-    ApiError::internal()
-}
-
-pub fn js(s: &str) -> JsValue {
-    JsValue::from_str(s)
-}
-
-pub fn rows<T: DeserializeOwned>(r: &D1Result) -> Result<Vec<T>, ApiError> {
-    r.results::<T>().map_err(|e| storage_error("decode", e))
 }
 
 /// The caller key that hashes to `key_hash`, if any.
@@ -113,23 +88,8 @@ pub async fn caller_key(
 }
 
 async fn query_caller(env: &Env, key_hash: &str) -> Result<Option<CallerKey>, ApiError> {
-    #[derive(Deserialize)]
-    struct Row {
-        id: String,
-        tenant_id: TenantId,
-    }
-    let stmt = db(env)?
-        .prepare("SELECT id, tenant_id FROM caller_keys WHERE key_hash = ?1")
-        .bind(&[js(key_hash)])
-        .map_err(|e| storage_error("bind", e))?;
-    let r = stmt
-        .all()
-        .await
-        .map_err(|e| storage_error("caller lookup", e))?;
-    Ok(rows::<Row>(&r)?.into_iter().next().map(|r| CallerKey {
-        tenant: r.tenant_id,
-        id: r.id,
-    }))
+    let db = Db::open(env).map_err(logged)?;
+    db.caller_key(key_hash).await.map_err(logged)
 }
 
 /// A config ready for the request path: aliases resolved at load, off the request path when
@@ -186,68 +146,27 @@ pub async fn tenant_config(
     }
 }
 
-/// One D1 round trip: a batch of five reads.
+/// The tenant's config from D1, provider keys opened: the only place a key is decrypted.
 pub async fn load_config(
     env: &Env,
     tenant: &TenantId,
     defaults: &Defaults,
 ) -> Result<Option<TenantConfig>, ApiError> {
-    #[derive(Deserialize)]
-    struct TenantRow {
-        settings: String,
-    }
-    #[derive(Deserialize)]
-    struct Spec {
-        spec: String,
-    }
-    #[derive(Deserialize)]
-    struct Model {
-        spec: String,
-        updated_at: f64,
-    }
-    #[derive(Deserialize)]
-    struct Named {
-        name: String,
-        spec: String,
-        updated_at: f64,
-    }
-    #[derive(Deserialize)]
-    struct RuleRow {
-        match_name: RouteName,
-        chain: String,
-    }
-    let db = db(env)?;
-    let t = [js(tenant.as_str())];
-    let bind = |sql: &str| {
-        db.prepare(sql)
-            .bind(&t)
-            .map_err(|e| storage_error("bind", e))
-    };
-    let results = db
-        .batch(vec![
-            bind("SELECT settings FROM tenants WHERE id = ?1")?,
-            bind("SELECT spec FROM providers WHERE tenant_id = ?1")?,
-            bind("SELECT spec, updated_at FROM models WHERE tenant_id = ?1")?,
-            bind("SELECT name, spec, updated_at FROM aliases WHERE tenant_id = ?1")?,
-            bind("SELECT match_name, chain FROM routing_rules WHERE tenant_id = ?1")?,
-        ])
-        .await
-        .map_err(|e| storage_error("load config", e))?;
-    let [t_rows, p_rows, m_rows, a_rows, r_rows] = results.as_slice() else {
-        return Err(storage_error(
-            "load config",
-            "batch returned the wrong number of results",
-        ));
-    };
-    let Some(tenant_row) = rows::<TenantRow>(t_rows)?.into_iter().next() else {
+    let db = Db::open(env).map_err(logged)?;
+    let Some(stored) = db.config_rows(tenant).await.map_err(logged)? else {
         return Ok(None);
     };
-    let overrides: SettingsOverrides = parse_stored(&tenant_row.settings)?;
+    let ConfigRows {
+        settings,
+        providers: stored_providers,
+        models: model_rows,
+        aliases: alias_rows,
+        rules,
+    } = stored;
     let kek = kek(env)?;
     let allow_http = super::deployment::deployment(env)?.allow_http_upstreams;
     let mut providers = BTreeMap::new();
-    for row in rows::<Spec>(p_rows)? {
-        let stored: StoredProvider = parse_stored(&row.spec)?;
+    for stored in stored_providers {
         // Stored before the https rule, or while the deployment allowed http: never called now.
         if let Err(why) = stored.base_url.check_transport(allow_http) {
             console_error!(
@@ -272,28 +191,22 @@ pub async fn load_config(
     }
     let mut written_at = BTreeMap::new();
     let mut models = BTreeMap::new();
-    for row in rows::<Model>(m_rows)? {
-        let m = parse_stored::<CatalogModel>(&row.spec)?;
-        written_at.insert(m.id.to_string(), (row.updated_at / 1000.0) as u64);
+    for (m, at) in model_rows {
+        written_at.insert(m.id.to_string(), at);
         models.insert(m.id.clone(), m);
     }
     let mut aliases = BTreeMap::new();
-    for row in rows::<Named>(a_rows)? {
-        let name = AliasName::parse(&row.name).map_err(|e| storage_error("alias name", e))?;
-        written_at.insert(name.to_string(), (row.updated_at / 1000.0) as u64);
-        aliases.insert(name, parse_stored::<Alias>(&row.spec)?);
+    for (name, alias, at) in alias_rows {
+        written_at.insert(name.to_string(), at);
+        aliases.insert(name, alias);
     }
-    let rules: BTreeMap<_, _> = rows::<RuleRow>(r_rows)?
-        .into_iter()
-        .map(|r| parse_stored::<Chain>(&r.chain).map(|c| (r.match_name, c)))
-        .collect::<Result<_, _>>()?;
     Ok(Some(TenantConfig {
         tenant: tenant.clone(),
         providers,
         models,
         aliases,
-        rules,
-        settings: defaults.effective(&overrides),
+        rules: rules.into_iter().collect(),
+        settings: defaults.effective(&settings),
         written_at,
         resolved: Default::default(),
     }))
@@ -309,21 +222,13 @@ pub fn kek(env: &Env) -> Result<Option<Kek>, ApiError> {
     }
 }
 
-pub fn parse_stored<T: DeserializeOwned>(json: &str) -> Result<T, ApiError> {
-    serde_json::from_str(json).map_err(|e| storage_error("stored spec", e))
-}
-
 /// Stores a breaker transition as an event record (off the request path, in waitUntil).
 pub async fn insert_event(env: &Env, tenant: &str, kind: &str, at: u64, body: &str) {
-    let stmt = match db(env).and_then(|db| {
-        db.prepare("INSERT INTO events (tenant_id, kind, at, body) VALUES (?1, ?2, ?3, ?4)")
-            .bind(&[js(tenant), js(kind), JsValue::from_f64(at as f64), js(body)])
-            .map_err(|e| storage_error("bind", e))
-    }) {
-        Ok(stmt) => stmt,
-        Err(_) => return,
+    let written = match Db::open(env) {
+        Ok(db) => db.insert_event(tenant, kind, at, body).await,
+        Err(e) => Err(e),
     };
-    if let Err(e) = stmt.run().await {
-        storage_error("insert event", e);
+    if let Err(e) = written {
+        logged(e);
     }
 }

@@ -1,7 +1,7 @@
 //! Spec §2, building the chain: one candidate per position, dead positions dropped, no model twice.
 
 use super::resolve::{alias_target, lookup, Target};
-use crate::config::{Alias, CatalogModel, Provider, RouteName, TenantConfig};
+use crate::config::{Alias, CatalogModel, Provider, ProviderName, RouteName, TenantConfig};
 
 /// One model to try, with the provider that serves it.
 #[derive(Debug, Clone, Copy)]
@@ -49,27 +49,47 @@ pub fn build_chain<'c>(
 }
 
 /// Why each entry resolves to nothing today; a rule is still accepted with these as warnings.
-pub fn dead_entries(cfg: &TenantConfig, entries: &[RouteName]) -> Vec<String> {
+/// Why each entry would contribute no candidate. `has_provider` answers for provider names, so
+/// the admin side can judge a rule from the catalog alone, without opening provider keys.
+pub fn dead_entries(
+    cfg: &TenantConfig,
+    entries: &[RouteName],
+    has_provider: impl Fn(&ProviderName) -> bool,
+) -> Vec<String> {
     entries
         .iter()
-        .filter_map(|e| candidate_for(cfg, e.as_str()).err())
+        .filter_map(|e| match target_model(cfg, e.as_str()) {
+            Err(why) => Some(why),
+            Ok(m) if !has_provider(&m.provider) => Some(missing_provider(m)),
+            Ok(_) => None,
+        })
         .collect()
+}
+
+fn missing_provider(model: &CatalogModel) -> String {
+    format!(
+        "model '{}' names missing provider '{}'",
+        model.id, model.provider
+    )
+}
+
+/// The model a chain position names, directly or through its alias.
+fn target_model<'c>(cfg: &'c TenantConfig, entry: &str) -> Result<&'c CatalogModel, String> {
+    match lookup(cfg, entry) {
+        Some(Target::Model(m)) => Ok(m),
+        Some(Target::Alias(name, alias)) => alias_target(cfg, name)
+            .ok_or_else(|| format!("alias '{name}' matches no model ({})", describe(alias))),
+        None => Err(format!("'{entry}' is neither a model nor an alias")),
+    }
 }
 
 /// The one candidate a chain position contributes, or why it contributes none.
 fn candidate_for<'c>(cfg: &'c TenantConfig, entry: &str) -> Result<Candidate<'c>, String> {
-    let model = match lookup(cfg, entry) {
-        Some(Target::Model(m)) => m,
-        Some(Target::Alias(name, alias)) => alias_target(cfg, name)
-            .ok_or_else(|| format!("alias '{name}' matches no model ({})", describe(alias)))?,
-        None => return Err(format!("'{entry}' is neither a model nor an alias")),
-    };
-    let provider = cfg.providers.get(&model.provider).ok_or_else(|| {
-        format!(
-            "model '{}' names missing provider '{}'",
-            model.id, model.provider
-        )
-    })?;
+    let model = target_model(cfg, entry)?;
+    let provider = cfg
+        .providers
+        .get(&model.provider)
+        .ok_or_else(|| missing_provider(model))?;
     Ok(Candidate { model, provider })
 }
 

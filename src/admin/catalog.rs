@@ -1,0 +1,162 @@
+//! A tenant's catalog: providers, models, aliases and routing rules.
+
+use super::store::{AliasWrite, ModelWrite, ProviderDelete};
+use super::{conflict, json, not_found, Admin, AdminStore, Answer, Refusal, RoutingControl};
+use crate::api::views;
+use crate::config::admin_body::{parse_body, AliasBody, ModelBody, ProviderBody, RuleBody};
+use crate::config::{
+    AliasName, ConfigError, ModelId, ProviderName, RouteName, TenantConfig, TenantId,
+};
+use crate::routing::dead_entries;
+use serde_json::{json, Value};
+
+impl<S: AdminStore, R: RoutingControl> Admin<'_, S, R> {
+    pub(super) async fn list_providers(&self, t: &TenantId) -> Answer {
+        let providers = self.store.list_providers(t).await?;
+        let data: Vec<Value> = providers.iter().map(views::provider).collect();
+        json(200, &json!({"data": data}))
+    }
+
+    pub(super) async fn get_provider(&self, t: &TenantId, p: &ProviderName) -> Answer {
+        let found = self.store.provider(t, p).await?;
+        let provider = found.ok_or_else(|| not_found(&format!("The provider '{p}'")))?;
+        json(200, &views::provider(&provider))
+    }
+
+    /// Keys are sealed before they reach storage; the view shows ids and last four only.
+    pub(super) async fn put_provider(&self, t: &TenantId, p: ProviderName, body: &[u8]) -> Answer {
+        let provider = parse_body::<ProviderBody>(body).and_then(|b| b.validate(p))?;
+        provider
+            .base_url
+            .check_transport(self.cx.allow_http_upstreams)?;
+        let sealed = provider.seal(t, self.cx.kek, || self.random::<12>().ok())?;
+        self.store.put_provider(t, &sealed, self.cx.now).await?;
+        json(200, &views::provider(&sealed))
+    }
+
+    /// A provider that models still name stays (409); a deleted one's routing state goes too.
+    pub(super) async fn delete_provider(&self, t: &TenantId, p: &ProviderName) -> Answer {
+        match self.store.delete_provider(t, p).await? {
+            ProviderDelete::NotFound => Err(not_found(&format!("The provider '{p}'"))),
+            ProviderDelete::InUse(models) => {
+                let ids: Vec<&str> = models.iter().map(ModelId::as_str).collect();
+                Err(conflict(format!(
+                    "Provider '{p}' is used by models: {}. Delete or move them first.",
+                    ids.join(", ")
+                )))
+            }
+            ProviderDelete::Deleted => {
+                self.routing.wipe(t, p).await;
+                json(200, &json!({"deleted": p}))
+            }
+        }
+    }
+
+    pub(super) async fn list_models(&self, t: &TenantId) -> Answer {
+        let models = self.store.list_models(t).await?;
+        let data: Vec<Value> = models.iter().map(views::model).collect();
+        json(200, &json!({"data": data}))
+    }
+
+    pub(super) async fn get_model(&self, t: &TenantId, m: &ModelId) -> Answer {
+        let found = self.store.model(t, m).await?;
+        let model = found.ok_or_else(|| not_found(&format!("The model '{m}'")))?;
+        json(200, &views::model(&model))
+    }
+
+    /// The provider must exist and the id must not be an alias, both judged by the store at
+    /// the moment of the write.
+    pub(super) async fn put_model(&self, t: &TenantId, id: ModelId, body: &[u8]) -> Answer {
+        let model = parse_body::<ModelBody>(body).and_then(|b| b.validate(id))?;
+        match self.store.put_model(t, &model, self.cx.now).await? {
+            ModelWrite::Written => json(200, &views::model(&model)),
+            ModelWrite::NoSuchProvider => Err(ConfigError::invalid(
+                "provider",
+                format!("provider '{}' does not exist", model.provider),
+            )
+            .into()),
+            ModelWrite::IsAnAlias => Err(conflict(format!("'{}' is already an alias.", model.id))),
+        }
+    }
+
+    pub(super) async fn delete_model(&self, t: &TenantId, m: &ModelId) -> Answer {
+        if !self.store.delete_model(t, m).await? {
+            return Err(not_found(&format!("The model '{m}'")));
+        }
+        json(200, &json!({"deleted": m}))
+    }
+
+    pub(super) async fn list_aliases(&self, t: &TenantId) -> Answer {
+        let aliases = self.store.list_aliases(t).await?;
+        let data: Vec<Value> = aliases.iter().map(|(n, a)| views::alias(n, a)).collect();
+        json(200, &json!({"data": data}))
+    }
+
+    pub(super) async fn get_alias(&self, t: &TenantId, a: &AliasName) -> Answer {
+        let found = self.store.alias(t, a).await?;
+        let alias = found.ok_or_else(|| not_found(&format!("The alias '{a}'")))?;
+        json(200, &views::alias(a, &alias))
+    }
+
+    pub(super) async fn put_alias(&self, t: &TenantId, name: AliasName, body: &[u8]) -> Answer {
+        let alias = parse_body::<AliasBody>(body).and_then(AliasBody::validate)?;
+        match self.store.put_alias(t, &name, &alias, self.cx.now).await? {
+            AliasWrite::Written => json(200, &views::alias(&name, &alias)),
+            AliasWrite::IsAModel => {
+                Err(conflict(format!("'{name}' is already a catalog model id.")))
+            }
+        }
+    }
+
+    pub(super) async fn delete_alias(&self, t: &TenantId, a: &AliasName) -> Answer {
+        if !self.store.delete_alias(t, a).await? {
+            return Err(not_found(&format!("The alias '{a}'")));
+        }
+        json(200, &json!({"deleted": a}))
+    }
+
+    pub(super) async fn list_rules(&self, t: &TenantId) -> Answer {
+        let rules = self.store.list_rules(t).await?;
+        let data: Vec<Value> = rules.iter().map(|(m, c)| views::rule(m, c)).collect();
+        json(200, &json!({"data": data}))
+    }
+
+    /// A chain longer than the tenant's depth limit is refused; entries that would contribute no
+    /// candidate today are written anyway and named in `warnings`.
+    pub(super) async fn put_rule(&self, t: &TenantId, body: &[u8]) -> Answer {
+        let settings = self.settings(t).await?;
+        let (matches, chain) =
+            parse_body::<RuleBody>(body).and_then(|b| b.validate(settings.max_fallback_depth))?;
+        let snapshot = self.store.catalog(t).await?;
+        let mut cfg = TenantConfig::empty(t.clone(), settings);
+        cfg.models = snapshot
+            .models
+            .into_iter()
+            .map(|m| (m.id.clone(), m))
+            .collect();
+        cfg.aliases = snapshot.aliases.into_iter().collect();
+        let warnings = dead_entries(&cfg, chain.entries(), |p| {
+            snapshot.provider_names.contains(p)
+        });
+        self.store
+            .put_rule(t, &matches, &chain, self.cx.now)
+            .await?;
+        let mut view = views::rule(&matches, &chain);
+        view["warnings"] = json!(warnings);
+        json(200, &view)
+    }
+
+    pub(super) async fn delete_rule(&self, t: &TenantId, m: &RouteName) -> Answer {
+        if !self.store.delete_rule(t, m).await? {
+            return Err(not_found(&format!("The routing rule '{m}'")));
+        }
+        json(200, &json!({"deleted": m}))
+    }
+
+    /// The tenant's effective settings (404 when the tenant went away meanwhile).
+    pub(super) async fn settings(&self, t: &TenantId) -> Result<crate::config::Settings, Refusal> {
+        let found = self.store.tenant(t).await?;
+        let record = found.ok_or_else(|| not_found(&format!("Tenant '{t}'")))?;
+        Ok(self.cx.defaults.effective(&record.settings))
+    }
+}

@@ -1,0 +1,331 @@
+//! An in-memory `AdminStore` and `RoutingControl` for host tests: the same atomic steps and the
+//! same refusals as the D1 adapter, so every admin rule can be proved without workerd.
+
+use super::store::{
+    AliasWrite, CatalogSnapshot, CatalogStore, Created, EventRow, KeyRow, ModelWrite, NewKey,
+    ProviderDelete, RoutingControl, Stored, TenantRecord, TenantRow, TenantStore,
+};
+use crate::config::{
+    Alias, AliasName, CatalogModel, Chain, ModelId, ProviderName, RouteName, SettingsOverrides,
+    StoredProvider, TenantId,
+};
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Default)]
+pub struct TenantData {
+    pub record: Option<TenantRecord>,
+    pub keys: BTreeMap<String, NewKey>,
+    pub providers: BTreeMap<ProviderName, StoredProvider>,
+    pub models: BTreeMap<ModelId, CatalogModel>,
+    pub aliases: BTreeMap<AliasName, Alias>,
+    pub rules: BTreeMap<RouteName, Chain>,
+    pub events: Vec<(u64, EventRow)>,
+}
+
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    tenants: RefCell<BTreeMap<TenantId, TenantData>>,
+}
+
+impl MemoryStore {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// What the store holds for `t` (tests inspect it directly).
+    pub fn data(&self, t: &TenantId) -> Option<TenantData> {
+        self.tenants.borrow().get(t).cloned()
+    }
+
+    /// Adds a breaker event, as the routing objects do through the worker.
+    pub fn add_event(&self, t: &TenantId, at: u64, body: &str) {
+        if let Some(d) = self.tenants.borrow_mut().get_mut(t) {
+            let seq = d.events.len() as u64 + 1;
+            let row = EventRow {
+                seq,
+                body: body.to_owned(),
+            };
+            d.events.push((at, row));
+        }
+    }
+
+    fn read<T>(&self, t: &TenantId, f: impl FnOnce(&TenantData) -> T) -> Stored<T>
+    where
+        T: Default,
+    {
+        Ok(self.tenants.borrow().get(t).map(f).unwrap_or_default())
+    }
+
+    fn write<T: Default>(&self, t: &TenantId, f: impl FnOnce(&mut TenantData) -> T) -> Stored<T> {
+        Ok(self
+            .tenants
+            .borrow_mut()
+            .get_mut(t)
+            .map(f)
+            .unwrap_or_default())
+    }
+}
+
+impl TenantStore for MemoryStore {
+    async fn tenant_exists(&self, t: &TenantId) -> Stored<bool> {
+        Ok(self.tenants.borrow().contains_key(t))
+    }
+
+    async fn create_tenant(
+        &self,
+        row: &TenantRow,
+        aliases: &[(AliasName, Alias)],
+    ) -> Stored<Created> {
+        let mut tenants = self.tenants.borrow_mut();
+        if tenants.contains_key(&row.id) {
+            return Ok(Created::AlreadyExists);
+        }
+        let data = TenantData {
+            record: Some(TenantRecord {
+                row: row.clone(),
+                settings: SettingsOverrides::default(),
+            }),
+            aliases: aliases.iter().cloned().collect(),
+            ..TenantData::default()
+        };
+        tenants.insert(row.id.clone(), data);
+        Ok(Created::Created)
+    }
+
+    async fn list_tenants(&self) -> Stored<Vec<TenantRow>> {
+        let tenants = self.tenants.borrow();
+        Ok(tenants
+            .values()
+            .filter_map(|d| d.record.as_ref().map(|r| r.row.clone()))
+            .collect())
+    }
+
+    async fn tenant(&self, t: &TenantId) -> Stored<Option<TenantRecord>> {
+        self.read(t, |d| d.record.clone())
+    }
+
+    async fn delete_tenant(&self, t: &TenantId) -> Stored<()> {
+        self.tenants.borrow_mut().remove(t);
+        Ok(())
+    }
+
+    async fn put_settings(&self, t: &TenantId, settings: &SettingsOverrides) -> Stored<()> {
+        self.write(t, |d| {
+            if let Some(r) = d.record.as_mut() {
+                r.settings = *settings;
+            }
+        })
+    }
+
+    async fn insert_key(&self, t: &TenantId, key: &NewKey) -> Stored<()> {
+        self.write(t, |d| {
+            d.keys.insert(key.id.clone(), key.clone());
+        })
+    }
+
+    async fn list_keys(&self, t: &TenantId) -> Stored<Vec<KeyRow>> {
+        self.read(t, |d| {
+            let mut rows: Vec<KeyRow> = d
+                .keys
+                .values()
+                .map(|k| KeyRow {
+                    id: k.id.clone(),
+                    created_at: k.created_at,
+                })
+                .collect();
+            rows.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
+            rows
+        })
+    }
+
+    async fn delete_key(&self, t: &TenantId, id: &str) -> Stored<bool> {
+        self.write(t, |d| d.keys.remove(id).is_some())
+    }
+
+    async fn events(&self, t: &TenantId, since: u64, limit: u32) -> Stored<Vec<EventRow>> {
+        self.read(t, |d| {
+            d.events
+                .iter()
+                .filter(|(at, _)| *at >= since)
+                .take(limit as usize)
+                .map(|(_, row)| row.clone())
+                .collect()
+        })
+    }
+}
+
+impl CatalogStore for MemoryStore {
+    async fn provider_names(&self, t: &TenantId) -> Stored<Vec<ProviderName>> {
+        self.read(t, |d| d.providers.keys().cloned().collect())
+    }
+
+    async fn list_providers(&self, t: &TenantId) -> Stored<Vec<StoredProvider>> {
+        self.read(t, |d| d.providers.values().cloned().collect())
+    }
+
+    async fn provider(&self, t: &TenantId, p: &ProviderName) -> Stored<Option<StoredProvider>> {
+        self.read(t, |d| d.providers.get(p).cloned())
+    }
+
+    async fn put_provider(&self, t: &TenantId, p: &StoredProvider, _now: u64) -> Stored<()> {
+        self.write(t, |d| {
+            d.providers.insert(p.name.clone(), p.clone());
+        })
+    }
+
+    async fn delete_provider(&self, t: &TenantId, p: &ProviderName) -> Stored<ProviderDelete> {
+        let mut tenants = self.tenants.borrow_mut();
+        let Some(d) = tenants.get_mut(t) else {
+            return Ok(ProviderDelete::NotFound);
+        };
+        let users: Vec<ModelId> = d
+            .models
+            .values()
+            .filter(|m| &m.provider == p)
+            .map(|m| m.id.clone())
+            .collect();
+        if !users.is_empty() {
+            return Ok(ProviderDelete::InUse(users));
+        }
+        Ok(match d.providers.remove(p) {
+            Some(_) => ProviderDelete::Deleted,
+            None => ProviderDelete::NotFound,
+        })
+    }
+
+    async fn list_models(&self, t: &TenantId) -> Stored<Vec<CatalogModel>> {
+        self.read(t, |d| d.models.values().cloned().collect())
+    }
+
+    async fn model(&self, t: &TenantId, id: &ModelId) -> Stored<Option<CatalogModel>> {
+        self.read(t, |d| d.models.get(id).cloned())
+    }
+
+    async fn put_model(&self, t: &TenantId, m: &CatalogModel, _now: u64) -> Stored<ModelWrite> {
+        let mut tenants = self.tenants.borrow_mut();
+        let Some(d) = tenants.get_mut(t) else {
+            return Ok(ModelWrite::NoSuchProvider);
+        };
+        if !d.providers.contains_key(&m.provider) {
+            return Ok(ModelWrite::NoSuchProvider);
+        }
+        if d.aliases.keys().any(|a| a.as_str() == m.id.as_str()) {
+            return Ok(ModelWrite::IsAnAlias);
+        }
+        d.models.insert(m.id.clone(), m.clone());
+        Ok(ModelWrite::Written)
+    }
+
+    async fn delete_model(&self, t: &TenantId, id: &ModelId) -> Stored<bool> {
+        self.write(t, |d| d.models.remove(id).is_some())
+    }
+
+    async fn list_aliases(&self, t: &TenantId) -> Stored<Vec<(AliasName, Alias)>> {
+        self.read(t, |d| {
+            d.aliases
+                .iter()
+                .map(|(n, a)| (n.clone(), a.clone()))
+                .collect()
+        })
+    }
+
+    async fn alias(&self, t: &TenantId, name: &AliasName) -> Stored<Option<Alias>> {
+        self.read(t, |d| d.aliases.get(name).cloned())
+    }
+
+    async fn put_alias(
+        &self,
+        t: &TenantId,
+        name: &AliasName,
+        a: &Alias,
+        _now: u64,
+    ) -> Stored<AliasWrite> {
+        let mut tenants = self.tenants.borrow_mut();
+        let Some(d) = tenants.get_mut(t) else {
+            return Ok(AliasWrite::Written);
+        };
+        if d.models.keys().any(|m| m.as_str() == name.as_str()) {
+            return Ok(AliasWrite::IsAModel);
+        }
+        d.aliases.insert(name.clone(), a.clone());
+        Ok(AliasWrite::Written)
+    }
+
+    async fn delete_alias(&self, t: &TenantId, name: &AliasName) -> Stored<bool> {
+        self.write(t, |d| d.aliases.remove(name).is_some())
+    }
+
+    async fn list_rules(&self, t: &TenantId) -> Stored<Vec<(RouteName, Chain)>> {
+        self.read(t, |d| {
+            d.rules
+                .iter()
+                .map(|(n, c)| (n.clone(), c.clone()))
+                .collect()
+        })
+    }
+
+    async fn put_rule(
+        &self,
+        t: &TenantId,
+        name: &RouteName,
+        chain: &Chain,
+        _now: u64,
+    ) -> Stored<()> {
+        self.write(t, |d| {
+            d.rules.insert(name.clone(), chain.clone());
+        })
+    }
+
+    async fn delete_rule(&self, t: &TenantId, name: &RouteName) -> Stored<bool> {
+        self.write(t, |d| d.rules.remove(name).is_some())
+    }
+
+    async fn catalog(&self, t: &TenantId) -> Stored<CatalogSnapshot> {
+        self.read(t, |d| CatalogSnapshot {
+            provider_names: d.providers.keys().cloned().collect(),
+            models: d.models.values().cloned().collect(),
+            aliases: d
+                .aliases
+                .iter()
+                .map(|(n, a)| (n.clone(), a.clone()))
+                .collect(),
+        })
+    }
+}
+
+/// Routing state as the admin side sees it: which providers were wiped, and which breakers are
+/// open (by provider, model) for resets to close.
+#[derive(Debug, Default)]
+pub struct MemoryRouting {
+    pub wiped: RefCell<Vec<(TenantId, ProviderName)>>,
+    pub open: RefCell<Vec<(TenantId, ProviderName, String)>>,
+}
+
+impl RoutingControl for MemoryRouting {
+    async fn wipe(&self, t: &TenantId, provider: &ProviderName) {
+        self.wiped.borrow_mut().push((t.clone(), provider.clone()));
+        self.open
+            .borrow_mut()
+            .retain(|(ot, op, _)| !(ot == t && op == provider));
+    }
+
+    async fn reset(
+        &self,
+        t: &TenantId,
+        provider: &ProviderName,
+        model: Option<&ModelId>,
+    ) -> Stored<Vec<String>> {
+        let mut open = self.open.borrow_mut();
+        let hit = |(ot, op, m): &(TenantId, ProviderName, String)| {
+            ot == t && op == provider && model.is_none_or(|want| want.as_str() == m)
+        };
+        let closed: Vec<String> = open
+            .iter()
+            .filter(|e| hit(e))
+            .map(|e| e.2.clone())
+            .collect();
+        open.retain(|e| !hit(e));
+        Ok(closed)
+    }
+}

@@ -1,0 +1,183 @@
+//! The admin API as a pure core: each command takes validated input, applies the rules (a
+//! provider still in use, a depth limit against existing chains, one namespace for model ids
+//! and alias names), calls the storage port and returns a view or a typed error. The worker's
+//! admin route only authenticates, reads the body and adapts D1 and the routing objects to the
+//! ports; the in-memory store (`memory`) lets host tests reach every rule.
+
+mod catalog;
+mod operations;
+pub mod store;
+mod tenants;
+
+#[cfg(not(target_arch = "wasm32"))]
+pub mod memory;
+
+use crate::api::route::OPENAPI;
+use crate::api::{ApiError, ErrorType, Route};
+use crate::config::sealed::Kek;
+use crate::config::{ConfigError, Defaults};
+use serde::Serialize;
+use serde_json::Value;
+pub use store::{AdminStore, RoutingControl, StoreError};
+
+/// The HTTP methods the admin API answers to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verb {
+    Get,
+    Post,
+    Put,
+    Patch,
+    Delete,
+    Other,
+}
+
+/// What an admin command answers: a status and a JSON body, or the OpenAPI document as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    Json(u16, Value),
+    OpenApi(&'static str),
+}
+
+/// What a command can fail with: a refusal for the caller, or a storage fault for the log.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Refusal {
+    Api(ApiError),
+    Store(StoreError),
+}
+
+impl From<ApiError> for Refusal {
+    fn from(e: ApiError) -> Self {
+        Self::Api(e)
+    }
+}
+
+impl From<StoreError> for Refusal {
+    fn from(e: StoreError) -> Self {
+        Self::Store(e)
+    }
+}
+
+impl From<ConfigError> for Refusal {
+    fn from(e: ConfigError) -> Self {
+        Self::Api(config_error(e))
+    }
+}
+
+pub type Answer = Result<Reply, Refusal>;
+
+fn json<T: Serialize>(status: u16, value: &T) -> Answer {
+    let body = serde_json::to_value(value).map_err(|e| StoreError::new("encode view", e))?;
+    Ok(Reply::Json(status, body))
+}
+
+pub fn config_error(e: ConfigError) -> ApiError {
+    let field = e.field().map(str::to_owned);
+    let err = ApiError::invalid_request(400, "invalid_request", e.to_string());
+    match field {
+        Some(f) => err.with_param(f),
+        None => err,
+    }
+}
+
+fn conflict(message: String) -> Refusal {
+    Refusal::Api(ApiError::invalid_request(409, "conflict", message))
+}
+
+fn not_found(what: &str) -> Refusal {
+    Refusal::Api(ApiError::not_found(what))
+}
+
+pub fn unauthorized() -> ApiError {
+    ApiError::new(
+        401,
+        ErrorType::AuthenticationError,
+        "invalid_admin_key",
+        "Missing or invalid admin key.",
+    )
+}
+
+/// The deployment facts and capabilities a command may need besides storage.
+pub struct Context<'a> {
+    pub now: u64,
+    pub defaults: &'a Defaults,
+    pub allow_http_upstreams: bool,
+    pub kek: Option<&'a Kek>,
+    /// Fills the buffer from a CSPRNG; false when none is available.
+    pub random: &'a dyn Fn(&mut [u8]) -> bool,
+}
+
+pub struct Admin<'a, S, R> {
+    store: &'a S,
+    routing: &'a R,
+    cx: Context<'a>,
+}
+
+impl<'a, S: AdminStore, R: RoutingControl> Admin<'a, S, R> {
+    pub fn new(store: &'a S, routing: &'a R, cx: Context<'a>) -> Self {
+        Self { store, routing, cx }
+    }
+
+    fn random<const N: usize>(&self) -> Result<[u8; N], Refusal> {
+        let mut buf = [0u8; N];
+        if (self.cx.random)(&mut buf) {
+            Ok(buf)
+        } else {
+            Err(Refusal::Store(StoreError::new("random", "no CSPRNG")))
+        }
+    }
+
+    /// Runs one admin request. `route` is already parsed; the body is read but not parsed.
+    pub async fn handle(
+        &self,
+        verb: Verb,
+        route: Route,
+        body: &[u8],
+        query: Option<&str>,
+    ) -> Answer {
+        use Verb::{Delete, Get, Post, Put};
+        if let Some(t) = route.tenant() {
+            if !self.store.tenant_exists(t).await? {
+                return Err(not_found(&format!("Tenant '{t}'")));
+            }
+        }
+        match (verb, route) {
+            (Get, Route::OpenApi) => Ok(Reply::OpenApi(OPENAPI)),
+            (Post, Route::Tenants) => self.create_tenant(body).await,
+            (Get, Route::Tenants) => self.list_tenants().await,
+            (Get, Route::Tenant(t)) => self.get_tenant(&t).await,
+            (Delete, Route::Tenant(t)) => self.delete_tenant(&t).await,
+            (Post, Route::ApiKeys(t)) => self.create_key(&t).await,
+            (Get, Route::ApiKeys(t)) => self.list_keys(&t).await,
+            (Delete, Route::ApiKey(t, id)) => self.delete_key(&t, &id).await,
+            (Get, Route::Providers(t)) => self.list_providers(&t).await,
+            (Get, Route::Provider(t, p)) => self.get_provider(&t, &p).await,
+            (Put, Route::Provider(t, p)) => self.put_provider(&t, p, body).await,
+            (Delete, Route::Provider(t, p)) => self.delete_provider(&t, &p).await,
+            (Get, Route::Models(t)) => self.list_models(&t).await,
+            (Get, Route::Model(t, m)) => self.get_model(&t, &m).await,
+            (Put, Route::Model(t, m)) => self.put_model(&t, m, body).await,
+            (Delete, Route::Model(t, m)) => self.delete_model(&t, &m).await,
+            (Get, Route::Aliases(t)) => self.list_aliases(&t).await,
+            (Get, Route::Alias(t, a)) => self.get_alias(&t, &a).await,
+            (Put, Route::Alias(t, a)) => self.put_alias(&t, a, body).await,
+            (Delete, Route::Alias(t, a)) => self.delete_alias(&t, &a).await,
+            (Get, Route::Rules(t)) => self.list_rules(&t).await,
+            (Put, Route::Rules(t)) => self.put_rule(&t, body).await,
+            (Delete, Route::Rule(t, m)) => self.delete_rule(&t, &m).await,
+            (Get, Route::Settings(t)) => self.get_settings(&t).await,
+            (Put, Route::Settings(t)) => self.put_settings(&t, body).await,
+            (Get, Route::Events(t)) => self.list_events(&t, query).await,
+            (Post, Route::BreakerReset(t)) => self.reset_breakers(&t, body).await,
+            _ => Err(Refusal::Api(ApiError::method_not_allowed())),
+        }
+    }
+}
+
+/// `name=value` from a query string, undecoded.
+fn query_param<'q>(query: Option<&'q str>, name: &str) -> Option<&'q str> {
+    query?
+        .split('&')
+        .filter_map(|kv| kv.split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v)
+}

@@ -1,0 +1,92 @@
+//! Settings, breaker events and manual breaker resets.
+
+use super::{json, not_found, query_param, Admin, AdminStore, Answer, Refusal, RoutingControl};
+use crate::api::ApiError;
+use crate::config::admin_body::{parse_body, validate_settings, BreakerReset};
+use crate::config::{Chain, ConfigError, RouteName, SettingsOverrides, TenantId};
+use serde_json::{json, Value};
+
+/// Events listed per request at most; a caller pages on with `since`.
+const EVENTS_PAGE: u32 = 1000;
+
+/// The rules a new depth limit would cut short, as "'name' (n entries)".
+pub fn rules_longer_than(rules: &[(RouteName, Chain)], max_depth: u32) -> Vec<String> {
+    rules
+        .iter()
+        .filter(|(_, c)| c.len() > max_depth as usize)
+        .map(|(m, c)| format!("'{m}' ({} entries)", c.len()))
+        .collect()
+}
+
+impl<S: AdminStore, R: RoutingControl> Admin<'_, S, R> {
+    pub(super) async fn get_settings(&self, t: &TenantId) -> Answer {
+        json(200, &self.settings(t).await?)
+    }
+
+    /// A depth limit below an existing rule's chain is refused: the rule would stop loading.
+    pub(super) async fn put_settings(&self, t: &TenantId, body: &[u8]) -> Answer {
+        let overrides = parse_body::<SettingsOverrides>(body).and_then(validate_settings)?;
+        let effective = self.cx.defaults.effective(&overrides);
+        let rules = self.store.list_rules(t).await?;
+        let too_long = rules_longer_than(&rules, effective.max_fallback_depth);
+        if !too_long.is_empty() {
+            return Err(ConfigError::invalid(
+                "max_fallback_depth",
+                format!(
+                    "{} would be below the chain length of routing rules {}",
+                    effective.max_fallback_depth,
+                    too_long.join(", ")
+                ),
+            )
+            .into());
+        }
+        self.store.put_settings(t, &overrides).await?;
+        json(200, &effective)
+    }
+
+    pub(super) async fn list_events(&self, t: &TenantId, query: Option<&str>) -> Answer {
+        let since = match query_param(query, "since") {
+            None => 0,
+            Some(v) => v.parse::<u64>().map_err(|_| {
+                ApiError::invalid_request(
+                    400,
+                    "invalid_request",
+                    "'since' must be epoch milliseconds.",
+                )
+                .with_param("since")
+            })?,
+        };
+        let rows = self.store.events(t, since, EVENTS_PAGE).await?;
+        let data = rows
+            .iter()
+            .map(|r| {
+                let mut v: Value = serde_json::from_str(&r.body)
+                    .map_err(|e| super::StoreError::new("stored event", e))?;
+                v["seq"] = json!(r.seq);
+                Ok(v)
+            })
+            .collect::<Result<Vec<Value>, Refusal>>()?;
+        json(200, &json!({"data": data}))
+    }
+
+    /// Closes breakers by hand: one provider's (optionally one model's), or every provider's.
+    pub(super) async fn reset_breakers(&self, t: &TenantId, body: &[u8]) -> Answer {
+        let target: BreakerReset = if body.iter().all(u8::is_ascii_whitespace) {
+            BreakerReset::default()
+        } else {
+            parse_body(body)?
+        };
+        let names = self.store.provider_names(t).await?;
+        let providers = match &target.provider {
+            Some(p) if !names.contains(p) => return Err(not_found(&format!("The provider '{p}'"))),
+            Some(p) => vec![p.clone()],
+            None => names,
+        };
+        let mut closed = Vec::new();
+        for p in providers {
+            let models = self.routing.reset(t, &p, target.model.as_ref()).await?;
+            closed.extend(models.iter().map(|m| json!({"provider": p, "model": m})));
+        }
+        json(200, &json!({"closed": closed}))
+    }
+}

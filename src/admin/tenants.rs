@@ -1,0 +1,80 @@
+//! Tenants and their caller keys.
+
+use super::store::{Created, NewKey, TenantRow};
+use super::{conflict, json, not_found, Admin, AdminStore, Answer, RoutingControl};
+use crate::api::auth::{hash_key, mint_caller_key};
+use crate::config::admin_body::{parse_body, TenantBody};
+use crate::config::alias::default_aliases;
+use crate::config::{SettingsOverrides, TenantId};
+use serde_json::json;
+
+impl<S: AdminStore, R: RoutingControl> Admin<'_, S, R> {
+    pub(super) async fn create_tenant(&self, body: &[u8]) -> Answer {
+        let (id, name) = parse_body::<TenantBody>(body).and_then(TenantBody::validate)?;
+        let row = TenantRow {
+            id,
+            name,
+            created_at: self.cx.now,
+        };
+        let aliases: Vec<_> = default_aliases().into_iter().collect();
+        if self.store.create_tenant(&row, &aliases).await? == Created::AlreadyExists {
+            return Err(conflict(format!("Tenant '{}' already exists.", row.id)));
+        }
+        let settings = self.cx.defaults.effective(&SettingsOverrides::default());
+        json(
+            201,
+            &json!({"id": row.id, "name": row.name, "created_at": row.created_at, "settings": settings}),
+        )
+    }
+
+    pub(super) async fn list_tenants(&self) -> Answer {
+        json(200, &json!({"data": self.store.list_tenants().await?}))
+    }
+
+    pub(super) async fn get_tenant(&self, t: &TenantId) -> Answer {
+        let found = self.store.tenant(t).await?;
+        let record = found.ok_or_else(|| not_found(&format!("Tenant '{t}'")))?;
+        let settings = self.cx.defaults.effective(&record.settings);
+        let row = record.row;
+        json(
+            200,
+            &json!({"id": row.id, "name": row.name, "created_at": row.created_at, "settings": settings}),
+        )
+    }
+
+    /// Everything the tenant owns goes, then its providers' routing state, so a tenant created
+    /// again under the same id starts with closed breakers and no parks.
+    pub(super) async fn delete_tenant(&self, t: &TenantId) -> Answer {
+        let providers = self.store.provider_names(t).await?;
+        self.store.delete_tenant(t).await?;
+        for p in &providers {
+            self.routing.wipe(t, p).await;
+        }
+        json(200, &json!({"deleted": t}))
+    }
+
+    pub(super) async fn create_key(&self, t: &TenantId) -> Answer {
+        let (id, key) = mint_caller_key(&self.random::<32>()?);
+        let stored = NewKey {
+            id,
+            key_hash: hash_key(&key),
+            created_at: self.cx.now,
+        };
+        self.store.insert_key(t, &stored).await?;
+        json(
+            201,
+            &json!({"id": stored.id, "key": key, "created_at": stored.created_at}),
+        )
+    }
+
+    pub(super) async fn list_keys(&self, t: &TenantId) -> Answer {
+        json(200, &json!({"data": self.store.list_keys(t).await?}))
+    }
+
+    pub(super) async fn delete_key(&self, t: &TenantId, id: &str) -> Answer {
+        if !self.store.delete_key(t, id).await? {
+            return Err(not_found(&format!("The API key '{id}'")));
+        }
+        json(200, &json!({"deleted": id}))
+    }
+}

@@ -1,0 +1,124 @@
+//! The admin route on the worker: authenticate, read the body, and run the admin core
+//! (`crate::admin`) over D1 and the routing objects; after a successful write, drop this
+//! isolate's cached config for the tenant.
+
+use super::d1::{logged, storage_error, Db};
+use super::deployment::Deployment;
+use super::http::{self, header, now_ms, HttpReply};
+use super::routing_object::{call_object, record_transitions, ResetRequest};
+use super::store;
+use crate::admin::store::{StoreError, Stored};
+use crate::admin::{
+    unauthorized, Admin, Context as AdminContext, Refusal, Reply, RoutingControl, Verb,
+};
+use crate::api::auth::{bearer, secrets_match};
+use crate::api::{ApiError, Route};
+use crate::config::{ModelId, ProviderName, TenantId};
+use crate::state::provider_state::ModelTransition;
+use worker::{Context, Env, Method, Request};
+
+fn authorize(req: &Request, env: &Env) -> Result<(), ApiError> {
+    let expected = env
+        .secret("CG_ADMIN")
+        .map(|s| s.to_string())
+        .unwrap_or_default();
+    let given = header(req, "authorization");
+    match bearer(given.as_deref()) {
+        Some(token) if secrets_match(token, &expected) => Ok(()),
+        _ => Err(unauthorized()),
+    }
+}
+
+fn verb(method: &Method) -> Verb {
+    match method {
+        Method::Get => Verb::Get,
+        Method::Post => Verb::Post,
+        Method::Put => Verb::Put,
+        Method::Patch => Verb::Patch,
+        Method::Delete => Verb::Delete,
+        _ => Verb::Other,
+    }
+}
+
+pub async fn handle(
+    mut req: Request,
+    env: &Env,
+    ctx: &Context,
+    dep: &Deployment,
+    route: Route,
+) -> HttpReply {
+    authorize(&req, env)?;
+    let verb = verb(&req.method());
+    let body = match verb {
+        Verb::Post | Verb::Put | Verb::Patch => {
+            http::read_body(&mut req, dep.max_admin_body).await?
+        }
+        _ => Vec::new(),
+    };
+    let query = req.url().ok().and_then(|u| u.query().map(str::to_owned));
+    let db = Db::open(env).map_err(logged)?;
+    let kek = store::kek(env)?;
+    let routing = ObjectRouting { env, ctx };
+    let random = |buf: &mut [u8]| getrandom::getrandom(buf).is_ok();
+    let cx = AdminContext {
+        now: now_ms(),
+        defaults: &dep.defaults,
+        allow_http_upstreams: dep.allow_http_upstreams,
+        kek: kek.as_ref(),
+        random: &random,
+    };
+    let written = route.tenant().cloned();
+    let answer = Admin::new(&db, &routing, cx)
+        .handle(verb, route, &body, query.as_deref())
+        .await;
+    if answer.is_ok() && verb != Verb::Get {
+        if let Some(t) = written {
+            store::invalidate_tenant(&t);
+        }
+    }
+    match answer {
+        Ok(Reply::Json(status, body)) => http::json(status, &body),
+        Ok(Reply::OpenApi(doc)) => http::bytes(200, "application/json", doc.as_bytes().to_vec()),
+        Err(Refusal::Api(e)) => Err(e),
+        Err(Refusal::Store(e)) => Err(logged(e)),
+    }
+}
+
+/// The routing objects as the admin core's `RoutingControl`.
+struct ObjectRouting<'a> {
+    env: &'a Env,
+    ctx: &'a Context,
+}
+
+impl RoutingControl for ObjectRouting<'_> {
+    async fn wipe(&self, t: &TenantId, provider: &ProviderName) {
+        let wiped: worker::Result<Vec<ModelTransition>> =
+            call_object(self.env, t, provider.as_str(), Method::Post, "/wipe", None).await;
+        if let Err(e) = wiped {
+            storage_error("wipe routing state", e);
+        }
+    }
+
+    async fn reset(
+        &self,
+        t: &TenantId,
+        provider: &ProviderName,
+        model: Option<&ModelId>,
+    ) -> Stored<Vec<String>> {
+        // This isolate's own grants and skips end at once; other isolates see the reset within
+        // their lease.
+        super::local_grants::news_for_tenant(t);
+        let request = serde_json::to_string(&ResetRequest {
+            model: model.map(ModelId::to_string),
+        })
+        .ok();
+        let p = provider.as_str();
+        let transitions: Vec<ModelTransition> =
+            call_object(self.env, t, p, Method::Post, "/reset", request)
+                .await
+                .map_err(|e| StoreError::new("reset breakers", e))?;
+        let closed = transitions.iter().map(|tr| tr.model.clone()).collect();
+        record_transitions(self.env, self.ctx, t, p, transitions);
+        Ok(closed)
+    }
+}

@@ -1,0 +1,303 @@
+//! The catalog store on D1: providers, models, aliases and routing rules.
+
+use super::{changes, js, num, parse_stored, to_stored, Db};
+use crate::admin::store::{
+    AliasWrite, CatalogSnapshot, CatalogStore, ModelWrite, ProviderDelete, StoreError, Stored,
+};
+use crate::config::{
+    Alias, AliasName, CatalogModel, Chain, ModelId, ProviderName, RouteName, StoredProvider,
+    TenantId,
+};
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use worker::wasm_bindgen::JsValue;
+use worker::D1PreparedStatement;
+
+#[derive(Deserialize)]
+struct Spec {
+    spec: String,
+}
+
+#[derive(Deserialize)]
+struct NamedSpec {
+    name: String,
+    spec: String,
+}
+
+const ALIAS_UPSERT: &str = "INSERT INTO aliases (tenant_id, name, spec, updated_at) \
+     SELECT ?1, ?2, ?3, ?4 \
+     WHERE NOT EXISTS (SELECT 1 FROM models WHERE tenant_id = ?1 AND id = ?2) \
+     ON CONFLICT (tenant_id, name) DO UPDATE SET spec = excluded.spec, updated_at = excluded.updated_at";
+
+impl Db {
+    async fn specs<T: DeserializeOwned>(&self, sql: &'static str, t: &TenantId) -> Stored<Vec<T>> {
+        let found: Vec<Spec> = self.all(sql, &[js(t.as_str())]).await?;
+        found.iter().map(|r| parse_stored(&r.spec)).collect()
+    }
+
+    async fn spec<T: DeserializeOwned>(
+        &self,
+        sql: &'static str,
+        t: &TenantId,
+        key: &str,
+    ) -> Stored<Option<T>> {
+        let found: Vec<Spec> = self.all(sql, &[js(t.as_str()), js(key)]).await?;
+        found.first().map(|r| parse_stored(&r.spec)).transpose()
+    }
+
+    pub(super) async fn delete(&self, sql: &'static str, t: &TenantId, key: &str) -> Stored<bool> {
+        Ok(changes(&self.run(sql, &[js(t.as_str()), js(key)]).await?) > 0)
+    }
+
+    pub(super) fn alias_upsert(
+        &self,
+        t: &TenantId,
+        name: &AliasName,
+        a: &Alias,
+        now: u64,
+    ) -> Stored<D1PreparedStatement> {
+        let spec = to_stored(a)?;
+        self.stmt(
+            ALIAS_UPSERT,
+            &[js(t.as_str()), js(name.as_str()), js(&spec), num(now)],
+        )
+    }
+
+    async fn named_specs<T: DeserializeOwned>(
+        &self,
+        sql: &'static str,
+        t: &TenantId,
+    ) -> Stored<Vec<(AliasName, T)>> {
+        let found: Vec<NamedSpec> = self.all(sql, &[js(t.as_str())]).await?;
+        found
+            .iter()
+            .map(|r| {
+                let name =
+                    AliasName::parse(&r.name).map_err(|e| StoreError::new("alias name", e))?;
+                Ok((name, parse_stored(&r.spec)?))
+            })
+            .collect()
+    }
+}
+
+fn tid(t: &TenantId) -> [JsValue; 1] {
+    [js(t.as_str())]
+}
+
+impl CatalogStore for Db {
+    async fn provider_names(&self, t: &TenantId) -> Stored<Vec<ProviderName>> {
+        #[derive(Deserialize)]
+        struct Row {
+            name: ProviderName,
+        }
+        let found: Vec<Row> = self
+            .all("SELECT name FROM providers WHERE tenant_id = ?1", &tid(t))
+            .await?;
+        Ok(found.into_iter().map(|r| r.name).collect())
+    }
+
+    async fn list_providers(&self, t: &TenantId) -> Stored<Vec<StoredProvider>> {
+        self.specs(
+            "SELECT spec FROM providers WHERE tenant_id = ?1 ORDER BY rowid",
+            t,
+        )
+        .await
+    }
+
+    async fn provider(&self, t: &TenantId, p: &ProviderName) -> Stored<Option<StoredProvider>> {
+        self.spec(
+            "SELECT spec FROM providers WHERE tenant_id = ?1 AND name = ?2",
+            t,
+            p.as_str(),
+        )
+        .await
+    }
+
+    async fn put_provider(&self, t: &TenantId, p: &StoredProvider, now: u64) -> Stored<()> {
+        let spec = to_stored(p)?;
+        self.run(
+            "INSERT INTO providers (tenant_id, name, spec, updated_at) VALUES (?1, ?2, ?3, ?4) \
+             ON CONFLICT (tenant_id, name) DO UPDATE SET spec = excluded.spec, updated_at = excluded.updated_at",
+            &[js(t.as_str()), js(p.name.as_str()), js(&spec), num(now)],
+        )
+        .await
+        .map(|_| ())
+    }
+
+    /// One statement deletes only an unused provider; when it deletes nothing, the models
+    /// table says whether the provider was in use or absent.
+    async fn delete_provider(&self, t: &TenantId, p: &ProviderName) -> Stored<ProviderDelete> {
+        let deleted = self
+            .delete(
+                "DELETE FROM providers WHERE tenant_id = ?1 AND name = ?2 \
+                 AND NOT EXISTS (SELECT 1 FROM models WHERE tenant_id = ?1 AND provider = ?2)",
+                t,
+                p.as_str(),
+            )
+            .await?;
+        if deleted {
+            return Ok(ProviderDelete::Deleted);
+        }
+        #[derive(Deserialize)]
+        struct Row {
+            id: ModelId,
+        }
+        let users: Vec<Row> = self
+            .all(
+                "SELECT id FROM models WHERE tenant_id = ?1 AND provider = ?2 ORDER BY id",
+                &[js(t.as_str()), js(p.as_str())],
+            )
+            .await?;
+        Ok(if users.is_empty() {
+            ProviderDelete::NotFound
+        } else {
+            ProviderDelete::InUse(users.into_iter().map(|r| r.id).collect())
+        })
+    }
+
+    async fn list_models(&self, t: &TenantId) -> Stored<Vec<CatalogModel>> {
+        self.specs(
+            "SELECT spec FROM models WHERE tenant_id = ?1 ORDER BY rowid",
+            t,
+        )
+        .await
+    }
+
+    async fn model(&self, t: &TenantId, id: &ModelId) -> Stored<Option<CatalogModel>> {
+        self.spec(
+            "SELECT spec FROM models WHERE tenant_id = ?1 AND id = ?2",
+            t,
+            id.as_str(),
+        )
+        .await
+    }
+
+    /// One statement: the provider must exist and the id must not be an alias.
+    async fn put_model(&self, t: &TenantId, m: &CatalogModel, now: u64) -> Stored<ModelWrite> {
+        let spec = to_stored(m)?;
+        let r = self
+            .run(
+                "INSERT INTO models (tenant_id, id, provider, spec, updated_at) \
+                 SELECT ?1, ?2, ?3, ?4, ?5 \
+                 WHERE EXISTS (SELECT 1 FROM providers WHERE tenant_id = ?1 AND name = ?3) \
+                   AND NOT EXISTS (SELECT 1 FROM aliases WHERE tenant_id = ?1 AND name = ?2) \
+                 ON CONFLICT (tenant_id, id) DO UPDATE SET provider = excluded.provider, spec = excluded.spec, updated_at = excluded.updated_at",
+                &[js(t.as_str()), js(m.id.as_str()), js(m.provider.as_str()), js(&spec), num(now)],
+            )
+            .await?;
+        if changes(&r) > 0 {
+            return Ok(ModelWrite::Written);
+        }
+        Ok(if self.provider_names(t).await?.contains(&m.provider) {
+            ModelWrite::IsAnAlias
+        } else {
+            ModelWrite::NoSuchProvider
+        })
+    }
+
+    async fn delete_model(&self, t: &TenantId, id: &ModelId) -> Stored<bool> {
+        self.delete(
+            "DELETE FROM models WHERE tenant_id = ?1 AND id = ?2",
+            t,
+            id.as_str(),
+        )
+        .await
+    }
+
+    async fn list_aliases(&self, t: &TenantId) -> Stored<Vec<(AliasName, Alias)>> {
+        self.named_specs(
+            "SELECT name, spec FROM aliases WHERE tenant_id = ?1 ORDER BY name",
+            t,
+        )
+        .await
+    }
+
+    async fn alias(&self, t: &TenantId, name: &AliasName) -> Stored<Option<Alias>> {
+        self.spec(
+            "SELECT spec FROM aliases WHERE tenant_id = ?1 AND name = ?2",
+            t,
+            name.as_str(),
+        )
+        .await
+    }
+
+    async fn put_alias(
+        &self,
+        t: &TenantId,
+        name: &AliasName,
+        a: &Alias,
+        now: u64,
+    ) -> Stored<AliasWrite> {
+        let stmt = self.alias_upsert(t, name, a, now)?;
+        let r = stmt
+            .run()
+            .await
+            .map_err(|e| StoreError::new("write alias", e))?;
+        Ok(if changes(&r) > 0 {
+            AliasWrite::Written
+        } else {
+            AliasWrite::IsAModel
+        })
+    }
+
+    async fn delete_alias(&self, t: &TenantId, name: &AliasName) -> Stored<bool> {
+        self.delete(
+            "DELETE FROM aliases WHERE tenant_id = ?1 AND name = ?2",
+            t,
+            name.as_str(),
+        )
+        .await
+    }
+
+    async fn list_rules(&self, t: &TenantId) -> Stored<Vec<(RouteName, Chain)>> {
+        #[derive(Deserialize)]
+        struct Row {
+            match_name: RouteName,
+            chain: String,
+        }
+        let found: Vec<Row> = self
+            .all(
+                "SELECT match_name, chain FROM routing_rules WHERE tenant_id = ?1 ORDER BY match_name",
+                &tid(t),
+            )
+            .await?;
+        found
+            .into_iter()
+            .map(|r| Ok((r.match_name, parse_stored(&r.chain)?)))
+            .collect()
+    }
+
+    async fn put_rule(
+        &self,
+        t: &TenantId,
+        name: &RouteName,
+        chain: &Chain,
+        now: u64,
+    ) -> Stored<()> {
+        let stored = to_stored(chain)?;
+        self.run(
+            "INSERT INTO routing_rules (tenant_id, match_name, chain, updated_at) VALUES (?1, ?2, ?3, ?4) \
+             ON CONFLICT (tenant_id, match_name) DO UPDATE SET chain = excluded.chain, updated_at = excluded.updated_at",
+            &[js(t.as_str()), js(name.as_str()), js(&stored), num(now)],
+        )
+        .await
+        .map(|_| ())
+    }
+
+    async fn delete_rule(&self, t: &TenantId, name: &RouteName) -> Stored<bool> {
+        self.delete(
+            "DELETE FROM routing_rules WHERE tenant_id = ?1 AND match_name = ?2",
+            t,
+            name.as_str(),
+        )
+        .await
+    }
+
+    async fn catalog(&self, t: &TenantId) -> Stored<CatalogSnapshot> {
+        Ok(CatalogSnapshot {
+            provider_names: self.provider_names(t).await?,
+            models: self.list_models(t).await?,
+            aliases: self.list_aliases(t).await?,
+        })
+    }
+}

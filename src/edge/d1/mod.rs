@@ -1,0 +1,105 @@
+//! The one D1 adapter: every SQL statement of the worker lives in this folder, split by table
+//! group (`tenants` tenants, caller keys, settings and events; `catalog` providers, models,
+//! aliases and rules; `config` the request path's reads and event inserts). No table name is built by formatting;
+//! checks that must hold at the moment of a write (`INSERT … WHERE NOT EXISTS`, batches) stay
+//! inside one method.
+
+mod catalog;
+pub mod config;
+mod tenants;
+
+use crate::admin::store::{StoreError, Stored};
+use crate::api::ApiError;
+use serde::de::DeserializeOwned;
+use worker::wasm_bindgen::JsValue;
+use worker::{console_error, D1Database, D1PreparedStatement, D1Result, Env};
+
+/// Logs a storage fault with its cause and answers the caller with a bare 500.
+pub fn storage_error(what: &str, e: impl std::fmt::Display) -> ApiError {
+    console_error!(
+        "{}",
+        serde_json::json!({"msg": "storage error", "op": what, "error": e.to_string()})
+    );
+    ApiError::internal()
+}
+
+/// A store error on its way to the caller: logged with its cause, answered as a bare 500.
+pub fn logged(e: StoreError) -> ApiError {
+    storage_error(e.op(), e.cause())
+}
+
+pub fn js(s: &str) -> JsValue {
+    JsValue::from_str(s)
+}
+
+pub fn num(n: u64) -> JsValue {
+    JsValue::from_f64(n as f64)
+}
+
+/// The worker's D1 database, as the admin store and the request path's reads use it.
+pub struct Db {
+    db: D1Database,
+}
+
+impl Db {
+    pub fn open(env: &Env) -> Stored<Self> {
+        env.d1("DB")
+            .map(|db| Self { db })
+            .map_err(|e| StoreError::new("binding", e))
+    }
+
+    pub(super) fn stmt(
+        &self,
+        sql: &'static str,
+        params: &[JsValue],
+    ) -> Stored<D1PreparedStatement> {
+        self.db
+            .prepare(sql)
+            .bind(params)
+            .map_err(|e| StoreError::new("bind", e))
+    }
+
+    pub(super) async fn run(&self, sql: &'static str, params: &[JsValue]) -> Stored<D1Result> {
+        self.stmt(sql, params)?
+            .run()
+            .await
+            .map_err(|e| StoreError::new("write", e))
+    }
+
+    pub(super) async fn all<T: DeserializeOwned>(
+        &self,
+        sql: &'static str,
+        params: &[JsValue],
+    ) -> Stored<Vec<T>> {
+        let r = self
+            .stmt(sql, params)?
+            .all()
+            .await
+            .map_err(|e| StoreError::new("read", e))?;
+        rows(&r)
+    }
+
+    pub(super) async fn batch(&self, stmts: Vec<D1PreparedStatement>) -> Stored<Vec<D1Result>> {
+        self.db
+            .batch(stmts)
+            .await
+            .map_err(|e| StoreError::new("batch", e))
+    }
+}
+
+pub fn rows<T: DeserializeOwned>(r: &D1Result) -> Stored<Vec<T>> {
+    r.results::<T>().map_err(|e| StoreError::new("decode", e))
+}
+
+/// Rows a write changed (0 when D1 reports no meta).
+pub fn changes(r: &D1Result) -> usize {
+    r.meta().ok().flatten().and_then(|m| m.changes).unwrap_or(0)
+}
+
+pub fn parse_stored<T: DeserializeOwned>(json: &str) -> Stored<T> {
+    serde_json::from_str(json).map_err(|e| StoreError::new("stored spec", e))
+}
+
+pub fn to_stored<T: serde::Serialize>(value: &T) -> Stored<String> {
+    serde_json::to_string(value).map_err(|e| StoreError::new("encode spec", e))
+}

@@ -1,0 +1,187 @@
+//! The tenant store on D1: tenants, caller keys, settings and events.
+
+use super::{js, num, parse_stored, to_stored, Db};
+use crate::admin::store::{
+    Created, EventRow, KeyRow, NewKey, Stored, TenantRecord, TenantRow, TenantStore,
+};
+use crate::config::{Alias, AliasName, SettingsOverrides, TenantId};
+use serde::Deserialize;
+
+fn tid(t: &TenantId) -> [worker::wasm_bindgen::JsValue; 1] {
+    [js(t.as_str())]
+}
+
+impl TenantStore for Db {
+    async fn tenant_exists(&self, t: &TenantId) -> Stored<bool> {
+        #[derive(Deserialize)]
+        struct One {}
+        let found: Vec<One> = self
+            .all("SELECT 1 AS one FROM tenants WHERE id = ?1", &tid(t))
+            .await?;
+        Ok(!found.is_empty())
+    }
+
+    /// One batch (a transaction). A batch that fails on an existing id leaves nothing behind;
+    /// whether that was the cause is asked of the table, not read from the error's text.
+    async fn create_tenant(
+        &self,
+        row: &TenantRow,
+        aliases: &[(AliasName, Alias)],
+    ) -> Stored<Created> {
+        if self.tenant_exists(&row.id).await? {
+            return Ok(Created::AlreadyExists);
+        }
+        let mut stmts = vec![self.stmt(
+            "INSERT INTO tenants (id, name, settings, created_at) VALUES (?1, ?2, '{}', ?3)",
+            &[js(row.id.as_str()), js(&row.name), num(row.created_at)],
+        )?];
+        for (name, alias) in aliases {
+            stmts.push(self.alias_upsert(&row.id, name, alias, row.created_at)?);
+        }
+        match self.batch(stmts).await {
+            Ok(_) => Ok(Created::Created),
+            Err(_) if self.tenant_exists(&row.id).await? => Ok(Created::AlreadyExists),
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn list_tenants(&self) -> Stored<Vec<TenantRow>> {
+        #[derive(Deserialize)]
+        struct Row {
+            id: TenantId,
+            name: String,
+            created_at: u64,
+        }
+        let found: Vec<Row> = self
+            .all("SELECT id, name, created_at FROM tenants ORDER BY id", &[])
+            .await?;
+        Ok(found
+            .into_iter()
+            .map(|r| TenantRow {
+                id: r.id,
+                name: r.name,
+                created_at: r.created_at,
+            })
+            .collect())
+    }
+
+    async fn tenant(&self, t: &TenantId) -> Stored<Option<TenantRecord>> {
+        #[derive(Deserialize)]
+        struct Row {
+            name: String,
+            created_at: u64,
+            settings: String,
+        }
+        let found: Vec<Row> = self
+            .all(
+                "SELECT name, created_at, settings FROM tenants WHERE id = ?1",
+                &tid(t),
+            )
+            .await?;
+        found
+            .into_iter()
+            .next()
+            .map(|r| {
+                Ok(TenantRecord {
+                    settings: parse_stored(&r.settings)?,
+                    row: TenantRow {
+                        id: t.clone(),
+                        name: r.name,
+                        created_at: r.created_at,
+                    },
+                })
+            })
+            .transpose()
+    }
+
+    async fn delete_tenant(&self, t: &TenantId) -> Stored<()> {
+        let stmts = [
+            "DELETE FROM events WHERE tenant_id = ?1",
+            "DELETE FROM routing_rules WHERE tenant_id = ?1",
+            "DELETE FROM aliases WHERE tenant_id = ?1",
+            "DELETE FROM models WHERE tenant_id = ?1",
+            "DELETE FROM providers WHERE tenant_id = ?1",
+            "DELETE FROM caller_keys WHERE tenant_id = ?1",
+            "DELETE FROM tenants WHERE id = ?1",
+        ]
+        .into_iter()
+        .map(|sql| self.stmt(sql, &tid(t)))
+        .collect::<Stored<Vec<_>>>()?;
+        self.batch(stmts).await.map(|_| ())
+    }
+
+    async fn put_settings(&self, t: &TenantId, settings: &SettingsOverrides) -> Stored<()> {
+        let stored = to_stored(settings)?;
+        self.run(
+            "UPDATE tenants SET settings = ?2 WHERE id = ?1",
+            &[js(t.as_str()), js(&stored)],
+        )
+        .await
+        .map(|_| ())
+    }
+
+    async fn insert_key(&self, t: &TenantId, key: &NewKey) -> Stored<()> {
+        self.run(
+            "INSERT INTO caller_keys (id, tenant_id, key_hash, created_at) VALUES (?1, ?2, ?3, ?4)",
+            &[
+                js(&key.id),
+                js(t.as_str()),
+                js(&key.key_hash),
+                num(key.created_at),
+            ],
+        )
+        .await
+        .map(|_| ())
+    }
+
+    async fn list_keys(&self, t: &TenantId) -> Stored<Vec<KeyRow>> {
+        #[derive(Deserialize)]
+        struct Row {
+            id: String,
+            created_at: u64,
+        }
+        let found: Vec<Row> = self
+            .all(
+                "SELECT id, created_at FROM caller_keys WHERE tenant_id = ?1 ORDER BY created_at, id",
+                &tid(t),
+            )
+            .await?;
+        Ok(found
+            .into_iter()
+            .map(|r| KeyRow {
+                id: r.id,
+                created_at: r.created_at,
+            })
+            .collect())
+    }
+
+    async fn delete_key(&self, t: &TenantId, id: &str) -> Stored<bool> {
+        self.delete(
+            "DELETE FROM caller_keys WHERE tenant_id = ?1 AND id = ?2",
+            t,
+            id,
+        )
+        .await
+    }
+
+    async fn events(&self, t: &TenantId, since: u64, limit: u32) -> Stored<Vec<EventRow>> {
+        #[derive(Deserialize)]
+        struct Row {
+            seq: u64,
+            body: String,
+        }
+        let found: Vec<Row> = self
+            .all(
+                "SELECT seq, body FROM events WHERE tenant_id = ?1 AND at >= ?2 ORDER BY seq LIMIT ?3",
+                &[js(t.as_str()), num(since), num(u64::from(limit))],
+            )
+            .await?;
+        Ok(found
+            .into_iter()
+            .map(|r| EventRow {
+                seq: r.seq,
+                body: r.body,
+            })
+            .collect())
+    }
+}
