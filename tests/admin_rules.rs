@@ -33,7 +33,7 @@ impl World {
             Some((p, q)) => (p, Some(q)),
             None => (path, None),
         };
-        let route = Route::parse(path).map_err(|e| (e.status, json!(e.code)))?;
+        let route = Route::parse(path).map_err(|e| (e.status(), json!(e.code())))?;
         let random = |buf: &mut [u8]| {
             buf.iter_mut().enumerate().for_each(|(i, b)| *b = i as u8);
             true
@@ -49,7 +49,7 @@ impl World {
         match block_on(admin.handle(verb, route, body.as_bytes(), query)) {
             Ok(Reply::Json(status, v)) => Ok((status, v)),
             Ok(Reply::OpenApi(doc)) => Ok((200, serde_json::from_str(doc).unwrap())),
-            Err(Refusal::Api(e)) => Err((e.status, serde_json::from_str(&e.to_json()).unwrap())),
+            Err(Refusal::Api(e)) => Err((e.status(), serde_json::from_str(&e.to_json()).unwrap())),
             Err(Refusal::Store(e)) => panic!("store fault: {e:?}"),
         }
     }

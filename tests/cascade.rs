@@ -231,9 +231,9 @@ fn a_request_caused_400_stops_the_cascade_with_one_call_and_the_providers_messag
         let Ending::Refused(err) = &o.ending else {
             panic!("expected refusal, got {:?}", o.ending)
         };
-        assert_eq!(err.status, status);
-        assert_eq!(err.message, "Your prompt was flagged");
-        assert_eq!(err.code.as_deref(), Some("content_policy_violation"));
+        assert_eq!(err.status(), status);
+        assert_eq!(err.message(), "Your prompt was flagged");
+        assert_eq!(err.code(), Some("content_policy_violation"));
         assert_eq!(w.upstream.count(), 1, "no rotation, no cascade");
     }
 }

@@ -141,8 +141,8 @@ fn each_try_is_one_attempt_entry_with_its_retry_index_and_one_failure_toward_the
     );
     assert_eq!(w.failure_reports(), 3);
     let err = o.exhausted_error();
-    assert_eq!(err.message, "All 1 routing candidates failed.");
-    let retries: Vec<_> = err.attempts.unwrap().iter().map(|a| a.retry).collect();
+    assert_eq!(err.message(), "All 1 routing candidates failed.");
+    let retries: Vec<_> = err.attempts().unwrap().iter().map(|a| a.retry).collect();
     assert_eq!(retries, [Some(0), Some(1), Some(2)]);
 }
 

@@ -13,7 +13,7 @@ mod tenants;
 pub mod memory;
 
 use crate::api::route::OPENAPI;
-use crate::api::{ApiError, ErrorType, Route};
+use crate::api::{ApiError, ErrorKind, Route};
 use crate::config::sealed::Kek;
 use crate::config::{ConfigError, Defaults};
 use serde::Serialize;
@@ -72,7 +72,7 @@ fn json<T: Serialize>(status: u16, value: &T) -> Answer {
 
 pub fn config_error(e: ConfigError) -> ApiError {
     let field = e.field().map(str::to_owned);
-    let err = ApiError::invalid_request(400, "invalid_request", e.to_string());
+    let err = ApiError::new(ErrorKind::InvalidRequest, e.to_string());
     match field {
         Some(f) => err.with_param(f),
         None => err,
@@ -80,7 +80,7 @@ pub fn config_error(e: ConfigError) -> ApiError {
 }
 
 fn conflict(message: String) -> Refusal {
-    Refusal::Api(ApiError::invalid_request(409, "conflict", message))
+    Refusal::Api(ApiError::new(ErrorKind::Conflict, message))
 }
 
 fn not_found(what: &str) -> Refusal {
@@ -88,12 +88,7 @@ fn not_found(what: &str) -> Refusal {
 }
 
 pub fn unauthorized() -> ApiError {
-    ApiError::new(
-        401,
-        ErrorType::AuthenticationError,
-        "invalid_admin_key",
-        "Missing or invalid admin key.",
-    )
+    ApiError::new(ErrorKind::InvalidAdminKey, "Missing or invalid admin key.")
 }
 
 /// The deployment facts and capabilities a command may need besides storage.

@@ -1,7 +1,7 @@
 //! Settings, breaker events and manual breaker resets.
 
 use super::{json, not_found, query_param, Admin, AdminStore, Answer, Refusal, RoutingControl};
-use crate::api::ApiError;
+use crate::api::{ApiError, ErrorKind};
 use crate::config::admin_body::{parse_body, validate_settings, BreakerReset};
 use crate::config::{Chain, ConfigError, RouteName, SettingsOverrides, TenantId};
 use serde_json::{json, Value};
@@ -48,9 +48,8 @@ impl<S: AdminStore, R: RoutingControl> Admin<'_, S, R> {
         let since = match query_param(query, "since") {
             None => 0,
             Some(v) => v.parse::<u64>().map_err(|_| {
-                ApiError::invalid_request(
-                    400,
-                    "invalid_request",
+                ApiError::new(
+                    ErrorKind::InvalidRequest,
                     "'since' must be epoch milliseconds.",
                 )
                 .with_param("since")

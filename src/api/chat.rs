@@ -4,7 +4,7 @@
 //! reads are checked, and a tree is built only where a translation needs one. The number of
 //! values is bounded before anything is parsed (see `raw_json`).
 
-use super::error::ApiError;
+use super::error::{ApiError, ErrorKind, UpstreamFields};
 use super::raw_json::{self, MessagesShape};
 use crate::providers::reasoning::REASONING_FIELDS;
 use serde_json::value::RawValue;
@@ -38,8 +38,7 @@ impl PartialEq for ChatRequest {
 }
 
 fn invalid_type(field: &str, what: &str) -> ApiError {
-    ApiError::invalid_request(400, "invalid_type", format!("'{field}' must be {what}."))
-        .with_param(field)
+    ApiError::new(ErrorKind::InvalidType, format!("'{field}' must be {what}.")).with_param(field)
 }
 
 impl ChatRequest {
@@ -54,9 +53,8 @@ impl ChatRequest {
     pub fn parse_bounded(bytes: Vec<u8>, max_values: usize) -> Result<Self, ApiError> {
         let extent = raw_json::extent(&bytes);
         if extent.depth > raw_json::MAX_DEPTH {
-            return Err(ApiError::invalid_request(
-                400,
-                "invalid_json",
+            return Err(ApiError::new(
+                ErrorKind::InvalidJson,
                 format!(
                     "The request body is not valid JSON: nested deeper than {} levels.",
                     raw_json::MAX_DEPTH
@@ -64,16 +62,14 @@ impl ChatRequest {
             ));
         }
         if extent.values > max_values {
-            return Err(ApiError::invalid_request(
-                400,
-                "too_many_values",
+            return Err(ApiError::new(
+                ErrorKind::TooManyValues,
                 format!("The request body has more than {max_values} JSON values."),
             ));
         }
         let not_json = |e: &dyn std::fmt::Display| {
-            ApiError::invalid_request(
-                400,
-                "invalid_json",
+            ApiError::new(
+                ErrorKind::InvalidJson,
                 format!("The request body is not valid JSON: {e}"),
             )
         };
@@ -83,9 +79,8 @@ impl ChatRequest {
             // is then checked without building anything.
             let valid_json = serde_json::from_str::<serde::de::IgnoredAny>(&text).is_ok();
             if e.is_data() && valid_json {
-                ApiError::invalid_request(
-                    400,
-                    "invalid_request",
+                ApiError::new(
+                    ErrorKind::InvalidRequest,
                     "The request body must be a JSON object.",
                 )
             } else {
@@ -95,9 +90,8 @@ impl ChatRequest {
         let field = |name: &str| fields.get(name).map(|r| &text[r.clone()]);
         let model = match field("model").map(serde_json::from_str::<String>) {
             Some(Ok(m)) if m.len() > MAX_MODEL_BYTES => {
-                return Err(ApiError::invalid_request(
-                    400,
-                    "invalid_request",
+                return Err(ApiError::new(
+                    ErrorKind::InvalidRequest,
                     format!("'model' must be at most {MAX_MODEL_BYTES} bytes."),
                 )
                 .with_param("model"))
@@ -106,7 +100,7 @@ impl ChatRequest {
             Some(_) => return Err(invalid_type("model", "a non-empty string")),
             None => {
                 return Err(
-                    ApiError::invalid_request(400, "missing_model", "'model' is required.")
+                    ApiError::new(ErrorKind::MissingModel, "'model' is required.")
                         .with_param("model"),
                 )
             }
@@ -260,11 +254,15 @@ pub fn passthrough_error(status: u16, upstream_text: &str) -> ApiError {
     let message = field("message")
         .or_else(|| err.and_then(Value::as_str).map(str::to_owned))
         .unwrap_or_else(|| format!("The upstream provider rejected the request (HTTP {status})."));
-    let mut out = ApiError::invalid_request(status, "upstream_rejected", message);
-    out.upstream_type = field("type");
-    out.code = field("code");
-    out.param = field("param");
-    out
+    let theirs = UpstreamFields {
+        error_type: field("type"),
+        code: field("code"),
+    };
+    let out = ApiError::passthrough(status, message, theirs);
+    match field("param") {
+        Some(p) => out.with_param(p),
+        None => out,
+    }
 }
 
 #[cfg(test)]
@@ -275,7 +273,7 @@ mod tests {
     fn model_is_required() {
         let e = ChatRequest::parse(br#"{"messages":[]}"#).unwrap_err();
         assert_eq!(
-            (e.status, e.code.as_deref(), e.param.as_deref()),
+            (e.status(), e.code(), e.param()),
             (400, Some("missing_model"), Some("model"))
         );
     }
@@ -294,7 +292,7 @@ mod tests {
             (r#"{"model":"m","tools":{}}"#, "tools"),
         ] {
             let e = ChatRequest::parse(body.as_bytes()).unwrap_err();
-            assert_eq!((e.status, e.param.as_deref()), (400, Some(field)), "{body}");
+            assert_eq!((e.status(), e.param()), (400, Some(field)), "{body}");
         }
         assert!(ChatRequest::parse(
             br#"{"model":"m","messages":[{"role":"user","content":"x"}],"stop":null}"#
@@ -307,10 +305,10 @@ mod tests {
         let long = "m".repeat(MAX_MODEL_BYTES + 1);
         let e = ChatRequest::parse(format!(r#"{{"model":"{long}"}}"#).as_bytes()).unwrap_err();
         assert_eq!(
-            (e.status, e.code.as_deref(), e.param.as_deref()),
+            (e.status(), e.code(), e.param()),
             (400, Some("invalid_request"), Some("model"))
         );
-        assert!(e.message.len() < 100, "a short message, not the name");
+        assert!(e.message().len() < 100, "a short message, not the name");
         let ok = "m".repeat(MAX_MODEL_BYTES);
         assert!(ChatRequest::parse(format!(r#"{{"model":"{ok}"}}"#).as_bytes()).is_ok());
     }
@@ -320,30 +318,27 @@ mod tests {
         let pad = r#"{"a":0},"#.repeat(600);
         let body = format!(r#"{{"model":"m","pad":[{pad}{{}}]}}"#);
         let e = ChatRequest::parse_bounded(body.clone().into_bytes(), 1_000).unwrap_err();
-        assert_eq!(
-            (e.status, e.code.as_deref()),
-            (400, Some("too_many_values"))
-        );
+        assert_eq!((e.status(), e.code()), (400, Some("too_many_values")));
         assert!(ChatRequest::parse_bounded(body.into_bytes(), 2_000).is_ok());
     }
 
     #[test]
     fn non_object_bodies_and_broken_json_get_their_own_codes() {
         let e = ChatRequest::parse(b"[1]").unwrap_err();
-        assert_eq!(e.code.as_deref(), Some("invalid_request"));
+        assert_eq!(e.code(), Some("invalid_request"));
         let e = ChatRequest::parse(b"{\"model\":").unwrap_err();
-        assert_eq!(e.code.as_deref(), Some("invalid_json"));
+        assert_eq!(e.code(), Some("invalid_json"));
         let too_deep = format!("{}{}", "[".repeat(1_000), "]".repeat(1_000));
         let e = ChatRequest::parse(too_deep.as_bytes()).unwrap_err();
-        assert_eq!(e.code.as_deref(), Some("invalid_json"));
+        assert_eq!(e.code(), Some("invalid_json"));
     }
 
     #[test]
     fn wrong_type_names_the_field() {
         let e = ChatRequest::parse(br#"{"model":5}"#).unwrap_err();
-        assert_eq!(e.param.as_deref(), Some("model"));
+        assert_eq!(e.param(), Some("model"));
         let e = ChatRequest::parse(br#"{"model":"m","stream":"yes"}"#).unwrap_err();
-        assert_eq!(e.param.as_deref(), Some("stream"));
+        assert_eq!(e.param(), Some("stream"));
     }
 
     #[test]
@@ -352,17 +347,17 @@ mod tests {
             400,
             r#"{"error":{"message":"Your request was rejected","type":"invalid_request_error","code":"content_policy_violation","param":null}}"#,
         );
-        assert_eq!(e.status, 400);
-        assert_eq!(e.message, "Your request was rejected");
-        assert_eq!(e.upstream_type.as_deref(), Some("invalid_request_error"));
-        assert_eq!(e.code.as_deref(), Some("content_policy_violation"));
+        assert_eq!(e.status(), 400);
+        assert_eq!(e.message(), "Your request was rejected");
+        assert_eq!(e.upstream_type(), Some("invalid_request_error"));
+        assert_eq!(e.code(), Some("content_policy_violation"));
     }
 
     #[test]
     fn unparsable_provider_error_gets_a_plain_message() {
         let e = passthrough_error(413, "<html>too big</html>");
         assert_eq!(
-            e.message,
+            e.message(),
             "The upstream provider rejected the request (HTTP 413)."
         );
         assert!(!e.to_json().contains("html"));

@@ -1,4 +1,7 @@
-//! The one error vocabulary: everything the gateway refuses leaves as an OpenAI-shaped error.
+//! The one error vocabulary: everything the gateway refuses leaves as an OpenAI-shaped error
+//! (the Messages surface renders the same error in Anthropic's shape). An error's kind decides
+//! its status, `type` and `code` in one `match`; only an upstream's 4xx passed through keeps the
+//! provider's own status, type and code.
 
 use serde::Serialize;
 
@@ -8,7 +11,75 @@ use serde::Serialize;
 pub enum ErrorType {
     InvalidRequestError,
     AuthenticationError,
+    PermissionError,
+    RateLimitError,
     ApiError,
+}
+
+/// Every refusal the gateway makes, by what went wrong.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// An admin body or query value that breaks a rule (the message names the field).
+    InvalidRequest,
+    InvalidBody,
+    InvalidJson,
+    InvalidType,
+    TooManyValues,
+    InvalidPath,
+    MissingModel,
+    MissingMaxTokens,
+    MissingInput,
+    UnsupportedParameter,
+    UnsupportedTool,
+    InvalidApiKey,
+    InvalidAdminKey,
+    NotFound,
+    ModelNotFound,
+    MethodNotAllowed,
+    Conflict,
+    BodyTooLarge,
+    /// The caller went away before the answer (nginx's 499; only the log line sees it).
+    ClientClosedRequest,
+    Internal,
+    UpstreamExhausted,
+    /// The upstream stream failed after it had started: the final event of a cut stream.
+    UpstreamStreamError,
+    NoCandidates,
+    /// A request-caused upstream 4xx, passed through with the upstream's status.
+    UpstreamRejected(u16),
+}
+
+impl ErrorKind {
+    /// Status, `type` and `code`: the whole vocabulary in one place.
+    pub fn parts(self) -> (u16, ErrorType, &'static str) {
+        use ErrorType::{ApiError as Api, AuthenticationError as Auth, InvalidRequestError as Bad};
+        match self {
+            Self::InvalidRequest => (400, Bad, "invalid_request"),
+            Self::InvalidBody => (400, Bad, "invalid_body"),
+            Self::InvalidJson => (400, Bad, "invalid_json"),
+            Self::InvalidType => (400, Bad, "invalid_type"),
+            Self::TooManyValues => (400, Bad, "too_many_values"),
+            Self::InvalidPath => (400, Bad, "invalid_path"),
+            Self::MissingModel => (400, Bad, "missing_model"),
+            Self::MissingMaxTokens => (400, Bad, "missing_max_tokens"),
+            Self::MissingInput => (400, Bad, "missing_input"),
+            Self::UnsupportedParameter => (400, Bad, "unsupported_parameter"),
+            Self::UnsupportedTool => (400, Bad, "unsupported_tool"),
+            Self::InvalidApiKey => (401, Auth, "invalid_api_key"),
+            Self::InvalidAdminKey => (401, Auth, "invalid_admin_key"),
+            Self::NotFound => (404, Bad, "not_found"),
+            Self::ModelNotFound => (404, Bad, "model_not_found"),
+            Self::MethodNotAllowed => (405, Bad, "method_not_allowed"),
+            Self::Conflict => (409, Bad, "conflict"),
+            Self::BodyTooLarge => (413, Bad, "body_too_large"),
+            Self::ClientClosedRequest => (499, Bad, "client_closed_request"),
+            Self::Internal => (500, Api, "internal_error"),
+            Self::UpstreamExhausted => (502, Api, "upstream_exhausted"),
+            Self::UpstreamStreamError => (502, Api, "upstream_stream_error"),
+            Self::NoCandidates => (503, Api, "no_candidates"),
+            Self::UpstreamRejected(status) => (status, Bad, "upstream_rejected"),
+        }
+    }
 }
 
 /// One entry of `attempts` in the aggregated 502: only the classification crosses this boundary.
@@ -24,17 +95,21 @@ pub struct AttemptSummary {
     pub retry: Option<u32>,
 }
 
-/// An error as the caller sees it: status plus the body fields.
+/// What a provider said about its own 4xx, kept when it is passed through.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct UpstreamFields {
+    pub error_type: Option<String>,
+    pub code: Option<String>,
+}
+
+/// An error as the caller sees it. Built with a kind and a message; the rest is optional.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ApiError {
-    pub status: u16,
-    pub kind: ErrorType,
-    /// The provider's own `type` when an upstream error is passed through unchanged.
-    pub upstream_type: Option<String>,
-    pub code: Option<String>,
-    pub message: String,
-    pub param: Option<String>,
-    pub attempts: Option<Vec<AttemptSummary>>,
+    kind: ErrorKind,
+    message: String,
+    param: Option<String>,
+    attempts: Option<Vec<AttemptSummary>>,
+    upstream: Option<UpstreamFields>,
 }
 
 #[derive(Serialize)]
@@ -62,20 +137,14 @@ enum TypeField<'a> {
 }
 
 impl ApiError {
-    pub fn new(status: u16, kind: ErrorType, code: &str, message: impl Into<String>) -> Self {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
         Self {
-            status,
             kind,
-            upstream_type: None,
-            code: Some(code.to_owned()),
             message: message.into(),
             param: None,
             attempts: None,
+            upstream: None,
         }
-    }
-
-    pub fn invalid_request(status: u16, code: &str, message: impl Into<String>) -> Self {
-        Self::new(status, ErrorType::InvalidRequestError, code, message)
     }
 
     pub fn with_param(mut self, param: impl Into<String>) -> Self {
@@ -83,44 +152,85 @@ impl ApiError {
         self
     }
 
+    pub fn with_attempts(mut self, attempts: Vec<AttemptSummary>) -> Self {
+        self.attempts = Some(attempts);
+        self
+    }
+
+    /// A provider's own 4xx, its type and code kept.
+    pub fn passthrough(status: u16, message: impl Into<String>, theirs: UpstreamFields) -> Self {
+        let mut err = Self::new(ErrorKind::UpstreamRejected(status), message);
+        err.upstream = Some(theirs);
+        err
+    }
+
     /// A storage or runtime fault: the detail goes to the log, never to the caller.
     pub fn internal() -> Self {
         Self::new(
-            500,
-            ErrorType::ApiError,
-            "internal_error",
+            ErrorKind::Internal,
             "The gateway could not complete the request.",
         )
     }
 
     pub fn not_found(what: &str) -> Self {
-        Self::invalid_request(404, "not_found", format!("{what} was not found."))
+        Self::new(ErrorKind::NotFound, format!("{what} was not found."))
     }
 
     pub fn method_not_allowed() -> Self {
-        Self::invalid_request(
-            405,
-            "method_not_allowed",
+        Self::new(
+            ErrorKind::MethodNotAllowed,
             "Method not allowed on this path.",
         )
     }
 
     pub fn body_too_large(limit: usize) -> Self {
-        Self::invalid_request(
-            413,
-            "body_too_large",
+        Self::new(
+            ErrorKind::BodyTooLarge,
             format!("The request body exceeds the limit of {limit} bytes."),
         )
+    }
+
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+
+    pub fn status(&self) -> u16 {
+        self.kind.parts().0
+    }
+
+    /// The `code` field: ours, or the provider's (possibly none) when passed through.
+    pub fn code(&self) -> Option<&str> {
+        match &self.upstream {
+            Some(theirs) => theirs.code.as_deref(),
+            None => Some(self.kind.parts().2),
+        }
+    }
+
+    /// The provider's own `type` when its error was passed through.
+    pub fn upstream_type(&self) -> Option<&str> {
+        self.upstream.as_ref()?.error_type.as_deref()
+    }
+
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    pub fn param(&self) -> Option<&str> {
+        self.param.as_deref()
+    }
+
+    pub fn attempts(&self) -> Option<&[AttemptSummary]> {
+        self.attempts.as_deref()
     }
 
     pub fn to_json(&self) -> String {
         let envelope = Envelope {
             error: Body {
-                kind: match &self.upstream_type {
+                kind: match self.upstream_type() {
                     Some(theirs) => TypeField::Theirs(theirs),
-                    None => TypeField::Ours(self.kind),
+                    None => TypeField::Ours(self.kind.parts().1),
                 },
-                code: self.code.as_deref(),
+                code: self.code(),
                 message: &self.message,
                 param: self.param.as_deref(),
                 attempts: self.attempts.as_deref(),
@@ -131,6 +241,11 @@ impl ApiError {
             r#"{"error":{"type":"api_error","code":"internal_error","message":"error"}}"#.to_owned()
         })
     }
+
+    /// The error as the final `data:` event of an OpenAI-shaped stream.
+    pub fn to_sse_event(&self) -> Vec<u8> {
+        format!("data: {}\n\n", self.to_json()).into_bytes()
+    }
 }
 
 #[cfg(test)]
@@ -140,18 +255,32 @@ mod tests {
     #[test]
     fn error_leaves_in_openai_shape() {
         let body: serde_json::Value =
-            serde_json::from_str(&ApiError::invalid_request(400, "bad", "nope").to_json())
+            serde_json::from_str(&ApiError::new(ErrorKind::InvalidType, "nope").to_json())
                 .unwrap_or_default();
         assert_eq!(
             body,
-            serde_json::json!({"error":{"type":"invalid_request_error","code":"bad","message":"nope"}})
+            serde_json::json!({"error":{"type":"invalid_request_error","code":"invalid_type","message":"nope"}})
         );
     }
 
     #[test]
-    fn upstream_type_is_kept_when_passed_through() {
-        let mut err = ApiError::invalid_request(400, "x", "m");
-        err.upstream_type = Some("content_policy_violation".into());
+    fn the_kind_decides_status_type_and_code() {
+        let e = ApiError::new(ErrorKind::UpstreamExhausted, "all failed");
+        assert_eq!((e.status(), e.code()), (502, Some("upstream_exhausted")));
+        assert!(e.to_json().contains(r#""type":"api_error""#));
+        let e = ApiError::new(ErrorKind::InvalidApiKey, "no");
+        assert_eq!(e.status(), 401);
+        assert!(e.to_json().contains(r#""type":"authentication_error""#));
+    }
+
+    #[test]
+    fn upstream_type_and_code_are_kept_when_passed_through() {
+        let theirs = UpstreamFields {
+            error_type: Some("content_policy_violation".into()),
+            code: None,
+        };
+        let err = ApiError::passthrough(422, "m", theirs);
+        assert_eq!((err.status(), err.code()), (422, None));
         assert!(err
             .to_json()
             .contains(r#""type":"content_policy_violation""#));

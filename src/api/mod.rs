@@ -2,7 +2,7 @@
 
 pub mod error;
 
-pub use error::{ApiError, AttemptSummary, ErrorType};
+pub use error::{ApiError, AttemptSummary, ErrorKind, ErrorType, UpstreamFields};
 pub mod chat;
 pub mod raw_json;
 

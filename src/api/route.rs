@@ -1,6 +1,6 @@
 //! Paths to routes, validated once: a handler receives typed names, never raw path segments.
 
-use super::error::ApiError;
+use super::error::{ApiError, ErrorKind};
 use crate::config::{AliasName, ModelId, NameError, ProviderName, RouteName, TenantId};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -110,19 +110,18 @@ fn tenant_route(t: TenantId, rest: &[&str]) -> Result<Route, ApiError> {
 }
 
 fn not_found() -> ApiError {
-    ApiError::invalid_request(404, "not_found", "No such route.")
+    ApiError::new(ErrorKind::NotFound, "No such route.")
 }
 
 fn name<T>(segment: &str, parse: fn(&str) -> Result<T, NameError>) -> Result<T, ApiError> {
     let decoded = decode(segment)?;
     parse(&decoded)
-        .map_err(|e| ApiError::invalid_request(400, "invalid_path", format!("Invalid path: {e}.")))
+        .map_err(|e| ApiError::new(ErrorKind::InvalidPath, format!("Invalid path: {e}.")))
 }
 
 /// Percent-decoding of one path segment (model ids carry `/` as `%2F`).
 pub fn decode(segment: &str) -> Result<String, ApiError> {
-    let bad =
-        || ApiError::invalid_request(400, "invalid_path", "Invalid percent-encoding in path.");
+    let bad = || ApiError::new(ErrorKind::InvalidPath, "Invalid percent-encoding in path.");
     let bytes = segment.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -250,9 +249,9 @@ mod tests {
     #[test]
     fn invalid_names_in_paths_are_400_not_404() {
         let e = Route::parse("/admin/v1/tenants/Bad_Id").unwrap_err();
-        assert_eq!(e.status, 400);
+        assert_eq!(e.status(), 400);
         let e = Route::parse(&format!("/admin/v1/tenants/{}", "a".repeat(64))).unwrap_err();
-        assert_eq!(e.status, 400);
+        assert_eq!(e.status(), 400);
     }
 
     #[test]
@@ -263,7 +262,7 @@ mod tests {
             "/admin/v1/tenants/acme/nope",
             "/admin/v1/tenants/acme/models/a/b",
         ] {
-            assert_eq!(Route::parse(p).map_err(|e| e.status), Err(404), "{p}");
+            assert_eq!(Route::parse(p).map_err(|e| e.status()), Err(404), "{p}");
         }
     }
 

@@ -15,7 +15,7 @@ pub mod retry;
 pub mod retry_after;
 pub mod settlement;
 
-use crate::api::{ApiError, AttemptSummary, ErrorType};
+use crate::api::{ApiError, AttemptSummary, ErrorKind};
 use crate::config::{BreakerSettings, CatalogModel, Provider, ProviderKey, ProviderName};
 use crate::routing::Candidate;
 use crate::state::{AcquireRequest, Lease, ReportRequest};
@@ -178,14 +178,11 @@ pub fn exhausted_error(attempts: &[CandidateAttempt]) -> ApiError {
         .iter()
         .filter(|a| a.retry.unwrap_or(0) == 0)
         .count();
-    let mut err = ApiError::new(
-        502,
-        ErrorType::ApiError,
-        "upstream_exhausted",
+    ApiError::new(
+        ErrorKind::UpstreamExhausted,
         format!("All {candidates} routing candidates failed."),
-    );
-    err.attempts = Some(attempts);
-    err
+    )
+    .with_attempts(attempts)
 }
 
 /// `Retry-After` for the aggregated 502, in whole seconds (rounded up, at least 1): only when

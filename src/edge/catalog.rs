@@ -7,7 +7,7 @@ use super::deployment::Deployment;
 use super::gateway::tenant_config;
 use super::http::{self, HttpReply};
 use super::metrics::Metrics;
-use crate::api::ApiError;
+use crate::api::{ApiError, ErrorKind};
 use crate::config::TenantConfig;
 use serde_json::{json, Value};
 use worker::{Context, Env, Request};
@@ -44,9 +44,8 @@ pub async fn retrieve_model(
         .find(|o| o["id"] == id)
         .map_or_else(
             || {
-                Err(ApiError::invalid_request(
-                    404,
-                    "model_not_found",
+                Err(ApiError::new(
+                    ErrorKind::ModelNotFound,
                     format!("The model '{id}' does not exist."),
                 )
                 .with_param("model"))

@@ -8,7 +8,7 @@ use super::store;
 use super::stream_response::{self as streamed, StreamOwner};
 use super::upstream::{FetchUpstream, UpstreamBody};
 use crate::api::auth::{bearer, hash_key, is_caller_key_shaped};
-use crate::api::ApiError;
+use crate::api::{ApiError, ErrorKind};
 use crate::cascade::log_line::RequestLog;
 use crate::cascade::{
     exhausted_error, exhausted_retry_after_secs, settle, Cascade, Clock, Ending, Limits, Outcome,
@@ -38,12 +38,7 @@ impl Clock for WorkerClock {
 }
 
 fn invalid_api_key() -> ApiError {
-    ApiError::new(
-        401,
-        crate::api::ErrorType::AuthenticationError,
-        "invalid_api_key",
-        "Missing or invalid API key.",
-    )
+    ApiError::new(ErrorKind::InvalidApiKey, "Missing or invalid API key.")
 }
 
 /// Who is calling, from the cached caller-key index. The key comes as `Authorization: Bearer`
@@ -93,14 +88,9 @@ pub fn new_request_id() -> String {
 fn chain_error(e: &ChainError) -> ApiError {
     match e {
         ChainError::UnknownName(_) => {
-            ApiError::invalid_request(404, "model_not_found", e.to_string()).with_param("model")
+            ApiError::new(ErrorKind::ModelNotFound, e.to_string()).with_param("model")
         }
-        ChainError::NoCandidates { .. } => ApiError::new(
-            503,
-            crate::api::ErrorType::ApiError,
-            "no_candidates",
-            e.to_string(),
-        ),
+        ChainError::NoCandidates { .. } => ApiError::new(ErrorKind::NoCandidates, e.to_string()),
     }
 }
 
@@ -160,7 +150,7 @@ pub async fn serve(
         // Logged with its attempts by `respond`.
         Ok(Err(err)) => http::error_in(surface, &err)?,
         Err(err) => {
-            log.emit("rejected", err.status, &[]);
+            log.emit("rejected", err.status(), &[]);
             http::error_in(surface, &err)?
         }
     };
@@ -245,16 +235,15 @@ async fn respond(
         Ending::Exhausted => ("exhausted", exhausted(&attempts, log.surface)),
         Ending::Cancelled => (
             "cancelled",
-            Err(ApiError::invalid_request(
-                499,
-                "client_closed_request",
+            Err(ApiError::new(
+                ErrorKind::ClientClosedRequest,
                 "The client closed the request.",
             )),
         ),
     };
     let status = match &result {
         Ok(r) => r.status_code(),
-        Err(e) => e.status,
+        Err(e) => e.status(),
     };
     log.emit(label, status, &attempts);
     result

@@ -1,6 +1,6 @@
 //! Small adapters between worker HTTP types and the gateway's error vocabulary.
 
-use crate::api::ApiError;
+use crate::api::{ApiError, ErrorKind};
 use crate::surfaces::Surface;
 use futures::StreamExt;
 use serde::Serialize;
@@ -29,7 +29,7 @@ pub fn error_in(surface: Surface, err: &ApiError) -> worker::Result<Response> {
     let headers = Headers::new();
     headers.set("content-type", "application/json")?;
     Ok(Response::from_bytes(surface.error_json(err).into_bytes())?
-        .with_status(err.status)
+        .with_status(err.status())
         .with_headers(headers))
 }
 
@@ -48,13 +48,19 @@ pub async fn read_body(req: &mut Request, limit: usize) -> Result<Vec<u8>, ApiEr
         return Ok(Vec::new());
     }
     let mut stream = req.stream().map_err(|_| {
-        ApiError::invalid_request(400, "invalid_body", "The request body could not be read.")
+        ApiError::new(
+            ErrorKind::InvalidBody,
+            "The request body could not be read.",
+        )
     })?;
     // Sized once when announced, so the buffer does not double its way up (2x at the peak).
     let mut body = Vec::with_capacity(announced.unwrap_or(0));
     while let Some(chunk) = stream.next().await {
         let chunk = chunk.map_err(|_| {
-            ApiError::invalid_request(400, "invalid_body", "The request body could not be read.")
+            ApiError::new(
+                ErrorKind::InvalidBody,
+                "The request body could not be read.",
+            )
         })?;
         if body.len() + chunk.len() > limit {
             return Err(ApiError::body_too_large(limit));

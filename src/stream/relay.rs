@@ -3,6 +3,7 @@
 //! final error event in the gateway's own words and the stream ends.
 
 use super::sse::{EventKind, SseParser};
+use crate::api::{ApiError, ErrorKind};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StreamEnd {
@@ -22,12 +23,11 @@ pub enum RelayStep {
 
 /// The one final event a caller sees when a stream fails after its first byte.
 pub fn error_event() -> Vec<u8> {
-    let event = serde_json::json!({"error": {
-        "type": "api_error",
-        "code": "upstream_stream_error",
-        "message": "The upstream stream failed after it had started; the answer is incomplete.",
-    }});
-    format!("data: {event}\n\n").into_bytes()
+    ApiError::new(
+        ErrorKind::UpstreamStreamError,
+        "The upstream stream failed after it had started; the answer is incomplete.",
+    )
+    .to_sse_event()
 }
 
 #[derive(Debug, Default)]

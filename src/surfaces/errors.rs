@@ -17,12 +17,12 @@ const ANTHROPIC_TYPES: &[&str] = &[
 /// Anthropic's error type for an error: a provider's own Anthropic type when it was passed
 /// through, otherwise the one Anthropic uses for the status.
 pub fn anthropic_type(err: &ApiError) -> &'static str {
-    if let Some(theirs) = err.upstream_type.as_deref() {
+    if let Some(theirs) = err.upstream_type() {
         if let Some(t) = ANTHROPIC_TYPES.iter().find(|t| **t == theirs) {
             return t;
         }
     }
-    match err.status {
+    match err.status() {
         401 => "authentication_error",
         403 => "permission_error",
         404 => "not_found_error",
@@ -35,8 +35,8 @@ pub fn anthropic_type(err: &ApiError) -> &'static str {
 
 /// The body; the aggregated 502 keeps seed 000's `attempts` inside `error`.
 pub fn anthropic_json(err: &ApiError) -> String {
-    let mut error = json!({"type": anthropic_type(err), "message": err.message});
-    if let Some(attempts) = &err.attempts {
+    let mut error = json!({"type": anthropic_type(err), "message": err.message()});
+    if let Some(attempts) = err.attempts() {
         error["attempts"] = json!(attempts);
     }
     json!({"type": "error", "error": error}).to_string()
@@ -51,21 +51,21 @@ pub fn anthropic_event(kind: &str, message: &str) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::{AttemptSummary, ErrorType};
+    use crate::api::{AttemptSummary, ErrorKind, UpstreamFields};
     use serde_json::Value;
 
     #[test]
     fn each_status_gets_anthropics_error_type_in_anthropics_shape() {
         for (status, kind) in [
-            (400, "invalid_request_error"),
-            (401, "authentication_error"),
-            (403, "permission_error"),
-            (404, "not_found_error"),
-            (429, "rate_limit_error"),
-            (500, "api_error"),
-            (503, "overloaded_error"),
+            (ErrorKind::InvalidType, "invalid_request_error"),
+            (ErrorKind::InvalidApiKey, "authentication_error"),
+            (ErrorKind::UpstreamRejected(403), "permission_error"),
+            (ErrorKind::NotFound, "not_found_error"),
+            (ErrorKind::UpstreamRejected(429), "rate_limit_error"),
+            (ErrorKind::Internal, "api_error"),
+            (ErrorKind::NoCandidates, "overloaded_error"),
         ] {
-            let e = ApiError::new(status, ErrorType::ApiError, "c", "m");
+            let e = ApiError::new(status, "m");
             let v: Value = serde_json::from_str(&anthropic_json(&e)).unwrap();
             assert_eq!(
                 v,
@@ -76,14 +76,15 @@ mod tests {
 
     #[test]
     fn the_aggregated_502_keeps_attempts_inside_error() {
-        let mut e = ApiError::new(502, ErrorType::ApiError, "upstream_exhausted", "all failed");
-        e.attempts = Some(vec![AttemptSummary {
-            provider: "p".into(),
-            model: "m".into(),
-            failure: "server",
-            status: Some(500),
-            retry: None,
-        }]);
+        let e = ApiError::new(ErrorKind::UpstreamExhausted, "all failed").with_attempts(vec![
+            AttemptSummary {
+                provider: "p".into(),
+                model: "m".into(),
+                failure: "server",
+                status: Some(500),
+                retry: None,
+            },
+        ]);
         let v: Value = serde_json::from_str(&anthropic_json(&e)).unwrap();
         assert_eq!(v["error"]["type"], "api_error");
         assert_eq!(v["error"]["attempts"][0]["failure"], "server");
@@ -91,10 +92,13 @@ mod tests {
 
     #[test]
     fn a_passed_through_anthropic_type_is_kept() {
-        let mut e = ApiError::invalid_request(400, "upstream_rejected", "bad");
-        e.upstream_type = Some("overloaded_error".into());
+        let theirs = |t: &str| UpstreamFields {
+            error_type: Some(t.into()),
+            code: None,
+        };
+        let e = ApiError::passthrough(400, "bad", theirs("overloaded_error"));
         assert_eq!(anthropic_type(&e), "overloaded_error");
-        e.upstream_type = Some("content_policy_violation".into());
+        let e = ApiError::passthrough(400, "bad", theirs("content_policy_violation"));
         assert_eq!(anthropic_type(&e), "invalid_request_error");
     }
 }

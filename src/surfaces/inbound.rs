@@ -5,7 +5,7 @@
 
 use super::{messages_request, responses_request, Surface};
 use crate::api::raw_json::ObjectWriter;
-use crate::api::{ApiError, ChatRequest};
+use crate::api::{ApiError, ChatRequest, ErrorKind};
 use crate::config::{CatalogModel, ProviderKind};
 use crate::providers;
 
@@ -50,12 +50,10 @@ impl Inbound {
             }
             Surface::Embeddings => {
                 if raw.raw("input").is_none() {
-                    return Err(ApiError::invalid_request(
-                        400,
-                        "missing_input",
-                        "'input' is required.",
-                    )
-                    .with_param("input"));
+                    return Err(
+                        ApiError::new(ErrorKind::MissingInput, "'input' is required.")
+                            .with_param("input"),
+                    );
                 }
                 Self::Embeddings(raw)
             }

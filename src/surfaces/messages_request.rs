@@ -2,25 +2,22 @@
 //! `providers::anthropic::request` read in reverse. Messages are translated one at a time from the
 //! raw body; only small fields become trees.
 
-use crate::api::{ApiError, ChatRequest};
+use crate::api::{ApiError, ChatRequest, ErrorKind};
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
 fn invalid(field: &str, what: &str) -> ApiError {
-    ApiError::invalid_request(400, "invalid_type", format!("'{field}' must be {what}."))
-        .with_param(field)
+    ApiError::new(ErrorKind::InvalidType, format!("'{field}' must be {what}.")).with_param(field)
 }
 
 pub fn to_chat(raw: &ChatRequest) -> Result<Vec<u8>, ApiError> {
     match raw.value("max_tokens") {
         Some(Value::Number(n)) if n.is_u64() => {}
         _ => {
-            return Err(ApiError::invalid_request(
-                400,
-                "missing_max_tokens",
-                "'max_tokens' is required.",
+            return Err(
+                ApiError::new(ErrorKind::MissingMaxTokens, "'max_tokens' is required.")
+                    .with_param("max_tokens"),
             )
-            .with_param("max_tokens"))
         }
     }
     let mut out = Map::new();
@@ -275,6 +272,6 @@ mod tests {
     fn max_tokens_is_required_as_on_the_messages_api() {
         let raw = ChatRequest::parse(br#"{"model":"m","messages":[]}"#).unwrap();
         let e = to_chat(&raw).unwrap_err();
-        assert_eq!((e.status, e.param.as_deref()), (400, Some("max_tokens")));
+        assert_eq!((e.status(), e.param()), (400, Some("max_tokens")));
     }
 }

@@ -1,14 +1,12 @@
 //! Responses request (the stateless subset) → chat-completions request. What needs state the
 //! gateway does not keep is refused with a 400 that says so.
 
-use crate::api::{ApiError, ChatRequest};
+use crate::api::{ApiError, ChatRequest, ErrorKind};
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
 fn stateless(param: &str, what: &str) -> ApiError {
-    ApiError::invalid_request(
-        400,
-        "unsupported_parameter",
+    ApiError::new(ErrorKind::UnsupportedParameter,
         format!("{what} is not supported: the gateway keeps no conversation state, so send the whole conversation in 'input'."),
     )
     .with_param(param)
@@ -50,9 +48,7 @@ pub fn to_chat(raw: &ChatRequest) -> Result<Vec<u8>, ApiError> {
         for t in tools {
             if t.get("type").and_then(Value::as_str) != Some("function") {
                 let kind = t.get("type").and_then(Value::as_str).unwrap_or("unknown");
-                return Err(ApiError::invalid_request(
-                    400,
-                    "unsupported_tool",
+                return Err(ApiError::new(ErrorKind::UnsupportedTool,
                     format!("Built-in tool '{kind}' is not supported: the gateway serves function tools only."),
                 )
                 .with_param("tools"));
@@ -100,9 +96,8 @@ pub fn to_chat(raw: &ChatRequest) -> Result<Vec<u8>, ApiError> {
 }
 
 fn invalid_input() -> ApiError {
-    ApiError::invalid_request(
-        400,
-        "invalid_type",
+    ApiError::new(
+        ErrorKind::InvalidType,
         "'input' must be a string or an array of input items.",
     )
     .with_param("input")
@@ -223,7 +218,7 @@ mod tests {
             ),
         ] {
             let e = chat(body).unwrap_err();
-            assert_eq!((e.status, e.param.as_deref()), (400, Some(param)));
+            assert_eq!((e.status(), e.param()), (400, Some(param)));
         }
         assert!(chat(json!({"model": "m", "input": "x", "store": false})).is_ok());
     }
