@@ -5,7 +5,7 @@ use cognigate::admin::memory::{MemoryRouting, MemoryStore};
 use cognigate::admin::{Admin, Context, Refusal, Reply, Verb};
 use cognigate::api::Route;
 use cognigate::config::sealed::Kek;
-use cognigate::config::{Defaults, ProviderName, TenantId};
+use cognigate::config::{Defaults, ModelId, ProviderName, TenantId};
 use futures::executor::block_on;
 use serde_json::{json, Value};
 
@@ -346,11 +346,11 @@ fn a_breaker_reset_closes_open_breakers_and_refuses_an_unknown_provider() {
     w.routing
         .open
         .borrow_mut()
-        .push((w.tenant(), openai.clone(), "a".into()));
+        .push((w.tenant(), openai.clone(), ModelId::parse("a").unwrap()));
     w.routing
         .open
         .borrow_mut()
-        .push((w.tenant(), openai, "b".into()));
+        .push((w.tenant(), openai, ModelId::parse("b").unwrap()));
     let (status, _) = w.refused(
         Verb::Post,
         "/admin/v1/tenants/acme/breakers/reset",

@@ -5,7 +5,7 @@
 //! half-open probe is never granted; a grant is issued only for a quiet candidate.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use cognigate::config::{BreakerSettings, KeyStrategy, OpenDurations};
+use cognigate::config::{BreakerSettings, KeyStrategy, ModelId, OpenDurations};
 use cognigate::state::grant::GRANT_BLOCK;
 use cognigate::state::{
     AcquireRequest, Admission, LocalAdmission, ProviderGrants, ProviderState, ReportRequest,
@@ -30,7 +30,7 @@ struct Isolate {
 
 fn acquire_request() -> AcquireRequest {
     AcquireRequest {
-        model: "m".into(),
+        model: m(),
         keys: vec!["k1".into(), "k2".into()],
         strategy: KeyStrategy::RoundRobin,
         probe_timeout_ms: 60_000,
@@ -58,11 +58,11 @@ impl Isolate {
         let ticket = self.book.ticket();
         let lease = object.acquire(&req, now);
         if let Some(grant) = lease.grant {
-            self.book.install("m", grant, ticket);
+            self.book.install(&m(), grant, ticket);
         }
         match lease.admission {
             Admission::Skip { until: Some(until) } => {
-                self.book.install_skip("m", until, now, LEASE_MS, ticket);
+                self.book.install_skip(&m(), until, now, LEASE_MS, ticket);
                 (false, None)
             }
             Admission::Pass => {
@@ -83,7 +83,7 @@ impl Isolate {
         self.object_calls += 1;
         object.report(
             &ReportRequest {
-                model: "m".into(),
+                model: m(),
                 parks: vec![],
                 verdict: Verdict::Failure {
                     reason: "server".into(),
@@ -95,6 +95,10 @@ impl Isolate {
         );
         self.book.news();
     }
+}
+
+fn m() -> ModelId {
+    ModelId::parse("m").unwrap()
 }
 
 #[test]

@@ -299,7 +299,7 @@ impl CatalogStore for MemoryStore {
 #[derive(Debug, Default)]
 pub struct MemoryRouting {
     pub wiped: RefCell<Vec<(TenantId, ProviderName)>>,
-    pub open: RefCell<Vec<(TenantId, ProviderName, String)>>,
+    pub open: RefCell<Vec<(TenantId, ProviderName, ModelId)>>,
 }
 
 impl RoutingControl for MemoryRouting {
@@ -315,12 +315,12 @@ impl RoutingControl for MemoryRouting {
         t: &TenantId,
         provider: &ProviderName,
         model: Option<&ModelId>,
-    ) -> Stored<Vec<String>> {
+    ) -> Stored<Vec<ModelId>> {
         let mut open = self.open.borrow_mut();
-        let hit = |(ot, op, m): &(TenantId, ProviderName, String)| {
-            ot == t && op == provider && model.is_none_or(|want| want.as_str() == m)
+        let hit = |(ot, op, m): &(TenantId, ProviderName, ModelId)| {
+            ot == t && op == provider && model.is_none_or(|want| want == m)
         };
-        let closed: Vec<String> = open
+        let closed: Vec<ModelId> = open
             .iter()
             .filter(|e| hit(e))
             .map(|e| e.2.clone())

@@ -183,5 +183,5 @@ pub trait RoutingControl {
         t: &TenantId,
         provider: &ProviderName,
         model: Option<&ModelId>,
-    ) -> Stored<Vec<String>>;
+    ) -> Stored<Vec<ModelId>>;
 }

@@ -91,7 +91,7 @@ impl<S: RoutingState, U: Upstream, C: Clock> Cascade<'_, S, U, C> {
                 .try_keys(candidate, &keys, started, &mut attempt, &mut parks)
                 .await;
             let mut report = ReportRequest {
-                model: candidate.model.id.to_string(),
+                model: candidate.model.id.clone(),
                 parks,
                 verdict: Verdict::Neutral,
                 probe,
@@ -156,7 +156,7 @@ fn pool_parked_until(attempt: &CandidateAttempt, parks: &[Park]) -> Option<u64> 
         && attempt
             .tries
             .iter()
-            .all(|t| parks.iter().any(|p| p.key == t.key_id));
+            .all(|t| parks.iter().any(|p| p.key.as_str() == t.key_id));
     all_parked
         .then(|| parks.iter().map(|p| p.until).min())
         .flatten()
@@ -164,7 +164,7 @@ fn pool_parked_until(attempt: &CandidateAttempt, parks: &[Park]) -> Option<u64> 
 
 pub(super) fn acquire_request(candidate: &Candidate<'_>, limits: &Limits) -> AcquireRequest {
     AcquireRequest {
-        model: candidate.model.id.to_string(),
+        model: candidate.model.id.clone(),
         keys: candidate.provider.key_ids(),
         strategy: candidate.provider.key_strategy,
         // A probe cannot outlive the request that carries it.

@@ -7,6 +7,7 @@ use super::{
     StatusVerdict, Upstream, UpstreamReply,
 };
 use crate::api::passthrough_error;
+use crate::config::KeyId;
 use crate::routing::Candidate;
 use crate::state::{safe_after, Park};
 
@@ -14,13 +15,16 @@ impl<S: RoutingState, U: Upstream, C: Clock> Cascade<'_, S, U, C> {
     pub(super) async fn try_keys(
         &self,
         candidate: &Candidate<'_>,
-        keys: &[String],
+        keys: &[KeyId],
         started: u64,
         attempt: &mut CandidateAttempt,
         parks: &mut Vec<Park>,
     ) -> CandidateEnd<U::Body> {
         let mut last = (Failure::DeadlineExceeded, None);
-        for key in keys.iter().filter_map(|id| candidate.provider.key(id)) {
+        for key in keys
+            .iter()
+            .filter_map(|id| candidate.provider.key(id.as_str()))
+        {
             let remaining = self.remaining(started);
             if remaining == 0 {
                 break;
@@ -73,7 +77,7 @@ impl<S: RoutingState, U: Upstream, C: Clock> Cascade<'_, S, U, C> {
                     };
                     if let Some(ms) = park_ms {
                         parks.push(Park {
-                            key: key.id.clone(),
+                            key: KeyId::new(key.id.as_str()),
                             until: safe_after(now, ms),
                         });
                     }

@@ -2,7 +2,7 @@
 //! retried, on which key, and after how long. Seed 000 had none; `max_retries: 0` keeps it so.
 
 use super::Failure;
-use crate::config::RetryPolicy;
+use crate::config::{KeyId, RetryPolicy};
 
 /// A failure worth asking the same candidate again for: `server` (Anthropic's 529 included),
 /// `timeout` and `network`. Never a request-caused 4xx, `auth` or a 429 (those rotate keys or
@@ -28,8 +28,8 @@ pub fn backoff_ms(policy: &RetryPolicy, n: u32, random: u64) -> u64 {
 }
 
 /// The next try starts on the key after the one that just failed, where the pool has another.
-pub fn after(keys: &[String], failed: Option<&str>) -> Vec<String> {
-    match failed.and_then(|f| keys.iter().position(|k| k == f)) {
+pub fn after(keys: &[KeyId], failed: Option<&str>) -> Vec<KeyId> {
+    match failed.and_then(|f| keys.iter().position(|k| k.as_str() == f)) {
         Some(i) if keys.len() > 1 => keys[i + 1..].iter().chain(&keys[..=i]).cloned().collect(),
         _ => keys.to_vec(),
     }
@@ -79,7 +79,7 @@ mod tests {
 
     #[test]
     fn a_retry_moves_to_the_next_key_of_the_pool_where_there_is_one() {
-        let keys: Vec<String> = ["a", "b", "c"].map(String::from).to_vec();
+        let keys: Vec<KeyId> = ["a", "b", "c"].map(KeyId::from).to_vec();
         assert_eq!(after(&keys, Some("b")), ["c", "a", "b"]);
         assert_eq!(after(&keys, Some("c")), ["a", "b", "c"]);
         assert_eq!(after(&keys[..1], Some("a")), ["a"]);

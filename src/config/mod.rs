@@ -6,6 +6,7 @@ pub mod alias;
 pub mod base_url;
 pub mod caller_key;
 pub mod capabilities;
+pub mod key_id;
 pub mod model;
 pub mod names;
 pub mod open_durations;
@@ -20,6 +21,7 @@ pub mod tenant;
 pub use alias::{Alias, CostTier};
 pub use caller_key::CallerKey;
 pub use capabilities::CapabilitySet;
+pub use key_id::KeyId;
 pub use model::CatalogModel;
 pub use names::{AliasName, Capability, ModelId, NameError, ProviderName, RouteName, TenantId};
 pub use provider::{

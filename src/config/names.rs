@@ -92,6 +92,14 @@ macro_rules! validated_name {
             }
         }
 
+        /// Tests name fixtures with literals; a literal that breaks the rule fails the test.
+        #[cfg(test)]
+        impl From<&str> for $name {
+            fn from(s: &str) -> Self {
+                Self::parse(s).expect("a valid name in a test")
+            }
+        }
+
         impl fmt::Display for $name {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str(&self.0)

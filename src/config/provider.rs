@@ -1,6 +1,7 @@
 //! A tenant's upstream provider: where it lives and the pool of keys it is called with.
 
 pub use super::base_url::BaseUrl;
+use super::key_id::KeyId;
 use super::names::{ProviderName, TenantId};
 pub use super::provider_key::{
     secret_key_id, NewKey, ProviderKey, Secret, StoredKey, MIN_KEY_FOR_LAST4, SECRET_PREFIX,
@@ -153,8 +154,11 @@ impl Provider {
         self.keys.iter().find(|k| k.id == id)
     }
 
-    pub fn key_ids(&self) -> Vec<String> {
-        self.keys.iter().map(|k| k.id.clone()).collect()
+    pub fn key_ids(&self) -> Vec<KeyId> {
+        self.keys
+            .iter()
+            .map(|k| KeyId::new(k.id.as_str()))
+            .collect()
     }
 }
 

@@ -104,12 +104,12 @@ impl RoutingControl for ObjectRouting<'_> {
         t: &TenantId,
         provider: &ProviderName,
         model: Option<&ModelId>,
-    ) -> Stored<Vec<String>> {
+    ) -> Stored<Vec<ModelId>> {
         // This isolate's own grants and skips end at once; other isolates see the reset within
         // their lease.
         super::local_grants::news_for_tenant(t);
         let request = serde_json::to_string(&ResetRequest {
-            model: model.map(ModelId::to_string),
+            model: model.cloned(),
         })
         .ok();
         let p = provider.as_str();

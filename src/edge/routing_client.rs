@@ -7,7 +7,7 @@ use super::metrics::Metrics;
 use super::routing_object::HoldRequest;
 use super::store;
 use crate::cascade::RoutingState;
-use crate::config::{ProviderName, TenantId};
+use crate::config::{ModelId, ProviderName, TenantId};
 use crate::state::provider_state::ModelTransition;
 use crate::state::{
     jittered, AcquireRequest, Admission, BreakerHealth, Lease, LocalAdmission, ReportRequest,
@@ -114,7 +114,7 @@ impl RoutingState for RoutingClient<'_> {
         if let Some(lease) = self.decide_locally(provider, &req) {
             return lease;
         }
-        let leader = match lead(self.tenant, provider.as_str(), &req.model) {
+        let leader = match lead(self.tenant, provider.as_str(), req.model.as_str()) {
             Some(leader) => Some(leader),
             None => {
                 if let Some(lease) = self.wait_for_leader(provider, &req).await {
@@ -180,7 +180,7 @@ impl RoutingClient<'_> {
         req: &AcquireRequest,
     ) -> Option<Lease> {
         let started = now_ms();
-        while in_flight(self.tenant, provider.as_str(), &req.model)
+        while in_flight(self.tenant, provider.as_str(), req.model.as_str())
             && now_ms().saturating_sub(started) < MAX_FLIGHT_WAIT_MS
         {
             Delay::from(Duration::from_millis(FLIGHT_POLL_MS)).await;
@@ -259,7 +259,7 @@ pub struct StreamReportTarget {
     pub env: Env,
     pub tenant: TenantId,
     pub provider: ProviderName,
-    pub model: String,
+    pub model: ModelId,
     pub probe: Option<u64>,
     /// The probe's timeout (the request budget): each renewal holds it this much longer.
     pub hold_ms: u64,

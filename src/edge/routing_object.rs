@@ -2,6 +2,7 @@
 //! per-model breakers). The client the cascade uses to reach it is `routing_client`.
 
 use super::http::now_ms;
+use crate::config::ModelId;
 use crate::state::committed::Committed;
 use crate::state::provider_state::ModelTransition;
 use crate::state::wire::read_report;
@@ -24,13 +25,13 @@ pub struct RoutingObject {
 
 #[derive(Serialize, Deserialize)]
 pub struct ResetRequest {
-    pub model: Option<String>,
+    pub model: Option<ModelId>,
 }
 
 /// A streaming probe renewing its hold on the half-open breaker.
 #[derive(Serialize, Deserialize)]
 pub struct HoldRequest {
-    pub model: String,
+    pub model: ModelId,
     pub probe: u64,
     pub hold_ms: u64,
 }
@@ -95,7 +96,7 @@ impl DurableObject for RoutingObject {
             (Method::Post, "/reset") => {
                 let body: ResetRequest = req.json().await?;
                 let transitions = self
-                    .commit(|st| (st.reset(body.model.as_deref()), true))
+                    .commit(|st| (st.reset(body.model.as_ref().map(ModelId::as_str)), true))
                     .await?;
                 Response::from_json(&transitions)
             }

@@ -4,7 +4,7 @@
 //! reports anything (a failure, a park, a probe), so inside one isolate every rule holds exactly;
 //! across isolates, what another isolate has just learned reaches this one within the lease.
 
-use crate::config::KeyStrategy;
+use crate::config::{KeyId, KeyStrategy};
 use serde::{Deserialize, Serialize};
 
 /// Requests (round-robin positions) one grant may admit before the isolate asks again. The lease
@@ -37,12 +37,7 @@ impl LocalGrant {
     }
 
     /// The key order for one more request under this grant, or `None` once it is spent.
-    pub fn take(
-        &mut self,
-        keys: &[String],
-        strategy: KeyStrategy,
-        now: u64,
-    ) -> Option<Vec<String>> {
+    pub fn take(&mut self, keys: &[KeyId], strategy: KeyStrategy, now: u64) -> Option<Vec<KeyId>> {
         if now >= self.grant.until || self.used >= self.grant.block || keys.is_empty() {
             return None;
         }
@@ -67,7 +62,7 @@ impl LocalGrant {
 mod tests {
     use super::*;
 
-    fn keys() -> Vec<String> {
+    fn keys() -> Vec<KeyId> {
         vec!["a".into(), "b".into(), "c".into()]
     }
 
@@ -78,7 +73,7 @@ mod tests {
             cursor: 1,
             block: 4,
         });
-        let firsts: Vec<String> = (0..4)
+        let firsts: Vec<KeyId> = (0..4)
             .map(|_| g.take(&keys(), KeyStrategy::RoundRobin, 0).unwrap()[0].clone())
             .collect();
         assert_eq!(firsts, ["b", "c", "a", "b"]);

@@ -14,13 +14,14 @@
 
 use super::grant::{Grant, LocalGrant};
 use crate::config::KeyStrategy;
+use crate::config::{KeyId, ModelId};
 use std::collections::HashMap;
 
 /// What the isolate decided for one request without asking the routing object.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LocalAdmission {
     /// Admitted under a grant, with this key order.
-    Admit(Vec<String>),
+    Admit(Vec<KeyId>),
     /// Skipped: the breaker was open when last asked, until `breaker_until`.
     Skip { breaker_until: u64 },
 }
@@ -34,8 +35,8 @@ struct SkipGrant {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ProviderGrants {
     generation: u64,
-    by_model: HashMap<String, LocalGrant>,
-    skips: HashMap<String, SkipGrant>,
+    by_model: HashMap<ModelId, LocalGrant>,
+    skips: HashMap<ModelId, SkipGrant>,
 }
 
 /// Grants issued together (at start-up, after an outage) would all end together and send their
@@ -65,13 +66,12 @@ impl ProviderGrants {
     }
 
     /// Installs a grant answered to an acquire sent with `ticket`; false if news came in between.
-    pub fn install(&mut self, model: &str, grant: Grant, ticket: u64) -> bool {
+    pub fn install(&mut self, model: &ModelId, grant: Grant, ticket: u64) -> bool {
         if ticket != self.generation {
             return false;
         }
         self.skips.remove(model);
-        self.by_model
-            .insert(model.to_owned(), LocalGrant::new(grant));
+        self.by_model.insert(model.clone(), LocalGrant::new(grant));
         true
     }
 
@@ -79,7 +79,7 @@ impl ProviderGrants {
     /// `breaker_until`; it lasts until then or for `lease_ms`, whichever is sooner.
     pub fn install_skip(
         &mut self,
-        model: &str,
+        model: &ModelId,
         breaker_until: u64,
         now: u64,
         lease_ms: u64,
@@ -91,7 +91,7 @@ impl ProviderGrants {
         }
         self.by_model.remove(model);
         self.skips.insert(
-            model.to_owned(),
+            model.clone(),
             SkipGrant {
                 local_until,
                 breaker_until,
@@ -103,8 +103,8 @@ impl ProviderGrants {
     /// The decision for one more request of `model`, if a grant or skip is live.
     pub fn take(
         &mut self,
-        model: &str,
-        keys: &[String],
+        model: &ModelId,
+        keys: &[KeyId],
         strategy: KeyStrategy,
         now: u64,
     ) -> Option<LocalAdmission> {

@@ -1,6 +1,7 @@
 use super::*;
+use crate::config::KeyId;
 
-fn keys() -> Vec<String> {
+fn keys() -> Vec<KeyId> {
     vec!["a".into(), "b".into(), "c".into()]
 }
 
@@ -15,8 +16,14 @@ fn a_grant_issued_before_the_isolates_latest_report_is_discarded() {
     let mut book = ProviderGrants::default();
     let ticket = book.ticket(); // the acquire leaves...
     book.news(); // ...a report for the provider is sent meanwhile...
-    assert!(!book.install("m", G, ticket), "...so its grant is stale");
-    assert_eq!(book.take("m", &keys(), KeyStrategy::Failover, 10), None);
+    assert!(
+        !book.install(&"m".into(), G, ticket),
+        "...so its grant is stale"
+    );
+    assert_eq!(
+        book.take(&"m".into(), &keys(), KeyStrategy::Failover, 10),
+        None
+    );
 }
 
 #[test]
@@ -25,51 +32,63 @@ fn a_grant_answered_while_a_report_was_in_flight_is_discarded_too() {
     book.news(); // report sent
     let ticket = book.ticket(); // acquire sent before the report's answer
     book.news(); // report answered
-    assert!(!book.install("m", G, ticket));
+    assert!(!book.install(&"m".into(), G, ticket));
 }
 
 #[test]
 fn a_grant_with_no_news_since_its_acquire_is_installed_and_used_until_its_clock_ends() {
     let mut book = ProviderGrants::default();
     let ticket = book.ticket();
-    assert!(book.install("m", G, ticket));
+    assert!(book.install(&"m".into(), G, ticket));
     assert!(book
-        .take("m", &keys(), KeyStrategy::Failover, 999)
+        .take(&"m".into(), &keys(), KeyStrategy::Failover, 999)
         .is_some());
-    assert_eq!(book.take("m", &keys(), KeyStrategy::Failover, 1_000), None);
-    assert_eq!(book.take("other", &keys(), KeyStrategy::Failover, 0), None);
+    assert_eq!(
+        book.take(&"m".into(), &keys(), KeyStrategy::Failover, 1_000),
+        None
+    );
+    assert_eq!(
+        book.take(&"other".into(), &keys(), KeyStrategy::Failover, 0),
+        None
+    );
 }
 
 #[test]
 fn news_ends_every_grant_of_the_provider() {
     let mut book = ProviderGrants::default();
     let ticket = book.ticket();
-    book.install("m", G, ticket);
-    book.install("n", G, ticket);
+    book.install(&"m".into(), G, ticket);
+    book.install(&"n".into(), G, ticket);
     book.news();
-    assert_eq!(book.take("m", &keys(), KeyStrategy::Failover, 0), None);
-    assert_eq!(book.take("n", &keys(), KeyStrategy::Failover, 0), None);
+    assert_eq!(
+        book.take(&"m".into(), &keys(), KeyStrategy::Failover, 0),
+        None
+    );
+    assert_eq!(
+        book.take(&"n".into(), &keys(), KeyStrategy::Failover, 0),
+        None
+    );
 }
 
 #[test]
 fn an_open_breaker_is_skipped_locally_until_its_own_end_or_the_lease_whichever_is_sooner() {
     let mut book = ProviderGrants::default();
     let ticket = book.ticket();
-    assert!(book.install_skip("m", 5_000, 0, 1_000, ticket));
+    assert!(book.install_skip(&"m".into(), 5_000, 0, 1_000, ticket));
     assert_eq!(
-        book.take("m", &keys(), KeyStrategy::Failover, 999),
+        book.take(&"m".into(), &keys(), KeyStrategy::Failover, 999),
         Some(LocalAdmission::Skip {
             breaker_until: 5_000
         })
     );
     assert_eq!(
-        book.take("m", &keys(), KeyStrategy::Failover, 1_000),
+        book.take(&"m".into(), &keys(), KeyStrategy::Failover, 1_000),
         None,
         "the lease ended first: ask again"
     );
-    assert!(book.install_skip("m", 1_500, 1_000, 1_000, book.ticket()));
+    assert!(book.install_skip(&"m".into(), 1_500, 1_000, 1_000, book.ticket()));
     assert_eq!(
-        book.take("m", &keys(), KeyStrategy::Failover, 1_500),
+        book.take(&"m".into(), &keys(), KeyStrategy::Failover, 1_500),
         None,
         "the breaker's open time ended first: ask again (it may be half-open)"
     );
@@ -80,25 +99,28 @@ fn a_skip_from_before_the_isolates_latest_report_is_not_installed_and_news_ends_
     let mut book = ProviderGrants::default();
     let ticket = book.ticket();
     book.news();
-    assert!(!book.install_skip("m", 5_000, 0, 1_000, ticket));
-    assert!(book.install_skip("m", 5_000, 0, 1_000, book.ticket()));
+    assert!(!book.install_skip(&"m".into(), 5_000, 0, 1_000, ticket));
+    assert!(book.install_skip(&"m".into(), 5_000, 0, 1_000, book.ticket()));
     book.news();
-    assert_eq!(book.take("m", &keys(), KeyStrategy::Failover, 1), None);
+    assert_eq!(
+        book.take(&"m".into(), &keys(), KeyStrategy::Failover, 1),
+        None
+    );
 }
 
 #[test]
 fn a_grant_replaces_a_skip_and_a_skip_replaces_a_grant() {
     let mut book = ProviderGrants::default();
     let t = book.ticket();
-    book.install_skip("m", 5_000, 0, 1_000, t);
-    book.install("m", G, t);
+    book.install_skip(&"m".into(), 5_000, 0, 1_000, t);
+    book.install(&"m".into(), G, t);
     assert!(matches!(
-        book.take("m", &keys(), KeyStrategy::Failover, 1),
+        book.take(&"m".into(), &keys(), KeyStrategy::Failover, 1),
         Some(LocalAdmission::Admit(_))
     ));
-    book.install_skip("m", 5_000, 2, 1_000, t);
+    book.install_skip(&"m".into(), 5_000, 2, 1_000, t);
     assert!(matches!(
-        book.take("m", &keys(), KeyStrategy::Failover, 3),
+        book.take(&"m".into(), &keys(), KeyStrategy::Failover, 3),
         Some(LocalAdmission::Skip { .. })
     ));
 }

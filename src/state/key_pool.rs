@@ -1,6 +1,7 @@
 //! A provider's key pool: Retry-After park windows and the shared round-robin cursor.
 
 use super::MAX_SAFE_MS;
+use crate::config::KeyId;
 use crate::config::KeyStrategy;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -11,13 +12,13 @@ pub struct KeyPool {
     #[serde(skip)]
     cursor: u64,
     /// Key id → epoch ms until which it is parked.
-    parked: BTreeMap<String, u64>,
+    parked: BTreeMap<KeyId, u64>,
 }
 
 impl KeyPool {
     /// The keys one request tries, in order. Parked keys are skipped; when every key is parked the
     /// whole pool is tried anyway (soonest-free first), because a window is an estimate, not a fact.
-    pub fn plan(&mut self, keys: &[String], strategy: KeyStrategy, now: u64) -> Vec<String> {
+    pub fn plan(&mut self, keys: &[KeyId], strategy: KeyStrategy, now: u64) -> Vec<KeyId> {
         self.parked
             .retain(|k, until| *until > now && keys.contains(k));
         if keys.is_empty() {
@@ -32,7 +33,7 @@ impl KeyPool {
             }
         };
         let rotated = keys[start..].iter().chain(&keys[..start]);
-        let free: Vec<String> = rotated
+        let free: Vec<KeyId> = rotated
             .clone()
             .filter(|k| !self.parked.contains_key(*k))
             .cloned()
@@ -40,19 +41,19 @@ impl KeyPool {
         if !free.is_empty() {
             return free;
         }
-        let mut all: Vec<String> = rotated.cloned().collect();
+        let mut all: Vec<KeyId> = rotated.cloned().collect();
         all.sort_by_key(|k| self.parked.get(k).copied().unwrap_or(0));
         all
     }
 
     /// Parks `key` until `until` (the latest report wins); a window already over parks nothing.
     /// `until` is held to a safe integer so the state always stores.
-    pub fn park(&mut self, key: &str, until: u64, now: u64) -> bool {
+    pub fn park(&mut self, key: &KeyId, until: u64, now: u64) -> bool {
         let until = until.min(MAX_SAFE_MS);
         if until <= now {
             return false;
         }
-        self.parked.insert(key.to_owned(), until) != Some(until)
+        self.parked.insert(key.clone(), until) != Some(until)
     }
 
     /// Whether any key is parked (as of the last `plan`, which forgets lapsed windows).
@@ -81,15 +82,15 @@ impl KeyPool {
 mod tests {
     use super::*;
 
-    fn keys(n: usize) -> Vec<String> {
-        (1..=n).map(|i| format!("k{i}")).collect()
+    fn keys(n: usize) -> Vec<KeyId> {
+        (1..=n).map(|i| KeyId::new(format!("k{i}"))).collect()
     }
 
     #[test]
     fn round_robin_starts_each_request_one_key_further() {
         let mut pool = KeyPool::default();
         let k = keys(3);
-        let firsts: Vec<String> = (0..6)
+        let firsts: Vec<KeyId> = (0..6)
             .map(|_| pool.plan(&k, KeyStrategy::RoundRobin, 0)[0].clone())
             .collect();
         assert_eq!(firsts, ["k1", "k2", "k3", "k1", "k2", "k3"]);
@@ -119,7 +120,7 @@ mod tests {
     fn parked_key_is_skipped_until_its_window_ends_exactly() {
         let mut pool = KeyPool::default();
         let k = keys(2);
-        pool.park("k1", 5_000, 0);
+        pool.park(&"k1".into(), 5_000, 0);
         assert_eq!(pool.plan(&k, KeyStrategy::Failover, 4_999), ["k2"]);
         assert_eq!(pool.plan(&k, KeyStrategy::Failover, 5_000), ["k1", "k2"]);
     }
@@ -128,31 +129,31 @@ mod tests {
     fn when_every_key_is_parked_the_whole_pool_is_tried_anyway() {
         let mut pool = KeyPool::default();
         let k = keys(3);
-        pool.park("k1", 9_000, 0);
-        pool.park("k2", 3_000, 0);
-        pool.park("k3", 6_000, 0);
+        pool.park(&"k1".into(), 9_000, 0);
+        pool.park(&"k2".into(), 3_000, 0);
+        pool.park(&"k3".into(), 6_000, 0);
         assert_eq!(pool.plan(&k, KeyStrategy::Failover, 1), ["k2", "k3", "k1"]);
     }
 
     #[test]
     fn window_already_over_parks_nothing() {
         let mut pool = KeyPool::default();
-        assert!(!pool.park("k1", 100, 100));
+        assert!(!pool.park(&"k1".into(), 100, 100));
         assert_eq!(pool.parked_until("k1"), None);
     }
 
     #[test]
     fn latest_report_sets_the_window() {
         let mut pool = KeyPool::default();
-        pool.park("k1", 9_000, 0);
-        pool.park("k1", 2_000, 1_000);
+        pool.park(&"k1".into(), 9_000, 0);
+        pool.park(&"k1".into(), 2_000, 1_000);
         assert_eq!(pool.parked_until("k1"), Some(2_000));
     }
 
     #[test]
     fn a_park_window_past_the_safe_integer_range_is_stored_at_its_edge() {
         let mut pool = KeyPool::default();
-        pool.park("k1", u64::MAX, 0);
+        pool.park(&"k1".into(), u64::MAX, 0);
         assert_eq!(pool.parked_until("k1"), Some(MAX_SAFE_MS));
         let json = serde_json::to_value(&pool).unwrap();
         assert_eq!(json["parked"]["k1"].as_u64(), Some(MAX_SAFE_MS));
@@ -161,8 +162,8 @@ mod tests {
     #[test]
     fn unpark_all_frees_every_key_at_once() {
         let mut pool = KeyPool::default();
-        pool.park("k1", 9_000, 0);
-        pool.park("k2", 9_000, 0);
+        pool.park(&"k1".into(), 9_000, 0);
+        pool.park(&"k2".into(), 9_000, 0);
         pool.unpark_all();
         assert_eq!(pool.plan(&keys(2), KeyStrategy::Failover, 1), ["k1", "k2"]);
         assert!(!pool.any_parked());
@@ -171,7 +172,7 @@ mod tests {
     #[test]
     fn parks_of_keys_no_longer_in_the_pool_are_forgotten() {
         let mut pool = KeyPool::default();
-        pool.park("gone", 9_000, 0);
+        pool.park(&"gone".into(), 9_000, 0);
         pool.plan(&keys(1), KeyStrategy::Failover, 1);
         assert_eq!(pool.parked_until("gone"), None);
     }

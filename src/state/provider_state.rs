@@ -7,7 +7,7 @@ use super::grant::{Grant, GRANT_BLOCK};
 use super::key_pool::KeyPool;
 use super::request_rate::RequestRate;
 use super::safe_after;
-use crate::config::{BreakerSettings, KeyStrategy};
+use crate::config::{BreakerSettings, KeyId, KeyStrategy, ModelId};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -17,7 +17,7 @@ pub struct ProviderState {
     keys: KeyPool,
     /// Model id → breaker. A closed breaker with no recent failures is not stored.
     #[serde(default)]
-    breakers: BTreeMap<String, Breaker>,
+    breakers: BTreeMap<ModelId, Breaker>,
     #[serde(default)]
     next_token: u64,
     /// Numbers transitions, so their events can be ordered however late they are stored.
@@ -26,7 +26,7 @@ pub struct ProviderState {
     /// Model → the escalation of its breaker while not closed (issue 17): which opening in a row
     /// it is and the duration in force. Absent in state stored before escalation existed.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    escalation: BTreeMap<String, Escalation>,
+    escalation: BTreeMap<ModelId, Escalation>,
     /// `rpm`: when the admissions of the last minute were made. Not persisted, like the cursor:
     /// an evicted object forgets at most one minute of counting.
     #[serde(skip)]
@@ -42,8 +42,8 @@ pub struct Escalation {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AcquireRequest {
-    pub model: String,
-    pub keys: Vec<String>,
+    pub model: ModelId,
+    pub keys: Vec<KeyId>,
     pub strategy: KeyStrategy,
     /// How long a probe may stay out before another request may probe instead.
     pub probe_timeout_ms: u64,
@@ -68,14 +68,14 @@ pub struct Lease {
     #[serde(flatten)]
     pub admission: Admission,
     /// Keys to try in order; empty when skipped.
-    pub keys: Vec<String>,
+    pub keys: Vec<KeyId>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grant: Option<Grant>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Park {
-    pub key: String,
+    pub key: KeyId,
     pub until: u64,
 }
 
@@ -94,7 +94,7 @@ pub enum Verdict {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReportRequest {
-    pub model: String,
+    pub model: ModelId,
     #[serde(default)]
     pub parks: Vec<Park>,
     pub verdict: Verdict,
@@ -123,7 +123,7 @@ pub enum BreakerStatus {
 /// A breaker that is not closed, as `/v1/health` shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BreakerView {
-    pub model: String,
+    pub model: ModelId,
     pub state: BreakerStatus,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub breaker_until: Option<u64>,
@@ -131,7 +131,7 @@ pub struct BreakerView {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ModelTransition {
-    pub model: String,
+    pub model: ModelId,
     /// This object's transition counter: the true order of its breakers' transitions.
     pub transition_seq: u64,
     #[serde(flatten)]
@@ -237,7 +237,7 @@ impl ProviderState {
             .collect()
     }
 
-    fn numbered(&mut self, model: String, transition: Transition) -> ModelTransition {
+    fn numbered(&mut self, model: ModelId, transition: Transition) -> ModelTransition {
         self.transitions += 1;
         ModelTransition {
             model,
@@ -248,7 +248,7 @@ impl ProviderState {
     }
 
     /// Renews a streaming probe's deadline (see `Breaker::hold`); whether anything changed.
-    pub fn hold(&mut self, model: &str, probe: u64, now: u64, ms: u64) -> bool {
+    pub fn hold(&mut self, model: &ModelId, probe: u64, now: u64, ms: u64) -> bool {
         self.breakers
             .get_mut(model)
             .is_some_and(|b| b.hold(probe, now, ms))
@@ -261,7 +261,7 @@ impl ProviderState {
         self.keys.unpark_all();
         let mut closed = Vec::new();
         for (m, b) in self.breakers.iter_mut() {
-            if model.is_some_and(|want| want != m) {
+            if model.is_some_and(|want| want != m.as_str()) {
                 continue;
             }
             if let Some(t) = b.reset("manual reset") {
@@ -316,7 +316,7 @@ impl ProviderState {
 
     /// A closed breaker forgets its escalation (the next trip starts at the first duration) and,
     /// with no failure on record, is not stored at all.
-    fn forget_idle(&mut self, model: &str) {
+    fn forget_idle(&mut self, model: &ModelId) {
         if self.breakers.get(model).is_none_or(Breaker::is_closed) {
             self.escalation.remove(model);
         }

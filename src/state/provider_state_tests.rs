@@ -215,11 +215,11 @@ fn a_streaming_probe_is_held_while_renewed_and_no_second_probe_gets_in() {
     };
     // probe_timeout_ms is 1 000; the stream renews every 500 ms for 10 s.
     for t in (5_500..15_000).step_by(500) {
-        assert!(st.hold("m", token, t, 1_000));
+        assert!(st.hold(&"m".into(), token, t, 1_000));
         assert!(matches!(
             st.acquire(&acquire("m"), t + 1).admission,
             Admission::Skip { .. }
         ));
     }
-    assert!(!st.hold("other", token, 15_000, 1_000));
+    assert!(!st.hold(&"other".into(), token, 15_000, 1_000));
 }

@@ -5,6 +5,7 @@
 
 use super::provider_state::{Park, ReportRequest};
 use super::MAX_SAFE_MS;
+use crate::config::KeyId;
 use serde_json::Value;
 
 /// A report as read, with what had to be set aside or adjusted to read it.
@@ -63,7 +64,13 @@ fn read_park(raw: &Value) -> Result<(Park, Option<String>), String> {
             _ => return Err(format!("until {until} is not a time")),
         },
     };
-    Ok((Park { key, until }, note))
+    Ok((
+        Park {
+            key: KeyId::new(key),
+            until,
+        },
+        note,
+    ))
 }
 
 #[cfg(test)]
