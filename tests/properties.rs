@@ -234,8 +234,10 @@ fn arb_tenant() -> impl Strategy<Value = TenantConfig> {
                     parse_body(br#"{"kind":"openai","base_url":"http://x/v1","keys":["k"]}"#)
                         .unwrap();
                 let name = ProviderName::parse(p).unwrap();
-                cfg.providers
-                    .insert(name.clone(), body.validate(name).unwrap().resolve(|_| None));
+                cfg.providers.insert(
+                    name.clone(),
+                    body.validate(name).unwrap().resolve(|_| None).unwrap(),
+                );
             }
             for (id, p, price, ctx, caps) in models {
                 let id = ModelId::parse(&id).unwrap();

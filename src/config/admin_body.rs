@@ -4,8 +4,8 @@
 use super::names::{AliasName, Capability, ModelId, ProviderName, RouteName, TenantId};
 use super::provider::{BaseUrl, KeyStrategy, NewKey, NewProvider, ProviderKey, ProviderKind};
 use super::{
-    Alias, CatalogModel, Chain, ConfigError, CostTier, RateLimitSignal, Resilience, RetryPolicy,
-    SettingsOverrides,
+    Alias, CatalogModel, Chain, ConfigError, CostTier, NonEmpty, RateLimitSignal, Resilience,
+    RetryPolicy, SettingsOverrides,
 };
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -94,11 +94,10 @@ pub const DEFAULT_TIMEOUT_MS: u32 = 30_000;
 
 impl ProviderBody {
     pub fn validate(self, name: ProviderName) -> Result<NewProvider, ConfigError> {
-        if self.keys.is_empty() || self.keys.len() > MAX_KEYS {
-            return Err(ConfigError::invalid(
-                "keys",
-                format!("must list 1 to {MAX_KEYS} keys"),
-            ));
+        let count_error =
+            || ConfigError::invalid("keys", format!("must list 1 to {MAX_KEYS} keys"));
+        if self.keys.len() > MAX_KEYS {
+            return Err(count_error());
         }
         let mut keys: Vec<NewKey> = Vec::with_capacity(self.keys.len());
         for input in self.keys {
@@ -111,6 +110,7 @@ impl ProviderBody {
             }
             keys.push(key);
         }
+        let keys = NonEmpty::new(keys).ok_or_else(count_error)?;
         let timeout_ms = self.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS);
         if !(1..=600_000).contains(&timeout_ms) {
             return Err(ConfigError::invalid("timeout_ms", "must be 1 to 600000"));

@@ -9,6 +9,7 @@ pub mod capabilities;
 pub mod key_id;
 pub mod model;
 pub mod names;
+pub mod non_empty;
 pub mod open_durations;
 pub mod provider;
 pub mod provider_key;
@@ -24,6 +25,7 @@ pub use capabilities::CapabilitySet;
 pub use key_id::KeyId;
 pub use model::CatalogModel;
 pub use names::{AliasName, Capability, ModelId, NameError, ProviderName, RouteName, TenantId};
+pub use non_empty::NonEmpty;
 pub use provider::{
     BaseUrl, KeyStrategy, NewKey, NewProvider, Provider, ProviderKey, ProviderKind, ProviderSpec,
     StoredKey, StoredProvider,

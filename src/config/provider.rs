@@ -3,6 +3,7 @@
 pub use super::base_url::BaseUrl;
 use super::key_id::KeyId;
 use super::names::{ProviderName, TenantId};
+use super::non_empty::NonEmpty;
 pub use super::provider_key::{
     secret_key_id, NewKey, ProviderKey, Secret, StoredKey, MIN_KEY_FOR_LAST4, SECRET_PREFIX,
 };
@@ -36,9 +37,9 @@ pub struct ProviderSpec<K> {
     pub name: ProviderName,
     pub kind: ProviderKind,
     pub base_url: BaseUrl,
-    /// Never empty: the admin parser refuses an empty pool, and loading drops a provider none of
-    /// whose keys can be opened.
-    pub keys: Vec<K>,
+    /// The admin parser refuses an empty pool, and a provider none of whose keys can be opened
+    /// does not load.
+    pub keys: NonEmpty<K>,
     pub key_strategy: KeyStrategy,
     pub timeout_ms: u32,
     /// Issue 17's opt-ins; absent in rows stored before them, which load with the defaults.
@@ -51,7 +52,7 @@ pub type StoredProvider = ProviderSpec<StoredKey>;
 pub type Provider = ProviderSpec<ProviderKey>;
 
 impl<K> ProviderSpec<K> {
-    fn with_keys<J>(self, keys: Vec<J>) -> ProviderSpec<J> {
+    fn with_keys<J>(self, keys: NonEmpty<J>) -> ProviderSpec<J> {
         ProviderSpec {
             name: self.name,
             kind: self.kind,
@@ -73,9 +74,8 @@ impl NewProvider {
         kek: Option<&Kek>,
         mut nonce: impl FnMut() -> Option<[u8; 12]>,
     ) -> Result<StoredProvider, ConfigError> {
-        let mut keys = Vec::with_capacity(self.keys.len());
-        for key in &self.keys {
-            keys.push(match key {
+        let keys = self.keys.try_map(|key| {
+            Ok(match key {
                 NewKey::Literal(k) => {
                     let kek = kek.ok_or_else(|| {
                         ConfigError::invalid("keys", "CG_KEK is not configured, so keys cannot be stored; reference a Worker secret instead")
@@ -95,13 +95,14 @@ impl NewProvider {
                     id: id.clone(),
                     secret_name: secret_name.clone(),
                 },
-            });
-        }
+            })
+        })?;
         Ok(self.with_keys(keys))
     }
 
-    /// Usable at once, with secret names looked up through `lookup` (tests; no storage involved).
-    pub fn resolve(self, lookup: impl Fn(&str) -> Option<String>) -> Provider {
+    /// Usable at once, with secret names looked up through `lookup` (tests; no storage involved);
+    /// `None` when no key resolves.
+    pub fn resolve(self, lookup: impl Fn(&str) -> Option<String>) -> Option<Provider> {
         let keys = self
             .keys
             .iter()
@@ -113,21 +114,22 @@ impl NewProvider {
                 }),
             })
             .collect();
-        self.with_keys(keys)
+        NonEmpty::new(keys).map(|keys| self.with_keys(keys))
     }
 }
 
 impl StoredProvider {
-    /// The usable keys, and why any other could not be used (for the log, never a response).
+    /// The provider with its usable keys (`None` when no key can be used: it cannot serve), and
+    /// why any other key could not be used (for the log, never a response).
     pub fn open(
         &self,
         tenant: &TenantId,
         kek: Option<&Kek>,
         lookup: impl Fn(&str) -> Option<String>,
-    ) -> (Provider, Vec<String>) {
+    ) -> (Option<Provider>, Vec<String>) {
         let mut problems = Vec::new();
         let mut keys = Vec::with_capacity(self.keys.len());
-        for k in &self.keys {
+        for k in self.keys.iter() {
             let opened = match (k, kek) {
                 (StoredKey::Sealed { sealed, .. }, Some(kek)) => kek
                     .open(tenant, &self.name, sealed)
@@ -145,7 +147,8 @@ impl StoredProvider {
                 Err(why) => problems.push(format!("key {}: {why}", k.id())),
             }
         }
-        (self.clone().with_keys(keys), problems)
+        let usable = NonEmpty::new(keys).map(|keys| self.clone().with_keys(keys));
+        (usable, problems)
     }
 }
 
@@ -202,6 +205,7 @@ mod tests {
         let lookup = |n: &str| (n == "PROVIDER_OPENAI_2").then(|| "sk-from-secret".to_owned());
         let (p, problems) = stored.open(&tenant, Some(&kek), lookup);
         assert!(problems.is_empty());
+        let p = p.unwrap();
         let secrets: Vec<&str> = p.keys.iter().map(|k| k.secret.expose()).collect();
         assert_eq!(secrets, ["sk-literal", "sk-from-secret"]);
     }
@@ -215,7 +219,7 @@ mod tests {
             .unwrap();
         let other_tenant = TenantId::parse("other").unwrap();
         let (p, problems) = stored.open(&other_tenant, Some(&kek), |_| None);
-        assert!(p.keys.is_empty());
+        assert!(p.is_none(), "no usable key: the provider does not load");
         assert_eq!(problems.len(), 2);
         assert!(problems.iter().all(|p| !p.contains("sk-literal")));
     }

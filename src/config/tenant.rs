@@ -19,7 +19,7 @@ pub struct TenantConfig {
     pub written_at: BTreeMap<String, u64>,
     /// What each alias resolves to, computed on first use. An alias's resolution depends on the
     /// config alone, so a cached config resolves each alias once, not once per request.
-    pub resolved: OnceCell<BTreeMap<AliasName, Option<ModelId>>>,
+    pub(crate) resolved: OnceCell<BTreeMap<AliasName, Option<ModelId>>>,
 }
 
 impl TenantConfig {
@@ -34,6 +34,14 @@ impl TenantConfig {
             settings,
             written_at: BTreeMap::new(),
             resolved: OnceCell::new(),
+        }
+    }
+
+    /// The same config with its alias resolutions not yet computed (benchmarks of a cold config).
+    pub fn clone_unresolved(&self) -> Self {
+        Self {
+            resolved: OnceCell::new(),
+            ..self.clone()
         }
     }
 }

@@ -181,11 +181,11 @@ pub async fn load_config(
         if !problems.is_empty() {
             console_error!(
                 "{}",
-                serde_json::json!({"msg": "provider keys unusable", "tenant": tenant, "provider": provider.name, "problems": problems})
+                serde_json::json!({"msg": "provider keys unusable", "tenant": tenant, "provider": stored.name, "problems": problems})
             );
         }
         // A provider with no usable key cannot serve: its models drop out of chains.
-        if !provider.keys.is_empty() {
+        if let Some(provider) = provider {
             providers.insert(provider.name.clone(), provider);
         }
     }

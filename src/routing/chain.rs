@@ -118,8 +118,10 @@ mod tests {
             let body: ProviderBody =
                 parse_body(br#"{"kind":"openai","base_url":"http://x/v1","keys":["k"]}"#).unwrap();
             let name = ProviderName::parse(p).unwrap();
-            cfg.providers
-                .insert(name.clone(), body.validate(name).unwrap().resolve(|_| None));
+            cfg.providers.insert(
+                name.clone(),
+                body.validate(name).unwrap().resolve(|_| None).unwrap(),
+            );
         }
         cfg
     }

@@ -188,7 +188,8 @@ pub fn tenant(keys_per_provider: usize, strategy: &str) -> TenantConfig {
             .unwrap()
             .validate(name.clone())
             .unwrap()
-            .resolve(|_| None);
+            .resolve(|_| None)
+            .unwrap();
         cfg.providers.insert(name, provider);
         let model = format!(r#"{{"provider":"p{i}","context_window":8000}}"#);
         let id = ModelId::parse(&format!("m{i}")).unwrap();
