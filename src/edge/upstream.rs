@@ -140,7 +140,7 @@ impl crate::cascade::Upstream for FetchUpstream<'_> {
             let decoder = if self.request.native(kind) {
                 StreamDecoder::anthropic_native()
             } else {
-                StreamDecoder::new(kind, self.request.chat())
+                StreamDecoder::new(kind)
             };
             let read_timeout = u64::from(call.provider.timeout_ms);
             stream_start(
