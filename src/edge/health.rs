@@ -25,7 +25,7 @@ pub async fn health(req: Request, env: &Env, ctx: &Context, dep: &Deployment) ->
     });
     let mut breakers = Vec::new();
     for (provider, views) in futures::future::join_all(lookups).await {
-        let views = views.map_err(|e| store::storage_error("breaker state", e))?;
+        let views = views.map_err(|e| super::d1::storage_error("breaker state", e))?;
         breakers.extend(views.into_iter().map(|v| {
             let mut b = json!({"provider": provider, "model": v.view.model, "state": v.view.state});
             if let Some(until) = v.view.breaker_until {
