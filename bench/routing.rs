@@ -51,6 +51,7 @@ fn catalog() -> TenantConfig {
                 context_window: [8_000, 32_000, 128_000, 200_000][i % 4],
                 input_price_per_mtok: ((i * 37) % 100) as f64 / 10.0,
                 output_price_per_mtok: ((i * 53) % 100) as f64 / 5.0,
+                cached_input_price_per_mtok: None,
                 max_output_tokens: None,
             },
         );

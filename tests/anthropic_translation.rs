@@ -6,6 +6,8 @@ use cognigate::api::ChatRequest;
 use cognigate::config::admin_body::{parse_body, ModelBody};
 use cognigate::config::{CatalogModel, ModelId, ProviderKey, ProviderKind};
 use cognigate::providers::{anthropic, prepare, read_response, StreamDecoder};
+use cognigate::stream::{Relay, RelayStep};
+use cognigate::usage::StreamUsage;
 use serde_json::{json, Value};
 use std::path::Path;
 
@@ -81,13 +83,9 @@ fn a_recorded_messages_stream_becomes_openai_chunks_ending_in_done() {
     let sse = std::fs::read(fixture_dir().join("stream_tool_use.sse")).unwrap();
     let expected =
         std::fs::read_to_string(fixture_dir().join("stream_tool_use.expected.jsonl")).unwrap();
-    let req = ChatRequest::parse(
-        br#"{"model":"m","stream":true,"stream_options":{"include_usage":true}}"#,
-    )
-    .unwrap();
     // However the bytes arrive, the same events come out.
     for chunk_size in [1, 7, 64, sse.len()] {
-        let mut decoder = StreamDecoder::new(ProviderKind::Anthropic, &req);
+        let mut decoder = StreamDecoder::new(ProviderKind::Anthropic);
         let out: Vec<u8> = sse
             .chunks(chunk_size)
             .flat_map(|c| decoder.decode(c.to_vec()))
@@ -107,19 +105,26 @@ fn a_recorded_messages_stream_becomes_openai_chunks_ending_in_done() {
 }
 
 #[test]
-fn without_include_usage_no_usage_chunk_is_sent() {
+fn without_include_usage_the_relay_strips_the_usage_chunk_and_still_meters_its_tokens() {
     let sse = std::fs::read(fixture_dir().join("stream_tool_use.sse")).unwrap();
     let req = ChatRequest::parse(br#"{"model":"m","stream":true}"#).unwrap();
-    let mut decoder = StreamDecoder::new(ProviderKind::Anthropic, &req);
-    let text = String::from_utf8(decoder.decode(sse)).unwrap();
+    let wants = anthropic::stream::wants_usage(&req);
+    let mut decoder = StreamDecoder::new(ProviderKind::Anthropic);
+    let mut relay = Relay::metering(StreamUsage::chat(!wants));
+    let RelayStep::Finish { bytes, .. } = relay.on_chunk(&decoder.decode(sse)) else {
+        panic!("the recorded stream ends")
+    };
+    let text = String::from_utf8(bytes).unwrap();
     assert!(!text.contains("\"usage\""));
     assert!(text.ends_with("data: [DONE]\n\n"));
+    // message_start: 472 input tokens; message_delta: 89 output tokens.
+    let tokens = relay.tokens().unwrap();
+    assert_eq!((tokens.prompt, tokens.completion), (472, 89));
 }
 
 #[test]
 fn an_anthropic_error_event_becomes_an_error_the_relay_recognises() {
-    let req = ChatRequest::parse(br#"{"model":"m","stream":true}"#).unwrap();
-    let mut decoder = StreamDecoder::new(ProviderKind::Anthropic, &req);
+    let mut decoder = StreamDecoder::new(ProviderKind::Anthropic);
     let out = decoder.decode(
         b"event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n".to_vec(),
     );

@@ -8,8 +8,8 @@ mod support;
 
 use cognigate::mock::{MockProvider, Reply, Rule, Step};
 use serde_json::{json, Value};
-use std::process::Command;
 use support::gateway::{Gateway, Tenant};
+use support::sdk::{anthropic_sdk, openai_sdk};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Kind {
@@ -26,35 +26,6 @@ impl Kind {
             Self::Openai => "openai",
         }
     }
-}
-
-fn python(script: &str, args: &[&str]) -> Value {
-    let out = Command::new("python3")
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .arg(format!("tests/harness/{script}"))
-        .args(args)
-        .output()
-        .expect("python3 (make setup installs the SDKs)");
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
-        panic!(
-            "{}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    assert_eq!(v["ok"], true, "{v}");
-    v
-}
-
-fn anthropic_sdk(t: &Tenant<'_>, model: &str, scenario: &str) -> Value {
-    python("anthropic_sdk.py", &[&t.gw.url, &t.key, model, scenario])
-}
-
-fn openai_sdk(t: &Tenant<'_>, model: &str, scenario: &str, extra: &[&str]) -> Value {
-    let base = format!("{}/v1", t.gw.url);
-    let mut args = vec![base.as_str(), &t.key, model, scenario];
-    args.extend_from_slice(extra);
-    python("openai_sdk.py", &args)
 }
 
 /// A tenant whose model `serve` is on a mock of `kind` (upstream name `up-serve`), plus a model

@@ -75,8 +75,7 @@ proptest! {
         chunk in 1usize..64,
     ) {
         let text = lines.join("\n");
-        let req = ChatRequest::parse(br#"{"model":"m","stream":true,"stream_options":{"include_usage":true}}"#).unwrap();
-        let mut decoder = StreamDecoder::new(cognigate::config::ProviderKind::Anthropic, &req);
+        let mut decoder = StreamDecoder::new(cognigate::config::ProviderKind::Anthropic);
         let mut relay = Relay::default();
         for c in text.as_bytes().chunks(chunk) {
             let _ = decoder.decode(c.to_vec());
@@ -251,6 +250,7 @@ fn arb_tenant() -> impl Strategy<Value = TenantConfig> {
                         context_window: ctx,
                         input_price_per_mtok: f64::from(price),
                         output_price_per_mtok: 0.0,
+                        cached_input_price_per_mtok: None,
                         max_output_tokens: None,
                     },
                 );

@@ -146,6 +146,8 @@ pub struct ModelBody {
     #[serde(default)]
     pub output_price_per_mtok: f64,
     #[serde(default)]
+    pub cached_input_price_per_mtok: Option<f64>,
+    #[serde(default)]
     pub max_output_tokens: Option<u32>,
 }
 
@@ -202,6 +204,10 @@ impl ModelBody {
             context_window: self.context_window,
             input_price_per_mtok: price("input_price_per_mtok", self.input_price_per_mtok)?,
             output_price_per_mtok: price("output_price_per_mtok", self.output_price_per_mtok)?,
+            cached_input_price_per_mtok: self
+                .cached_input_price_per_mtok
+                .map(|p| price("cached_input_price_per_mtok", p))
+                .transpose()?,
             max_output_tokens: self.max_output_tokens,
         })
     }
@@ -387,6 +393,28 @@ mod tests {
         assert_eq!(
             err_of(m),
             "input_price_per_mtok: must be a price from 0 to 1000000"
+        );
+    }
+
+    #[test]
+    fn a_cached_input_price_is_kept_and_checked_like_the_other_prices() {
+        let model = |body: &str| {
+            parse_body::<ModelBody>(body.as_bytes()).and_then(|b| {
+                b.validate(ModelId::parse("m").map_err(|_| ConfigError::invalid("", ""))?)
+            })
+        };
+        let m =
+            model(r#"{"provider":"p","context_window":8000,"cached_input_price_per_mtok":0.5}"#);
+        assert_eq!(
+            m.ok().and_then(|m| m.cached_input_price_per_mtok),
+            Some(0.5)
+        );
+        let m = model(r#"{"provider":"p","context_window":8000}"#);
+        assert_eq!(m.ok().map(|m| m.cached_input_price_per_mtok), Some(None));
+        let m = model(r#"{"provider":"p","context_window":8000,"cached_input_price_per_mtok":-1}"#);
+        assert_eq!(
+            err_of(m),
+            "cached_input_price_per_mtok: must be a price from 0 to 1000000"
         );
     }
 }

@@ -14,6 +14,10 @@ pub struct CatalogModel {
     pub context_window: u32,
     pub input_price_per_mtok: f64,
     pub output_price_per_mtok: f64,
+    /// The price of input tokens read from the provider's prompt cache; without it they cost
+    /// the input price. Kept in the stored spec, so older rows read as `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_input_price_per_mtok: Option<f64>,
     /// `max_tokens` for APIs that require one (Anthropic) when the request sets none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_output_tokens: Option<u32>,

@@ -1,7 +1,7 @@
 //! The fetch entry point: paths to handlers, and every refusal in the one error shape.
 
 use super::deployment::deployment;
-use super::{admin, gateway, http};
+use super::{admin, gateway, health, http};
 use crate::api::{ApiError, Route};
 use crate::surfaces::Surface;
 use worker::{event, Context, Env, Method, Request, Response, Result};
@@ -61,7 +61,7 @@ async fn route(
         (Method::Get, Route::RetrieveModel(id)) => {
             super::catalog::retrieve_model(req, env, ctx, &dep, &id).await
         }
-        (Method::Get, Route::Health) => gateway::health(req, env, ctx, &dep).await,
+        (Method::Get, Route::Health) => health::health(req, env, ctx, &dep).await,
         (_, r) if r.is_admin() => admin::handle(req, env, ctx, &dep, r).await,
         _ => Err(ApiError::method_not_allowed()),
     }

@@ -3,10 +3,11 @@
 use super::deployment::Deployment;
 use super::http::{self, header, now_ms, random_bytes, HttpReply};
 use super::metrics::Metrics;
-use super::routing_object::{self, RoutingClient};
+use super::routing_object::RoutingClient;
 use super::store;
-use super::stream_response::{self as streamed, StreamOwner};
+use super::stream_response::{self as streamed, StreamOwner, StreamUsageOwner};
 use super::upstream::{FetchUpstream, UpstreamBody};
+use super::usage_sink::{self, StreamHandOff};
 use crate::api::auth::{bearer, hash_key, is_caller_key_shaped};
 use crate::api::{ApiError, ErrorKind};
 use crate::cascade::log_line::RequestLog;
@@ -16,7 +17,7 @@ use crate::cascade::{
 use crate::config::{CallerKey, TenantConfig};
 use crate::routing::{build_chain, ChainError};
 use crate::surfaces::{Inbound, Surface};
-use serde_json::json;
+use crate::usage::{end_user, usd_decimal, PendingUsage};
 use std::rc::Rc;
 use worker::{console_log, Context, Env, Request, Response};
 
@@ -37,7 +38,7 @@ impl Clock for WorkerClock {
     }
 }
 
-fn invalid_api_key() -> ApiError {
+pub(super) fn invalid_api_key() -> ApiError {
     ApiError::new(ErrorKind::InvalidApiKey, "Missing or invalid API key.")
 }
 
@@ -71,12 +72,24 @@ pub(super) async fn tenant_config(
     dep: &Deployment,
     metrics: &Metrics,
 ) -> Result<Rc<TenantConfig>, ApiError> {
+    Ok(caller_config(req, env, ctx, dep, metrics).await?.1)
+}
+
+/// The caller key and its tenant's config; without a key, 401.
+async fn caller_config(
+    req: &Request,
+    env: &Env,
+    ctx: &Context,
+    dep: &Deployment,
+    metrics: &Metrics,
+) -> Result<(CallerKey, Rc<TenantConfig>), ApiError> {
     let key = caller(req, env, ctx, dep, metrics)
         .await?
         .ok_or_else(invalid_api_key)?;
-    store::tenant_config(env, ctx, &key.tenant, &dep.defaults, metrics)
+    let cfg = store::tenant_config(env, ctx, &key.tenant, &dep.defaults, metrics)
         .await?
-        .ok_or_else(invalid_api_key)
+        .ok_or_else(invalid_api_key)?;
+    Ok((key, cfg))
 }
 
 pub fn new_request_id() -> String {
@@ -115,13 +128,19 @@ pub async fn serve(
         metrics: &metrics,
     };
     let result: Result<HttpReply, ApiError> = async {
-        let cfg = tenant_config(&req, env, ctx, dep, &metrics).await?;
+        let (key, cfg) = caller_config(&req, env, ctx, dep, &metrics).await?;
         log.tenant = cfg.tenant.to_string();
         let body = http::read_body(&mut req, dep.max_chat_body).await?;
         // The request keeps the body and points into it: held once, never as a tree.
         let beta = header(&req, "anthropic-beta");
         let inbound = Inbound::parse(surface, body, dep.max_chat_json_values, beta)?;
         log.requested = inbound.model().to_owned();
+        let pending = PendingUsage {
+            tenant: cfg.tenant.clone(),
+            key_id: key.id,
+            end_user: end_user(header(&req, "x-cognigate-user").as_deref(), inbound.chat()),
+            requested: inbound.model().to_owned(),
+        };
         let chain = build_chain(&cfg, inbound.model()).map_err(|e| chain_error(&e))?;
         let state = RoutingClient {
             env,
@@ -142,7 +161,8 @@ pub async fn serve(
             },
         };
         let outcome = cascade.run(&chain).await;
-        Ok(respond(outcome, &state, &log, dep).await)
+        let usage = Metered { cfg: &cfg, pending };
+        Ok(respond(outcome, &state, &log, dep, usage).await)
     }
     .await;
     let resp = match result {
@@ -184,12 +204,20 @@ impl LogContext<'_> {
     }
 }
 
-/// The cascade's outcome as the caller's response; logged here, once.
+/// What a request's usage record needs from the request path.
+struct Metered<'a> {
+    cfg: &'a TenantConfig,
+    pending: PendingUsage,
+}
+
+/// The cascade's outcome as the caller's response; logged here, once. A served or exhausted
+/// request hands off its usage record (a stream's when it settles).
 async fn respond(
     outcome: Outcome<UpstreamBody>,
     state: &RoutingClient<'_>,
     log: &LogContext<'_>,
     dep: &Deployment,
+    Metered { cfg, pending }: Metered<'_>,
 ) -> HttpReply {
     let Outcome { ending, attempts } = outcome;
     let (label, result) = match ending {
@@ -200,18 +228,27 @@ async fn respond(
             settlement,
         } => {
             let served = attempts.last();
-            let by = ServedBy {
+            let mut by = ServedBy {
                 depth,
                 model: served.map(|a| a.model.as_str()).unwrap_or(""),
                 provider: served.map(|a| a.provider.as_str()).unwrap_or(""),
                 truncated: served.and_then(|a| a.truncated),
+                cost_usd: None,
             };
+            // A fallback's answer is charged at the model that served it.
+            let serving_model = cfg.models.get(by.model);
             let resp = match body {
                 UpstreamBody::Full {
                     content_type,
                     bytes,
+                    usage,
                 } => {
                     settle(state, settlement).await;
+                    if let Some(model) = serving_model {
+                        let record = pending.served(now_ms(), model, usage);
+                        by.cost_usd = record.cost_usd.map(usd_decimal);
+                        usage_sink::hand_off(state.env, state.ctx, record);
+                    }
                     http::bytes(status, &content_type, bytes)
                 }
                 // A stream settles when it ends: a failure after the first byte still counts.
@@ -222,6 +259,11 @@ async fn respond(
                         request_id: log.request_id.to_owned(),
                         settlement,
                         probe_hold_ms: dep.defaults.request_budget_ms,
+                        usage: serving_model.map(|model| StreamUsageOwner {
+                            pending,
+                            model: model.clone(),
+                            hand_off: StreamHandOff::start(state.env, state.ctx),
+                        }),
                     };
                     stream_response(status, streamed::body(start, owner, state.ctx))
                 }
@@ -232,7 +274,11 @@ async fn respond(
             )
         }
         Ending::Refused(err) => ("refused", Err(err)),
-        Ending::Exhausted => ("exhausted", exhausted(&attempts, log.surface)),
+        Ending::Exhausted => {
+            let record = pending.exhausted(now_ms());
+            usage_sink::hand_off(state.env, state.ctx, record);
+            ("exhausted", exhausted(&attempts, log.surface))
+        }
         Ending::Cancelled => (
             "cancelled",
             Err(ApiError::new(
@@ -265,6 +311,8 @@ struct ServedBy<'a> {
     model: &'a str,
     provider: &'a str,
     truncated: Option<usize>,
+    /// `X-CogniGate-Cost-Usd`: non-streamed answers whose usage is known.
+    cost_usd: Option<String>,
 }
 
 /// `X-CogniGate-Truncate: oldest` asks for truncation instead of a `context_window` skip.
@@ -303,6 +351,9 @@ fn with_served_headers(
     if let Some(dropped) = by.truncated {
         set("x-cognigate-truncated", &dropped.to_string())?;
     }
+    if let Some(cost) = &by.cost_usd {
+        set("x-cognigate-cost-usd", cost)?;
+    }
     if dep.debug_counters {
         set(
             "x-cognigate-d1-queries",
@@ -330,35 +381,4 @@ fn with_memory_counter(resp: Response, dep: &Deployment) -> worker::Result<Respo
 
 fn wasm_memory_bytes() -> usize {
     core::arch::wasm32::memory_size(0) * 65_536
-}
-
-/// Without credentials: liveness only. With a caller key: that tenant's breakers that are not closed.
-pub async fn health(req: Request, env: &Env, ctx: &Context, dep: &Deployment) -> HttpReply {
-    let metrics = Metrics::default();
-    let Some(key) = caller(&req, env, ctx, dep, &metrics).await? else {
-        return http::json(200, &json!({"status": "ok"}));
-    };
-    let cfg = store::tenant_config(env, ctx, &key.tenant, &dep.defaults, &metrics)
-        .await?
-        .ok_or_else(invalid_api_key)?;
-    let tenant = &cfg.tenant;
-    let lookups = cfg.providers.keys().map(|p| async move {
-        let views = routing_object::breakers(env, tenant, p.as_str()).await;
-        (p, views)
-    });
-    let mut breakers = Vec::new();
-    for (provider, views) in futures::future::join_all(lookups).await {
-        let views = views.map_err(|e| super::d1::storage_error("breaker state", e))?;
-        breakers.extend(views.into_iter().map(|v| {
-            let mut b = json!({"provider": provider, "model": v.view.model, "state": v.view.state});
-            if let Some(until) = v.view.breaker_until {
-                b["breaker_until"] = json!(until);
-            }
-            if let Some(open_ms) = v.open_ms {
-                b["open_ms"] = json!(open_ms);
-            }
-            b
-        }));
-    }
-    http::json(200, &json!({"status": "ok", "breakers": breakers}))
 }

@@ -3,13 +3,16 @@
 //! the upstream read without anything being held against the model.
 
 use super::body_read::{read_chunk, Read, WatchedBody};
+use super::http::now_ms;
 use super::routing_client::{StreamReport, StreamReportTarget};
 use super::upstream::StreamStart;
+use super::usage_sink::StreamHandOff;
 use crate::cascade::Settlement;
-use crate::config::TenantId;
+use crate::config::{CatalogModel, TenantId};
 use crate::providers::StreamDecoder;
 use crate::stream::{Relay, RelayStep, StreamEnd};
 use crate::surfaces::Encoder;
+use crate::usage::PendingUsage;
 use futures::stream::{self, Stream};
 use worker::{console_log, AbortController, ByteStream, Context, Env};
 
@@ -21,6 +24,16 @@ pub struct StreamOwner {
     pub settlement: Settlement,
     /// A probe's timeout: while its stream runs, the probe is renewed for this long at a time.
     pub probe_hold_ms: u64,
+    pub usage: Option<StreamUsageOwner>,
+}
+
+/// The stream's usage record, waiting for its tokens: handed off when the stream settles,
+/// whichever way (end, cut, or the caller going away), with what the relay read by then.
+pub struct StreamUsageOwner {
+    pub pending: PendingUsage,
+    /// The model that serves the stream, whose prices it is charged at.
+    pub model: CatalogModel,
+    pub hand_off: StreamHandOff,
 }
 
 enum Phase {
@@ -68,13 +81,25 @@ struct State {
     encoder: Encoder,
     read_timeout_ms: u64,
     guard: CancelGuard,
+    usage: Option<StreamUsageOwner>,
+}
+
+/// However the stream ends, its state goes away once: that is when its usage is handed off.
+impl Drop for State {
+    fn drop(&mut self) {
+        if let Some(mut u) = self.usage.take() {
+            let record = u.pending.served(now_ms(), &u.model, self.relay.tokens());
+            u.hand_off.send(record);
+        }
+    }
 }
 
 pub fn body(
     start: StreamStart,
-    owner: StreamOwner,
+    mut owner: StreamOwner,
     ctx: &Context,
 ) -> impl Stream<Item = worker::Result<Vec<u8>>> {
+    let usage = owner.usage.take();
     let reporter = StreamReport::start(
         ctx,
         StreamReportTarget {
@@ -99,6 +124,7 @@ pub fn body(
             owner: Some(owner),
             reporter,
         },
+        usage,
     };
     stream::unfold(state, |mut st| async move {
         loop {

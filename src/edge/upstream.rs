@@ -6,9 +6,10 @@ use super::signals::{signal_headers, RateLimited200};
 use crate::cascade::body_limit::{Capped, MAX_ERROR_BODY, MAX_SUCCESS_BODY};
 use crate::cascade::context_window::{fit, fitted_request, Fit};
 use crate::cascade::{Call, UpstreamReply};
-use crate::providers::{self, StreamDecoder};
+use crate::providers::{self, Answer, StreamDecoder};
 use crate::stream::{Relay, RelayStep, StreamEnd};
 use crate::surfaces::{Encoder, Inbound};
+use crate::usage::{StreamUsage, TokenCounts};
 use futures::future::{select, Either};
 use std::cell::RefCell;
 use std::pin::pin;
@@ -26,6 +27,8 @@ pub enum UpstreamBody {
     Full {
         content_type: String,
         bytes: Vec<u8>,
+        /// The tokens the upstream reported (`None`: unknown).
+        usage: Option<TokenCounts>,
     },
     Stream(StreamStart),
 }
@@ -137,23 +140,25 @@ impl crate::cascade::Upstream for FetchUpstream<'_> {
         }
         let kind = call.provider.kind;
         if self.request.stream() {
-            let decoder = if self.request.native(kind) {
-                StreamDecoder::anthropic_native()
+            // Usage is read on the upstream side of the stream, before the surface's encoder.
+            let (decoder, usage) = if self.request.native(kind) {
+                (StreamDecoder::anthropic_native(), StreamUsage::messages())
             } else {
-                StreamDecoder::new(kind, self.request.chat())
+                let asked = providers::anthropic::stream::wants_usage(self.request.chat());
+                (StreamDecoder::new(kind), StreamUsage::chat(!asked))
             };
             let read_timeout = u64::from(call.provider.timeout_ms);
             stream_start(
                 resp,
                 status,
                 controller,
-                (decoder, self.request.encoder(kind)),
+                (decoder, Relay::metering(usage), self.request.encoder(kind)),
                 (call.timeout_ms, read_timeout),
             )
             .await
         } else {
             let rate_limited = RateLimited200::of(call.provider, resp.headers());
-            let read = |bytes| self.request.read_response(kind, bytes, now_ms() / 1000);
+            let read = |bytes| self.request.read_answer(kind, bytes, now_ms() / 1000);
             full_body(resp, status, controller, (read, rate_limited), deadline).await
         }
     }
@@ -230,7 +235,7 @@ async fn full_body(
     status: u16,
     controller: AbortController,
     (read, rate_limited): (
-        impl FnOnce(Vec<u8>) -> Result<Vec<u8>, String>,
+        impl FnOnce(Vec<u8>) -> Result<Answer, String>,
         Option<RateLimited200>,
     ),
     deadline: u64,
@@ -260,11 +265,12 @@ async fn full_body(
         return reply;
     }
     match read(bytes) {
-        Ok(bytes) => UpstreamReply::Success {
+        Ok(Answer { bytes, usage }) => UpstreamReply::Success {
             status,
             body: UpstreamBody::Full {
                 content_type: "application/json".to_owned(),
                 bytes,
+                usage,
             },
         },
         Err(detail) => UpstreamReply::Broken { status, detail },
@@ -277,7 +283,7 @@ async fn stream_start(
     mut resp: Response,
     status: u16,
     controller: AbortController,
-    (mut decoder, encoder): (StreamDecoder, Encoder),
+    (mut decoder, mut relay, encoder): (StreamDecoder, Relay, Encoder),
     (timeout_ms, read_timeout_ms): (u64, u64),
 ) -> UpstreamReply<UpstreamBody> {
     let mut rest = match resp.stream() {
@@ -290,7 +296,6 @@ async fn stream_start(
         }
     };
     let deadline = now_ms().saturating_add(timeout_ms);
-    let mut relay = Relay::default();
     let mut first = Vec::new();
     loop {
         let left = deadline.saturating_sub(now_ms()).max(1);

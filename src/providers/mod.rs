@@ -7,6 +7,7 @@ pub mod reasoning;
 
 use crate::api::ChatRequest;
 use crate::config::{CatalogModel, ProviderKey, ProviderKind};
+use crate::usage::TokenCounts;
 
 /// One upstream request, ready to send.
 #[derive(Debug, Clone, PartialEq)]
@@ -75,11 +76,27 @@ pub fn headers(
 /// A non-streamed 2xx body in OpenAI's shape, or why it cannot be one (the provider is then
 /// treated as failing, not the request). `now_s` stamps translated answers.
 pub fn read_response(kind: ProviderKind, bytes: Vec<u8>, now_s: u64) -> Result<Vec<u8>, String> {
+    read_answer(kind, bytes, now_s).map(|a| a.bytes)
+}
+
+/// A non-streamed answer and the tokens its upstream reported (`None`: unknown).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    pub bytes: Vec<u8>,
+    pub usage: Option<TokenCounts>,
+}
+
+/// `read_response` with the usage, read in the same pass that checks the body: an
+/// OpenAI-compatible answer is scanned once with everything but `usage` skipped.
+pub fn read_answer(kind: ProviderKind, bytes: Vec<u8>, now_s: u64) -> Result<Answer, String> {
     match kind {
-        ProviderKind::Openai => serde_json::from_slice::<serde::de::IgnoredAny>(&bytes)
-            .map(|_| bytes)
-            .map_err(|_| "body is not valid JSON".to_owned()),
-        ProviderKind::Anthropic => anthropic::response::to_openai(&bytes, now_s),
+        ProviderKind::Openai => {
+            let usage = crate::usage::answer_usage(&bytes)?;
+            Ok(Answer { bytes, usage })
+        }
+        ProviderKind::Anthropic => {
+            anthropic::response::read(&bytes, now_s).map(|(bytes, usage)| Answer { bytes, usage })
+        }
     }
 }
 
@@ -94,12 +111,10 @@ pub enum StreamDecoder {
 }
 
 impl StreamDecoder {
-    pub fn new(kind: ProviderKind, req: &ChatRequest) -> Self {
+    pub fn new(kind: ProviderKind) -> Self {
         match kind {
             ProviderKind::Openai => Self::Openai,
-            ProviderKind::Anthropic => Self::Anthropic(Box::new(
-                anthropic::stream::Translator::new(anthropic::stream::wants_usage(req)),
-            )),
+            ProviderKind::Anthropic => Self::Anthropic(Box::default()),
         }
     }
 

@@ -23,6 +23,8 @@ pub fn body(model: &CatalogModel, req: &ChatRequest) -> Vec<u8> {
             // Replaced below; Anthropic's `thinking` becomes the nearest `reasoning_effort`.
             "model" | "thinking" => {}
             "reasoning_effort" if !reasons => {}
+            // Written below, asking for the usage chunk.
+            "stream_options" if req.stream => {}
             // Reasoning replayed from earlier turns is not accepted back by OpenAI-compatible APIs.
             "messages" if req.messages_have_reasoning() => {
                 let out = object.key(field);
@@ -36,6 +38,13 @@ pub fn body(model: &CatalogModel, req: &ChatRequest) -> Vec<u8> {
         }
     }
     object.string_field("model", &model.upstream_model);
+    if req.stream {
+        // The gateway always asks for usage; the relay strips the usage chunk again when the
+        // caller did not ask for it (`usage::StreamUsage`).
+        let options = stream_options_with_usage(req.value("stream_options"));
+        // Writing a Value into a Vec cannot fail.
+        let _ = serde_json::to_writer(object.key("stream_options"), &options);
+    }
     let budget = reasoning::thinking_budget(req.value("thinking").as_ref());
     let has_effort = req.fields().any(|(k, _)| k == "reasoning_effort");
     if let (true, Some(b), false) = (reasons, budget, has_effort) {
@@ -43,6 +52,16 @@ pub fn body(model: &CatalogModel, req: &ChatRequest) -> Vec<u8> {
     }
     object.close();
     out
+}
+
+/// The caller's `stream_options` (an object, checked at parse) with `include_usage: true`.
+fn stream_options_with_usage(options: Option<serde_json::Value>) -> serde_json::Value {
+    let mut options = match options {
+        Some(serde_json::Value::Object(o)) => o,
+        _ => serde_json::Map::new(),
+    };
+    options.insert("include_usage".into(), true.into());
+    serde_json::Value::Object(options)
 }
 
 #[cfg(test)]
@@ -114,5 +133,26 @@ mod tests {
         assert_eq!(b["reasoning_effort"], "high");
         assert!(b.get("thinking").is_none());
         assert!(body(&model(r#"["chat"]"#), &r).get("thinking").is_none());
+    }
+
+    #[test]
+    fn a_streamed_request_asks_the_upstream_for_usage_and_keeps_the_callers_stream_options() {
+        let m = model(r#"["chat"]"#);
+        let b = body(&m, &req(json!({"model":"m","stream":true,"messages":[]})));
+        assert_eq!(b["stream_options"], json!({"include_usage": true}));
+        let b = body(
+            &m,
+            &req(json!({"model":"m","stream":true,"messages":[],
+                "stream_options":{"include_usage":false,"include_obfuscation":false}})),
+        );
+        assert_eq!(
+            b["stream_options"],
+            json!({"include_usage": true, "include_obfuscation": false})
+        );
+        let b = body(&m, &req(json!({"model":"m","messages":[]})));
+        assert!(
+            b.get("stream_options").is_none(),
+            "not for a non-streamed request"
+        );
     }
 }

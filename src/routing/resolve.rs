@@ -106,6 +106,7 @@ mod tests {
             context_window: ctx,
             input_price_per_mtok: price / 2.0,
             output_price_per_mtok: price / 2.0,
+            cached_input_price_per_mtok: None,
             max_output_tokens: None,
         }
     }

@@ -4,6 +4,7 @@
 
 use super::sse::{EventKind, SseParser};
 use crate::api::{ApiError, ErrorKind};
+use crate::usage::{StreamUsage, TokenCounts};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StreamEnd {
@@ -34,9 +35,23 @@ pub fn error_event() -> Vec<u8> {
 pub struct Relay {
     parser: SseParser,
     data_events: usize,
+    /// Reads usage as events pass, and strips the usage chunk the caller did not ask for.
+    usage: StreamUsage,
 }
 
 impl Relay {
+    pub fn metering(usage: StreamUsage) -> Self {
+        Self {
+            usage,
+            ..Self::default()
+        }
+    }
+
+    /// The tokens the stream reported so far; `None` when it reported none.
+    pub fn tokens(&self) -> Option<TokenCounts> {
+        self.usage.tokens()
+    }
+
     pub fn on_chunk(&mut self, chunk: &[u8]) -> RelayStep {
         let events = match self.parser.push(chunk) {
             Ok(events) => events,
@@ -57,7 +72,9 @@ impl Relay {
                 }
                 EventKind::Data => {
                     self.data_events += 1;
-                    out.extend_from_slice(&event.raw);
+                    if self.usage.observe(&event.data) {
+                        out.extend_from_slice(&event.raw);
+                    }
                 }
                 EventKind::Empty => out.extend_from_slice(&event.raw),
             }
@@ -163,6 +180,27 @@ mod tests {
                 end: StreamEnd::Failed("stream ended without [DONE]".into())
             }
         );
+    }
+
+    #[test]
+    fn a_metering_relay_strips_the_usage_chunk_the_caller_did_not_ask_for_and_keeps_its_tokens() {
+        let usage =
+            "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":7}}\n\n";
+        let tail = format!("{}{usage}data: [DONE]\n\n", chunk("b"));
+        let mut r = Relay::metering(StreamUsage::chat(true));
+        let RelayStep::Finish { bytes, .. } = r.on_chunk(tail.as_bytes()) else {
+            panic!("expected the stream to end")
+        };
+        assert_eq!(
+            bytes,
+            format!("{}data: [DONE]\n\n", chunk("b")).into_bytes()
+        );
+        assert_eq!(r.tokens().map(|t| (t.prompt, t.completion)), Some((5, 7)));
+        let mut r = Relay::metering(StreamUsage::chat(false));
+        let RelayStep::Finish { bytes, .. } = r.on_chunk(tail.as_bytes()) else {
+            panic!("expected the stream to end")
+        };
+        assert_eq!(bytes, tail.into_bytes(), "asked for: passed as sent");
     }
 
     #[test]

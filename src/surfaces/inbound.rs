@@ -7,7 +7,7 @@ use super::{messages_request, responses_request, Surface};
 use crate::api::raw_json::ObjectWriter;
 use crate::api::{ApiError, ChatRequest, ErrorKind};
 use crate::config::{CatalogModel, ProviderKind};
-use crate::providers;
+use crate::providers::{self, Answer};
 
 #[derive(Debug, Clone)]
 pub enum Inbound {
@@ -135,14 +135,27 @@ impl Inbound {
         bytes: Vec<u8>,
         now_s: u64,
     ) -> Result<Vec<u8>, String> {
+        self.read_answer(kind, bytes, now_s).map(|a| a.bytes)
+    }
+
+    /// `read_response` with the tokens the upstream reported, read from the upstream's answer
+    /// before any surface translation (so every surface is metered the same way).
+    pub fn read_answer(
+        &self,
+        kind: ProviderKind,
+        bytes: Vec<u8>,
+        now_s: u64,
+    ) -> Result<Answer, String> {
         if self.native(kind) {
-            // Only the fields that tell the shape are read; the rest (an embeddings answer is
-            // mostly numbers) is skipped without building a tree.
+            // Only the fields that tell the shape, and `usage`, are read; the rest (an
+            // embeddings answer is mostly numbers) is skipped without building a tree.
             #[derive(serde::Deserialize)]
             struct Shape<'a> {
                 #[serde(rename = "type", borrow)]
                 kind: Option<std::borrow::Cow<'a, str>>,
                 data: Option<Vec<serde::de::IgnoredAny>>,
+                #[serde(borrow)]
+                usage: Option<&'a serde_json::value::RawValue>,
             }
             let v: Shape<'_> =
                 serde_json::from_slice(&bytes).map_err(|_| "body is not valid JSON".to_owned())?;
@@ -150,18 +163,19 @@ impl Inbound {
                 Self::Embeddings(_) => v.data.is_some(),
                 _ => v.kind.as_deref() == Some("message"),
             };
-            return if shaped {
-                Ok(bytes)
-            } else {
-                Err(format!("body is not a {} answer", self.surface().as_str()))
-            };
+            if !shaped {
+                return Err(format!("body is not a {} answer", self.surface().as_str()));
+            }
+            let usage = v.usage.and_then(crate::usage::wire::usage_counts);
+            return Ok(Answer { bytes, usage });
         }
-        let chat = providers::read_response(kind, bytes, now_s)?;
-        match self {
-            Self::Messages { .. } => super::messages_response::from_chat(&chat),
-            Self::Responses(_) => super::responses_response::from_chat(&chat, now_s),
-            _ => Ok(chat),
-        }
+        let Answer { bytes: chat, usage } = providers::read_answer(kind, bytes, now_s)?;
+        let bytes = match self {
+            Self::Messages { .. } => super::messages_response::from_chat(&chat)?,
+            Self::Responses(_) => super::responses_response::from_chat(&chat, now_s)?,
+            _ => chat,
+        };
+        Ok(Answer { bytes, usage })
     }
 
     /// How the relayed (chat-shaped, or native) stream is put into this surface's events.
@@ -201,6 +215,55 @@ mod tests {
         assert!(!e.supported(ProviderKind::Anthropic));
         assert!(e.supported(ProviderKind::Openai) && e.native(ProviderKind::Openai));
         assert_eq!(e.path(ProviderKind::Openai), "embeddings");
+    }
+
+    #[test]
+    fn usage_is_read_from_the_upstream_answer_before_the_surface_translation() {
+        let m = parse(
+            Surface::Messages,
+            r#"{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"x"}]}"#,
+        );
+        let native = r#"{"type":"message","content":[],"usage":{"input_tokens":4,"cache_read_input_tokens":10,"output_tokens":2}}"#;
+        let a = m
+            .read_answer(ProviderKind::Anthropic, native.as_bytes().to_vec(), 0)
+            .unwrap();
+        let want = crate::usage::TokenCounts {
+            prompt: 14,
+            completion: 2,
+            cached: 10,
+        };
+        assert_eq!(a.usage, Some(want));
+        let chat = r#"{"choices":[{"message":{"content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":14,"completion_tokens":2,"prompt_tokens_details":{"cached_tokens":10}}}"#;
+        let a = m
+            .read_answer(ProviderKind::Openai, chat.as_bytes().to_vec(), 0)
+            .unwrap();
+        assert_eq!(
+            a.usage,
+            Some(want),
+            "the Messages surface from a chat answer"
+        );
+        let r = parse(Surface::Responses, r#"{"model":"m","input":"x"}"#);
+        let a = r
+            .read_answer(ProviderKind::Anthropic, native.as_bytes().to_vec(), 0)
+            .unwrap();
+        assert_eq!(
+            a.usage,
+            Some(want),
+            "the Responses surface from a Messages answer"
+        );
+        let e = parse(Surface::Embeddings, r#"{"model":"m","input":"x"}"#);
+        let a = e
+            .read_answer(
+                ProviderKind::Openai,
+                br#"{"data":[{"embedding":[0.5]}],"usage":{"prompt_tokens":3}}"#.to_vec(),
+                0,
+            )
+            .unwrap();
+        assert_eq!(a.usage.map(|t| t.prompt), Some(3));
+        let a = e
+            .read_answer(ProviderKind::Openai, br#"{"data":[]}"#.to_vec(), 0)
+            .unwrap();
+        assert_eq!(a.usage, None, "no usage: unknown");
     }
 
     #[test]

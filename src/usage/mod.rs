@@ -2,6 +2,16 @@
 //! (`usage` from the answer, or from the stream's usage chunk) and hands one `UsageRecord` per
 //! request to the ledger, which enforces limits and keeps the roll-ups the usage API reads.
 
+pub mod cost;
+pub mod end_user;
+pub mod pending;
 pub mod record;
+pub mod stream;
+pub mod wire;
 
+pub use cost::{cost_usd, usd_decimal};
+pub use end_user::end_user;
+pub use pending::PendingUsage;
 pub use record::{Outcome, TokenCounts, UsageRecord};
+pub use stream::StreamUsage;
+pub use wire::answer_usage;

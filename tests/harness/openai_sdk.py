@@ -2,7 +2,8 @@
 
     python3 tests/harness/openai_sdk.py GATEWAY_URL/v1 API_KEY MODEL SCENARIO
 
-Scenarios: responses, responses_stream, responses_tools, embeddings, retrieve, raw, refused.
+Scenarios: responses, responses_stream, responses_tools, embeddings, retrieve, raw, refused,
+chat_stream [include_usage], chat_cost.
 Prints one JSON summary line; the Rust e2e test asserts on it. Retries are off.
 """
 import json
@@ -87,6 +88,32 @@ def raw():
     }
 
 
+def chat_stream():
+    """A chat stream, asking for the usage chunk only with `include_usage`."""
+    include = len(sys.argv) > 5 and sys.argv[5] == "include_usage"
+    extra = {"stream_options": {"include_usage": True}} if include else {}
+    text, usage, usage_chunks, chunks = "", None, 0, 0
+    stream = client.chat.completions.create(
+        model=model, messages=[{"role": "user", "content": "hi"}], stream=True, **extra
+    )
+    for c in stream:
+        chunks += 1
+        if c.choices:
+            text += c.choices[0].delta.content or ""
+        if c.usage is not None:
+            usage_chunks += 1
+            usage = {"prompt": c.usage.prompt_tokens, "completion": c.usage.completion_tokens}
+    return {"text": text, "chunks": chunks, "usage_chunks": usage_chunks, "usage": usage}
+
+
+def chat_cost():
+    raw = client.chat.completions.with_raw_response.create(
+        model=model, messages=[{"role": "user", "content": "hi"}], user="sdk-user"
+    )
+    c = raw.parse()
+    return {"cost": raw.headers.get("x-cognigate-cost-usd"), "prompt": c.usage.prompt_tokens}
+
+
 def refused():
     try:
         client.responses.create(model=model, input="x", previous_response_id="resp_1")
@@ -96,7 +123,9 @@ def refused():
 
 
 try:
-    fns = {f.__name__: f for f in [responses, responses_stream, responses_tools, embeddings, retrieve, raw, refused]}
+    scenarios = [responses, responses_stream, responses_tools, embeddings, retrieve, raw, refused]
+    scenarios += [chat_stream, chat_cost]
+    fns = {f.__name__: f for f in scenarios}
     out = {"ok": True, **fns[scenario]()}
 except Exception as e:
     out = {"ok": False, "error": repr(e)}

@@ -2,4 +2,5 @@
 pub mod fakes;
 pub mod gateway;
 pub mod resilience;
+pub mod sdk;
 pub mod world;

@@ -1,17 +1,32 @@
 //! Messages response → `chat.completion`.
 
 use super::finish_reason;
+use crate::usage::wire::WireUsage;
+use crate::usage::TokenCounts;
 use serde_json::{json, Value};
 
+/// Messages usage in chat terms: the prompt counts cache reads and writes too (Anthropic's
+/// `input_tokens` leaves them out), and cache reads show as `prompt_tokens_details.cached_tokens`
+/// when the answer reported them (`usage::wire` reads it back the same way).
 pub fn usage(u: &Value, output_tokens: u64) -> Value {
     let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
     let prompt =
         n("input_tokens") + n("cache_creation_input_tokens") + n("cache_read_input_tokens");
-    json!({"prompt_tokens": prompt, "completion_tokens": output_tokens, "total_tokens": prompt + output_tokens})
+    let mut out = json!({"prompt_tokens": prompt, "completion_tokens": output_tokens, "total_tokens": prompt + output_tokens});
+    if u.get("cache_read_input_tokens").is_some_and(Value::is_u64) {
+        out["prompt_tokens_details"] = json!({"cached_tokens": n("cache_read_input_tokens")});
+    }
+    out
 }
 
 /// `created` is the epoch second to stamp (Messages responses carry none).
 pub fn to_openai(bytes: &[u8], created: u64) -> Result<Vec<u8>, String> {
+    read(bytes, created).map(|(chat, _)| chat)
+}
+
+/// The chat completion and the tokens the answer reported (read from the tree this
+/// translation builds anyway).
+pub fn read(bytes: &[u8], created: u64) -> Result<(Vec<u8>, Option<TokenCounts>), String> {
     let msg: Value =
         serde_json::from_slice(bytes).map_err(|_| "body is not valid JSON".to_owned())?;
     if msg.get("type").and_then(Value::as_str) != Some("message") {
@@ -65,6 +80,9 @@ pub fn to_openai(bytes: &[u8], created: u64) -> Result<Vec<u8>, String> {
         .and_then(Value::as_str)
         .unwrap_or("end_turn");
     let u = msg.get("usage").cloned().unwrap_or_default();
+    let tokens = serde_json::from_value::<WireUsage>(u.clone())
+        .ok()
+        .and_then(|w| w.counts());
     let output = u.get("output_tokens").and_then(Value::as_u64).unwrap_or(0);
     let out = json!({
         "id": msg.get("id").cloned().unwrap_or_default(),
@@ -74,5 +92,6 @@ pub fn to_openai(bytes: &[u8], created: u64) -> Result<Vec<u8>, String> {
         "choices": [{"index": 0, "message": message, "finish_reason": finish_reason(stop), "logprobs": null}],
         "usage": usage(&u, output),
     });
-    serde_json::to_vec(&out).map_err(|e| e.to_string())
+    let chat = serde_json::to_vec(&out).map_err(|e| e.to_string())?;
+    Ok((chat, tokens))
 }

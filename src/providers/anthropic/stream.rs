@@ -7,6 +7,8 @@ use crate::stream::SseParser;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
+/// The caller asked for the usage chunk (`stream_options.include_usage`). The translated stream
+/// always carries it (usage is metered from it); the relay strips it when this is false.
 pub fn wants_usage(req: &ChatRequest) -> bool {
     req.value("stream_options")
         .as_ref()
@@ -18,7 +20,6 @@ pub fn wants_usage(req: &ChatRequest) -> bool {
 #[derive(Debug, Default)]
 pub struct Translator {
     parser: SseParser,
-    include_usage: bool,
     id: String,
     model: String,
     input: Value,
@@ -28,13 +29,6 @@ pub struct Translator {
 }
 
 impl Translator {
-    pub fn new(include_usage: bool) -> Self {
-        Self {
-            include_usage,
-            ..Self::default()
-        }
-    }
-
     pub fn push(&mut self, chunk: &[u8]) -> Vec<u8> {
         let mut out = Vec::new();
         let events = match self.parser.push(chunk) {
@@ -90,12 +84,10 @@ impl Translator {
                 self.chunk(out, json!({}), Some(finish_reason(reason)));
             }
             "message_stop" => {
-                if self.include_usage {
-                    let mut c = self.base();
-                    c["choices"] = json!([]);
-                    c["usage"] = usage(&self.input, self.output_tokens);
-                    emit(out, &c);
-                }
+                let mut c = self.base();
+                c["choices"] = json!([]);
+                c["usage"] = usage(&self.input, self.output_tokens);
+                emit(out, &c);
                 out.extend_from_slice(b"data: [DONE]\n\n");
             }
             "error" => {

@@ -1,0 +1,41 @@
+//! `/v1/health`: liveness without credentials; with a caller key, that tenant's breakers.
+
+use super::deployment::Deployment;
+use super::gateway::{caller, invalid_api_key};
+use super::http::{self, HttpReply};
+use super::metrics::Metrics;
+use super::routing_object;
+use super::store;
+use serde_json::json;
+use worker::{Context, Env, Request};
+
+/// Without credentials: liveness only. With a caller key: that tenant's breakers that are not closed.
+pub async fn health(req: Request, env: &Env, ctx: &Context, dep: &Deployment) -> HttpReply {
+    let metrics = Metrics::default();
+    let Some(key) = caller(&req, env, ctx, dep, &metrics).await? else {
+        return http::json(200, &json!({"status": "ok"}));
+    };
+    let cfg = store::tenant_config(env, ctx, &key.tenant, &dep.defaults, &metrics)
+        .await?
+        .ok_or_else(invalid_api_key)?;
+    let tenant = &cfg.tenant;
+    let lookups = cfg.providers.keys().map(|p| async move {
+        let views = routing_object::breakers(env, tenant, p.as_str()).await;
+        (p, views)
+    });
+    let mut breakers = Vec::new();
+    for (provider, views) in futures::future::join_all(lookups).await {
+        let views = views.map_err(|e| super::d1::storage_error("breaker state", e))?;
+        breakers.extend(views.into_iter().map(|v| {
+            let mut b = json!({"provider": provider, "model": v.view.model, "state": v.view.state});
+            if let Some(until) = v.view.breaker_until {
+                b["breaker_until"] = json!(until);
+            }
+            if let Some(open_ms) = v.open_ms {
+                b["open_ms"] = json!(open_ms);
+            }
+            b
+        }));
+    }
+    http::json(200, &json!({"status": "ok", "breakers": breakers}))
+}

@@ -1,0 +1,115 @@
+//! A usage record still waiting for its answer: who asked, and for what, known before the
+//! cascade; what served and what it used, known after.
+
+use super::{cost_usd, Outcome, TokenCounts, UsageRecord};
+use crate::config::{CatalogModel, TenantId};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PendingUsage {
+    pub tenant: TenantId,
+    pub key_id: String,
+    pub end_user: Option<String>,
+    pub requested: String,
+}
+
+impl PendingUsage {
+    /// An answer from `model` (the candidate that served it, a fallback included), charged at
+    /// that model's prices; unknown tokens leave the cost unknown.
+    pub fn served(
+        self,
+        at_ms: u64,
+        model: &CatalogModel,
+        tokens: Option<TokenCounts>,
+    ) -> UsageRecord {
+        UsageRecord {
+            cost_usd: tokens.map(|t| cost_usd(&t, model)),
+            served_model: Some(model.id.clone()),
+            provider: Some(model.provider.clone()),
+            tokens,
+            outcome: Outcome::Served,
+            ..self.record(at_ms)
+        }
+    }
+
+    /// Every candidate failed: nothing served, nothing to pay.
+    pub fn exhausted(self, at_ms: u64) -> UsageRecord {
+        UsageRecord {
+            cost_usd: Some(0.0),
+            ..self.record(at_ms)
+        }
+    }
+
+    fn record(self, at_ms: u64) -> UsageRecord {
+        UsageRecord {
+            at_ms,
+            tenant: self.tenant,
+            key_id: self.key_id,
+            end_user: self.end_user,
+            requested: self.requested,
+            served_model: None,
+            provider: None,
+            tokens: None,
+            cost_usd: None,
+            outcome: Outcome::Exhausted,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::admin_body::{parse_body, ModelBody};
+    use crate::config::ModelId;
+
+    fn pending() -> PendingUsage {
+        PendingUsage {
+            tenant: TenantId::parse("acme").unwrap(),
+            key_id: "key_1".into(),
+            end_user: Some("u1".into()),
+            requested: "fast".into(),
+        }
+    }
+
+    fn model(id: &str, input: f64) -> CatalogModel {
+        let m: ModelBody = parse_body(
+            format!(r#"{{"provider":"p","context_window":8000,"input_price_per_mtok":{input}}}"#)
+                .as_bytes(),
+        )
+        .unwrap();
+        m.validate(ModelId::parse(id).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_served_answer_is_charged_to_the_model_that_served_it() {
+        let tokens = TokenCounts {
+            prompt: 1_000_000,
+            completion: 0,
+            cached: 0,
+        };
+        let r = pending().served(9, &model("fallback", 3.0), Some(tokens));
+        assert_eq!(
+            r.served_model.as_ref().map(|m| m.as_str()),
+            Some("fallback")
+        );
+        assert_eq!(r.provider.as_ref().map(|p| p.as_str()), Some("p"));
+        assert_eq!((r.requested.as_str(), r.cost_usd), ("fast", Some(3.0)));
+        assert_eq!((r.outcome, r.at_ms), (Outcome::Served, 9));
+    }
+
+    #[test]
+    fn unknown_tokens_leave_the_cost_unknown_never_zero() {
+        let r = pending().served(9, &model("m", 3.0), None);
+        assert_eq!((r.tokens, r.cost_usd), (None, None));
+    }
+
+    #[test]
+    fn an_exhausted_request_costs_zero_with_unknown_tokens_and_no_serving_model() {
+        let r = pending().exhausted(5);
+        assert_eq!(r.outcome, Outcome::Exhausted);
+        assert_eq!(
+            (r.tokens, r.cost_usd, r.served_model),
+            (None, Some(0.0), None)
+        );
+        assert_eq!(r.end_user.as_deref(), Some("u1"));
+    }
+}
