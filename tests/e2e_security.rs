@@ -230,6 +230,16 @@ fn hostile_chat_input_gets_a_clear_4xx_and_nothing_reaches_upstream() {
         None,
     );
     assert_eq!((r.status, r.header("allow")), (405, Some("DELETE, GET")));
+    // The runtime binding reads a method it does not know as GET; it must not get a GET's answer.
+    for method in ["QUERY", "PROPFIND"] {
+        let r = gw.request(method, "/admin/v1/tenants", Some(ADMIN_KEY), None);
+        assert_eq!(
+            (r.status, r.header("allow")),
+            (405, Some("GET, POST")),
+            "{method}: {}",
+            r.text
+        );
+    }
     let r = gw.request("GET", "/admin/v1/tenants/%ZZ", Some(ADMIN_KEY), None);
     assert_eq!(r.status, 400);
     assert_eq!(mock.count(), 0);
