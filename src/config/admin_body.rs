@@ -35,6 +35,7 @@ fn strip_position(msg: &str) -> String {
     }
 }
 
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TenantBody {
@@ -56,6 +57,7 @@ impl TenantBody {
 }
 
 /// `"sk-..."`, or `{"secret": "PROVIDER_OPENAI_2"}` naming a Worker secret.
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Deserialize)]
 #[serde(untagged)]
 pub enum KeyInput {
@@ -63,12 +65,14 @@ pub enum KeyInput {
     Secret(SecretRef),
 }
 
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SecretRef {
     pub secret: String,
 }
 
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderBody {
@@ -132,6 +136,7 @@ impl ProviderBody {
     }
 }
 
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModelBody {
@@ -213,6 +218,7 @@ impl ModelBody {
     }
 }
 
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AliasBody {
@@ -253,6 +259,7 @@ impl AliasBody {
     }
 }
 
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RuleBody {
@@ -267,6 +274,7 @@ impl RuleBody {
     }
 }
 
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BreakerReset {

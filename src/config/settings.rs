@@ -4,6 +4,7 @@ pub use super::open_durations::OpenDurations;
 use serde::{Deserialize, Serialize};
 
 /// Per-tenant overrides as stored; every absent value falls back to the deployment default.
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SettingsOverrides {
@@ -16,6 +17,7 @@ pub struct SettingsOverrides {
     pub context_window_guard: Option<bool>,
 }
 
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BreakerOverrides {
@@ -29,6 +31,7 @@ pub struct BreakerOverrides {
     pub open_durations_ms: Option<OpenDurations>,
 }
 
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BreakerSettings {
     pub error_threshold: u32,
@@ -48,6 +51,7 @@ impl BreakerSettings {
 }
 
 /// What a tenant's requests actually run with.
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Settings {
     pub max_fallback_depth: u32,
