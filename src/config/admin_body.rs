@@ -170,7 +170,7 @@ impl ModelBody {
     pub fn validate(self, id: ModelId) -> Result<CatalogModel, ConfigError> {
         let upstream_model = self.upstream_model.unwrap_or_else(|| id.to_string());
         if upstream_model.is_empty()
-            || upstream_model.len() > 256
+            || upstream_model.chars().count() > 256
             || upstream_model.chars().any(char::is_control)
         {
             return Err(ConfigError::invalid(

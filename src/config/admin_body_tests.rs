@@ -128,3 +128,30 @@ fn a_cached_input_price_is_kept_and_checked_like_the_other_prices() {
         "cached_input_price_per_mtok: must be a price from 0 to 1000000"
     );
 }
+
+#[test]
+fn upstream_model_and_key_lengths_count_characters_as_their_messages_say() {
+    let model = |upstream: &str| {
+        let body =
+            serde_json::json!({"provider": "p", "context_window": 8, "upstream_model": upstream});
+        parse_body::<ModelBody>(body.to_string().as_bytes()).and_then(|b| {
+            b.validate(ModelId::parse("m").map_err(|_| ConfigError::invalid("", ""))?)
+        })
+    };
+    assert!(model(&"é".repeat(256)).is_ok(), "256 characters, 512 bytes");
+    assert_eq!(
+        err_of(model(&"é".repeat(257))),
+        "upstream_model: must be 1 to 256 printable characters"
+    );
+    let provider = |key: &str| {
+        let body = serde_json::json!({"kind": "openai", "base_url": "https://x/v1", "keys": [key]});
+        parse_body::<ProviderBody>(body.to_string().as_bytes()).and_then(|b| {
+            b.validate(ProviderName::parse("p").map_err(|_| ConfigError::invalid("", ""))?)
+        })
+    };
+    assert!(provider(&"é".repeat(1024)).is_ok());
+    assert_eq!(
+        err_of(provider(&"é".repeat(1025))),
+        "keys: each key must be 1 to 1024 characters"
+    );
+}
