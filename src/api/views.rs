@@ -133,6 +133,8 @@ pub struct ModelView<'a> {
     pub input_price_per_mtok: f64,
     pub output_price_per_mtok: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
+    pub cached_input_price_per_mtok: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_output_tokens: Option<u32>,
 }
 
@@ -146,6 +148,7 @@ impl<'a> From<&'a CatalogModel> for ModelView<'a> {
             context_window: m.context_window,
             input_price_per_mtok: m.input_price_per_mtok,
             output_price_per_mtok: m.output_price_per_mtok,
+            cached_input_price_per_mtok: m.cached_input_price_per_mtok,
             max_output_tokens: m.max_output_tokens,
         }
     }
@@ -304,7 +307,7 @@ mod tests {
         let id = ModelId::parse("meta/llama").unwrap();
         for body in [
             &br#"{"provider":"p","context_window":8000}"#[..],
-            br#"{"provider":"p","context_window":8000,"max_output_tokens":10,"capabilities":["tools"]}"#,
+            br#"{"provider":"p","context_window":8000,"max_output_tokens":10,"capabilities":["tools"],"cached_input_price_per_mtok":0.5}"#,
         ] {
             let m = parse_body::<ModelBody>(body)
                 .unwrap()
