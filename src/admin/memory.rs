@@ -113,7 +113,7 @@ impl TenantStore for MemoryStore {
     async fn put_settings(&self, t: &TenantId, settings: &SettingsOverrides) -> Stored<()> {
         self.write(t, |d| {
             if let Some(r) = d.record.as_mut() {
-                r.settings = *settings;
+                r.settings = settings.clone();
             }
         })
     }

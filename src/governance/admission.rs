@@ -9,6 +9,7 @@
 use super::policy::{Budget, EndUserLimits, KeyPolicy};
 use super::spend::Spend;
 use super::window::MinuteWindow;
+use crate::api::error::ErrorKind;
 use crate::usage::UsageRecord;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -99,20 +100,22 @@ pub enum Refusal {
 }
 
 impl Refusal {
-    pub fn status(self) -> u16 {
+    /// Status, `type` and `code` come from the one error vocabulary.
+    pub fn error_kind(self) -> ErrorKind {
         match self {
-            Self::KeyBudget | Self::TenantBudget | Self::EndUserBudget => 402,
-            Self::KeyRpm | Self::KeyTpm | Self::EndUserRpm => 429,
+            Self::KeyBudget => ErrorKind::BudgetExceeded,
+            Self::TenantBudget => ErrorKind::TenantBudgetExceeded,
+            Self::EndUserBudget => ErrorKind::EndUserBudgetExceeded,
+            Self::KeyRpm | Self::KeyTpm | Self::EndUserRpm => ErrorKind::RateLimitExceeded,
         }
     }
 
+    pub fn status(self) -> u16 {
+        self.error_kind().parts().0
+    }
+
     pub fn code(self) -> &'static str {
-        match self {
-            Self::KeyBudget => "budget_exceeded",
-            Self::TenantBudget => "tenant_budget_exceeded",
-            Self::EndUserBudget => "end_user_budget_exceeded",
-            Self::KeyRpm | Self::KeyTpm | Self::EndUserRpm => "rate_limit_exceeded",
-        }
+        self.error_kind().parts().2
     }
 
     pub fn message(self) -> &'static str {

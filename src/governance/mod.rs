@@ -6,6 +6,7 @@
 pub mod admission;
 pub mod period;
 pub mod policy;
+pub mod refusals;
 pub mod rollup;
 pub mod spend;
 pub mod usage_query;
