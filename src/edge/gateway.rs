@@ -2,6 +2,7 @@
 
 use super::deployment::Deployment;
 use super::http::{self, header, now_ms, random_bytes, HttpReply};
+use super::limits::govern;
 use super::metrics::Metrics;
 use super::routing_object::RoutingClient;
 use super::store;
@@ -133,15 +134,35 @@ pub async fn serve(
         let body = http::read_body(&mut req, dep.max_chat_body).await?;
         // The request keeps the body and points into it: held once, never as a tree.
         let beta = header(&req, "anthropic-beta");
-        let inbound = Inbound::parse(surface, body, dep.max_chat_json_values, beta)?;
+        let limits = &cfg.settings.limits;
+        let default_model = limits.default_model.as_ref().map(|m| m.as_str());
+        let inbound = Inbound::parse(surface, body, dep.max_chat_json_values, beta, default_model)?;
         log.requested = inbound.model().to_owned();
         let pending = PendingUsage {
             tenant: cfg.tenant.clone(),
-            key_id: key.id,
+            key_id: key.id.clone(),
             end_user: end_user(header(&req, "x-cognigate-user").as_deref(), inbound.chat()),
             requested: inbound.model().to_owned(),
         };
         let chain = build_chain(&cfg, inbound.model()).map_err(|e| chain_error(&e))?;
+        let governed = match govern(
+            env,
+            &cfg.tenant,
+            &key,
+            limits,
+            inbound.model(),
+            pending.end_user.as_deref(),
+            &metrics,
+        )
+        .await
+        {
+            Ok(g) => g,
+            Err(refused) => {
+                log.emit("limited", refused.error.status(), &[]);
+                return Ok(refused.response(surface));
+            }
+        };
+        let _ = governed;
         let state = RoutingClient {
             env,
             ctx,

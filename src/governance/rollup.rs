@@ -98,9 +98,16 @@ impl PendingRollups {
             .add(&sums);
     }
 
-    /// Takes every row out, for one flush.
-    pub fn take(&mut self) -> Vec<(RollupKey, UsageSums)> {
-        std::mem::take(&mut self.rows).into_values().collect()
+    /// Takes at most `max` rows out for one flush, in key order.
+    pub fn take(&mut self, max: usize) -> Vec<(RollupKey, UsageSums)> {
+        let mut taken = Vec::with_capacity(max.min(self.rows.len()));
+        let mut rest = std::mem::take(&mut self.rows).into_values();
+        taken.extend(rest.by_ref().take(max));
+        for (k, s) in rest {
+            self.merge(k, s);
+        }
+        taken.sort_by(|a, b| a.0.cmp(&b.0));
+        taken
     }
 
     /// Puts rows back after a failed flush, added to whatever arrived meanwhile.
@@ -142,12 +149,29 @@ mod tests {
         p.add(&record(120_500, Some("m"), Some(0.5), Outcome::Served));
         p.add(&record(179_999, Some("m"), Some(0.25), Outcome::Served));
         p.add(&record(180_000, Some("m"), Some(1.0), Outcome::Served));
-        let rows = p.take();
+        let rows = p.take(10);
         assert_eq!(rows.len(), 2);
         assert_eq!(rows[0].0.minute, 120_000);
         assert_eq!(rows[0].1.requests, 2);
         assert_eq!(rows[0].1.prompt_tokens, 10);
         assert_eq!(rows[0].1.cost_usd, 0.75);
+        assert!(p.is_empty());
+    }
+
+    #[test]
+    fn a_flush_takes_at_most_its_share_and_leaves_the_rest_pending() {
+        let mut p = PendingRollups::default();
+        for minute in 0..5 {
+            p.add(&record(
+                minute * 60_000,
+                Some("m"),
+                Some(1.0),
+                Outcome::Served,
+            ));
+        }
+        assert_eq!(p.take(3).len(), 3);
+        assert_eq!(p.len(), 2);
+        assert_eq!(p.take(3).len(), 2);
         assert!(p.is_empty());
     }
 
@@ -161,10 +185,10 @@ mod tests {
     fn rows_put_back_after_a_failed_flush_add_to_what_arrived_meanwhile() {
         let mut p = PendingRollups::default();
         p.add(&record(0, Some("m"), Some(1.0), Outcome::Served));
-        let taken = p.take();
+        let taken = p.take(10);
         p.add(&record(10, Some("m"), Some(2.0), Outcome::Served));
         p.restore(taken);
-        let rows = p.take();
+        let rows = p.take(10);
         assert_eq!(rows.len(), 1);
         assert_eq!((rows[0].1.requests, rows[0].1.cost_usd), (2, 3.0));
     }

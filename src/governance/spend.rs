@@ -22,7 +22,11 @@ impl Windowed {
 
     fn add(&mut self, period: Period, now_ms: u64, usd: f64) {
         let start = period.start_ms(now_ms);
-        if self.start_ms != start {
+        if start < self.start_ms {
+            // Spent in a window that has already ended: it belongs to no current budget.
+            return;
+        }
+        if start > self.start_ms {
             *self = Self {
                 start_ms: start,
                 usd: 0.0,
@@ -83,6 +87,15 @@ mod tests {
         s.add(feb_1, 0.25);
         assert_eq!(s.in_period(Period::Day, feb_1), 0.25);
         assert_eq!(s.in_period(Period::Total, feb_1), 1.25);
+    }
+
+    #[test]
+    fn spend_from_an_ended_window_does_not_reset_the_current_one() {
+        let mut s = Spend::default();
+        s.add(JAN_31, 1.0);
+        s.add(JAN_31 - 86_400_000, 4.0);
+        assert_eq!(s.in_period(Period::Day, JAN_31), 1.0);
+        assert_eq!(s.in_period(Period::Total, JAN_31), 5.0);
     }
 
     #[test]
