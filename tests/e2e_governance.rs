@@ -85,6 +85,11 @@ fn a_scoped_key_gets_403_for_an_unlisted_name_with_zero_upstream_calls() {
     assert_eq!(refused["body"]["type"], "permission_error");
     assert_eq!(code(&refused), "model_not_allowed");
     assert_eq!(refused["body"]["param"], "model");
+    // A name the catalog does not know is refused the same way: the key learns nothing of it.
+    assert_eq!(
+        code(&chat(&t, &key, json!({"model": "no-such-model"}))),
+        "model_not_allowed"
+    );
     assert_eq!(mock.count(), 0, "no upstream call");
     assert_eq!(chat(&t, &key, json!({"model": "m"}))["status"], 200);
     assert_eq!(mock.count(), 1);

@@ -2,7 +2,7 @@
 
 use super::deployment::Deployment;
 use super::http::{self, header, now_ms, random_bytes, HttpReply};
-use super::limits::govern;
+use super::limits::{allowed, govern};
 use super::metrics::Metrics;
 use super::routing_object::RoutingClient;
 use super::store;
@@ -138,6 +138,7 @@ pub async fn serve(
         let default_model = limits.default_model.as_ref().map(|m| m.as_str());
         let inbound = Inbound::parse(surface, body, dep.max_chat_json_values, beta, default_model)?;
         log.requested = inbound.model().to_owned();
+        allowed(&key, inbound.model())?;
         let pending = PendingUsage {
             tenant: cfg.tenant.clone(),
             key_id: key.id.clone(),
@@ -150,7 +151,6 @@ pub async fn serve(
             &cfg.tenant,
             &key,
             limits,
-            inbound.model(),
             pending.end_user.as_deref(),
             &metrics,
         )

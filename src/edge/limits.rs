@@ -1,6 +1,7 @@
 //! Governance on the request path, before the cascade: the key's allow-list (from the cached
-//! policy, no round trip), then, only when the key or the tenant has a limit that needs
-//! counters, one call to the tenant's ledger.
+//! policy, no round trip, checked before the name is resolved so a scoped key learns nothing of
+//! names it may not use), then, only when the key or the tenant has a limit that needs counters,
+//! one call to the tenant's ledger.
 
 use super::http::{self, HttpReply};
 use super::ledger_client;
@@ -28,15 +29,6 @@ pub struct Refused {
     pub retry_after_secs: Option<u64>,
 }
 
-impl From<ApiError> for Refused {
-    fn from(error: ApiError) -> Self {
-        Self {
-            error,
-            retry_after_secs: None,
-        }
-    }
-}
-
 impl Refused {
     pub fn response(&self, surface: Surface) -> HttpReply {
         let resp = http::error_in(surface, &self.error).map_err(|_| ApiError::internal())?;
@@ -49,18 +41,21 @@ impl Refused {
     }
 }
 
-/// Decides whether the request may go upstream. `requested` is the name as sent (or the
-/// tenant's default model).
+/// The allow-list: `requested` is the name as sent (or the tenant's default model).
+pub fn allowed(key: &CallerKey, requested: &str) -> Result<(), ApiError> {
+    check_model(&key.policy, requested)
+}
+
+/// Decides whether the request may go upstream, once its name resolved (an unknown name costs
+/// no rate-limit slot).
 pub async fn govern(
     env: &Env,
     tenant: &TenantId,
     key: &CallerKey,
     limits: &TenantLimits,
-    requested: &str,
     end_user: Option<&str>,
     metrics: &Metrics,
 ) -> Result<Governed, Refused> {
-    check_model(&key.policy, requested)?;
     let governed = Governed {
         urgent: false,
         track_end_user: limits.end_user.is_some(),
