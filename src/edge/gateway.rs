@@ -2,7 +2,7 @@
 
 use super::deployment::Deployment;
 use super::http::{self, header, now_ms, random_bytes, HttpReply};
-use super::limits::{allowed, govern};
+use super::limits::{allowed, govern, Governed};
 use super::metrics::Metrics;
 use super::routing_object::RoutingClient;
 use super::store;
@@ -162,7 +162,6 @@ pub async fn serve(
                 return Ok(refused.response(surface));
             }
         };
-        let _ = governed;
         let state = RoutingClient {
             env,
             ctx,
@@ -182,7 +181,11 @@ pub async fn serve(
             },
         };
         let outcome = cascade.run(&chain).await;
-        let usage = Metered { cfg: &cfg, pending };
+        let usage = Metered {
+            cfg: &cfg,
+            pending,
+            governed,
+        };
         Ok(respond(outcome, &state, &log, dep, usage).await)
     }
     .await;
@@ -229,6 +232,8 @@ impl LogContext<'_> {
 struct Metered<'a> {
     cfg: &'a TenantConfig,
     pending: PendingUsage,
+    /// How the record goes to the ledger.
+    governed: Governed,
 }
 
 /// The cascade's outcome as the caller's response; logged here, once. A served or exhausted
@@ -238,7 +243,11 @@ async fn respond(
     state: &RoutingClient<'_>,
     log: &LogContext<'_>,
     dep: &Deployment,
-    Metered { cfg, pending }: Metered<'_>,
+    Metered {
+        cfg,
+        pending,
+        governed,
+    }: Metered<'_>,
 ) -> HttpReply {
     let Outcome { ending, attempts } = outcome;
     let (label, result) = match ending {
@@ -268,7 +277,7 @@ async fn respond(
                     if let Some(model) = serving_model {
                         let record = pending.served(now_ms(), model, usage);
                         by.cost_usd = record.cost_usd.map(usd_decimal);
-                        usage_sink::hand_off(state.env, state.ctx, record);
+                        usage_sink::hand_off(state.env, state.ctx, record, governed);
                     }
                     http::bytes(status, &content_type, bytes)
                 }
@@ -283,7 +292,7 @@ async fn respond(
                         usage: serving_model.map(|model| StreamUsageOwner {
                             pending,
                             model: model.clone(),
-                            hand_off: StreamHandOff::start(state.env, state.ctx),
+                            hand_off: StreamHandOff::start(state.env, state.ctx, governed),
                         }),
                     };
                     stream_response(status, streamed::body(start, owner, state.ctx))
@@ -297,7 +306,7 @@ async fn respond(
         Ending::Refused(err) => ("refused", Err(err)),
         Ending::Exhausted => {
             let record = pending.exhausted(now_ms());
-            usage_sink::hand_off(state.env, state.ctx, record);
+            usage_sink::hand_off(state.env, state.ctx, record, governed);
             ("exhausted", exhausted(&attempts, log.surface))
         }
         Ending::Cancelled => (
