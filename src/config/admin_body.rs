@@ -344,40 +344,6 @@ mod tests {
     }
 
     #[test]
-    fn tenant_limits_and_default_model_are_settings_checked_like_the_rest() {
-        let o = parse_body::<SettingsOverrides>(
-            br#"{"budget":{"usd":10,"period":"month"},"end_user":{"rpm":5},"default_model":"fast"}"#,
-        )
-        .and_then(validate_settings)
-        .unwrap();
-        let s = crate::config::Defaults::default().effective(&o);
-        assert_eq!(
-            s.limits.default_model.as_ref().map(|m| m.as_str()),
-            Some("fast")
-        );
-        let view = serde_json::to_value(&s).unwrap();
-        assert_eq!(
-            view["budget"],
-            serde_json::json!({"usd": 10.0, "period": "month"})
-        );
-        assert_eq!(view["end_user"], serde_json::json!({"rpm": 5}));
-        let e = err_of(
-            parse_body::<SettingsOverrides>(
-                br#"{"end_user":{"budget":{"usd":-2,"period":"day"}}}"#,
-            )
-            .and_then(validate_settings),
-        );
-        assert_eq!(
-            e,
-            "end_user.budget.usd: must be a number from 0 to 1000000000"
-        );
-        let e = err_of(parse_body::<SettingsOverrides>(
-            br#"{"default_model":"no spaces"}"#,
-        ));
-        assert!(e.starts_with("default_model:"), "{e}");
-    }
-
-    #[test]
     fn malformed_json_is_reported_as_such() {
         let e = err_of(parse_body::<TenantBody>(b"{\"id\":"));
         assert!(e.starts_with("body: malformed JSON"), "{e}");

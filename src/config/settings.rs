@@ -217,4 +217,42 @@ mod tests {
             Some("var REQUEST_BUDGET_MS must be a positive integer")
         );
     }
+
+    fn err_text<T: std::fmt::Debug>(r: Result<T, crate::config::ConfigError>) -> String {
+        r.err().map(|e| e.to_string()).unwrap_or_default()
+    }
+
+    #[test]
+    fn tenant_limits_and_default_model_are_settings_checked_like_the_rest() {
+        let o = crate::config::admin_body::parse_body::<SettingsOverrides>(
+            br#"{"budget":{"usd":10,"period":"month"},"end_user":{"rpm":5},"default_model":"fast"}"#,
+        )
+        .and_then(crate::config::admin_body::validate_settings)
+        .unwrap();
+        let s = Defaults::default().effective(&o);
+        assert_eq!(
+            s.limits.default_model.as_ref().map(|m| m.as_str()),
+            Some("fast")
+        );
+        let view = serde_json::to_value(&s).unwrap();
+        assert_eq!(
+            view["budget"],
+            serde_json::json!({"usd": 10.0, "period": "month"})
+        );
+        assert_eq!(view["end_user"], serde_json::json!({"rpm": 5}));
+        let e = err_text(
+            crate::config::admin_body::parse_body::<SettingsOverrides>(
+                br#"{"end_user":{"budget":{"usd":-2,"period":"day"}}}"#,
+            )
+            .and_then(crate::config::admin_body::validate_settings),
+        );
+        assert_eq!(
+            e,
+            "end_user.budget.usd: must be a number from 0 to 1000000000"
+        );
+        let e = err_text(crate::config::admin_body::parse_body::<SettingsOverrides>(
+            br#"{"default_model":"no spaces"}"#,
+        ));
+        assert!(e.starts_with("default_model:"), "{e}");
+    }
 }
