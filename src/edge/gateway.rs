@@ -2,6 +2,7 @@
 
 use super::deployment::Deployment;
 use super::http::{self, header, now_ms, random_bytes, HttpReply};
+use super::limits::{allowed, govern, Governed};
 use super::metrics::Metrics;
 use super::routing_object::RoutingClient;
 use super::store;
@@ -133,15 +134,34 @@ pub async fn serve(
         let body = http::read_body(&mut req, dep.max_chat_body).await?;
         // The request keeps the body and points into it: held once, never as a tree.
         let beta = header(&req, "anthropic-beta");
-        let inbound = Inbound::parse(surface, body, dep.max_chat_json_values, beta)?;
+        let limits = &cfg.settings.limits;
+        let default_model = limits.default_model.as_ref().map(|m| m.as_str());
+        let inbound = Inbound::parse(surface, body, dep.max_chat_json_values, beta, default_model)?;
         log.requested = inbound.model().to_owned();
+        allowed(&key, inbound.model())?;
         let pending = PendingUsage {
             tenant: cfg.tenant.clone(),
-            key_id: key.id,
+            key_id: key.id.clone(),
             end_user: end_user(header(&req, "x-cognigate-user").as_deref(), inbound.chat()),
             requested: inbound.model().to_owned(),
         };
         let chain = build_chain(&cfg, inbound.model()).map_err(|e| chain_error(&e))?;
+        let governed = match govern(
+            env,
+            &cfg.tenant,
+            &key,
+            limits,
+            pending.end_user.as_deref(),
+            &metrics,
+        )
+        .await
+        {
+            Ok(g) => g,
+            Err(refused) => {
+                log.emit("limited", refused.error.status(), &[]);
+                return Ok(refused.response(surface));
+            }
+        };
         let state = RoutingClient {
             env,
             ctx,
@@ -161,7 +181,11 @@ pub async fn serve(
             },
         };
         let outcome = cascade.run(&chain).await;
-        let usage = Metered { cfg: &cfg, pending };
+        let usage = Metered {
+            cfg: &cfg,
+            pending,
+            governed,
+        };
         Ok(respond(outcome, &state, &log, dep, usage).await)
     }
     .await;
@@ -208,6 +232,8 @@ impl LogContext<'_> {
 struct Metered<'a> {
     cfg: &'a TenantConfig,
     pending: PendingUsage,
+    /// How the record goes to the ledger.
+    governed: Governed,
 }
 
 /// The cascade's outcome as the caller's response; logged here, once. A served or exhausted
@@ -217,7 +243,11 @@ async fn respond(
     state: &RoutingClient<'_>,
     log: &LogContext<'_>,
     dep: &Deployment,
-    Metered { cfg, pending }: Metered<'_>,
+    Metered {
+        cfg,
+        pending,
+        governed,
+    }: Metered<'_>,
 ) -> HttpReply {
     let Outcome { ending, attempts } = outcome;
     let (label, result) = match ending {
@@ -247,7 +277,7 @@ async fn respond(
                     if let Some(model) = serving_model {
                         let record = pending.served(now_ms(), model, usage);
                         by.cost_usd = record.cost_usd.map(usd_decimal);
-                        usage_sink::hand_off(state.env, state.ctx, record);
+                        usage_sink::hand_off(state.env, state.ctx, record, governed);
                     }
                     http::bytes(status, &content_type, bytes)
                 }
@@ -262,7 +292,7 @@ async fn respond(
                         usage: serving_model.map(|model| StreamUsageOwner {
                             pending,
                             model: model.clone(),
-                            hand_off: StreamHandOff::start(state.env, state.ctx),
+                            hand_off: StreamHandOff::start(state.env, state.ctx, governed),
                         }),
                     };
                     stream_response(status, streamed::body(start, owner, state.ctx))
@@ -276,7 +306,7 @@ async fn respond(
         Ending::Refused(err) => ("refused", Err(err)),
         Ending::Exhausted => {
             let record = pending.exhausted(now_ms());
-            usage_sink::hand_off(state.env, state.ctx, record);
+            usage_sink::hand_off(state.env, state.ctx, record, governed);
             ("exhausted", exhausted(&attempts, log.surface))
         }
         Ending::Cancelled => (
