@@ -5,6 +5,9 @@ use super::http::{self, header, now_ms, random_bytes, HttpReply};
 use super::limits::{allowed, govern, Governed};
 use super::metrics::Metrics;
 use super::routing_object::RoutingClient;
+use super::served::{
+    exhausted, stream_response, with_memory_counter, with_served_headers, ServedBy,
+};
 use super::store;
 use super::stream_response::{self as streamed, StreamOwner, StreamUsageOwner};
 use super::upstream::{FetchUpstream, UpstreamBody};
@@ -12,9 +15,7 @@ use super::usage_sink::{self, StreamHandOff};
 use crate::api::auth::{bearer, hash_key, is_caller_key_shaped};
 use crate::api::{ApiError, ErrorKind};
 use crate::cascade::log_line::RequestLog;
-use crate::cascade::{
-    exhausted_error, exhausted_retry_after_secs, settle, Cascade, Clock, Ending, Limits, Outcome,
-};
+use crate::cascade::{settle, Cascade, Clock, Ending, Limits, Outcome};
 use crate::config::{CallerKey, TenantConfig};
 use crate::routing::{build_chain, ChainError};
 use crate::surfaces::{Inbound, Surface};
@@ -300,7 +301,7 @@ async fn respond(
             };
             (
                 "served",
-                resp.and_then(|r| with_served_headers(r, &by, log, dep)),
+                resp.and_then(|r| with_served_headers(r, &by, log.metrics, dep)),
             )
         }
         Ending::Refused(err) => ("refused", Err(err)),
@@ -325,90 +326,7 @@ async fn respond(
     result
 }
 
-/// The aggregated 502, with `Retry-After` when every attempt's reason has a known end.
-fn exhausted(attempts: &[crate::cascade::CandidateAttempt], surface: Surface) -> HttpReply {
-    let resp =
-        http::error_in(surface, &exhausted_error(attempts)).map_err(|_| ApiError::internal())?;
-    if let Some(secs) = exhausted_retry_after_secs(attempts, now_ms()) {
-        let set = resp.headers().set("retry-after", &secs.to_string());
-        set.map_err(|_| ApiError::internal())?;
-    }
-    Ok(resp)
-}
-
-struct ServedBy<'a> {
-    depth: usize,
-    model: &'a str,
-    provider: &'a str,
-    truncated: Option<usize>,
-    /// `X-CogniGate-Cost-Usd`: non-streamed answers whose usage is known.
-    cost_usd: Option<String>,
-}
-
 /// `X-CogniGate-Truncate: oldest` asks for truncation instead of a `context_window` skip.
 fn truncate_oldest(req: &Request) -> bool {
     header(req, "x-cognigate-truncate").is_some_and(|v| v.trim().eq_ignore_ascii_case("oldest"))
-}
-
-fn stream_response(
-    status: u16,
-    body: impl futures::Stream<Item = worker::Result<Vec<u8>>> + 'static,
-) -> HttpReply {
-    let resp = Response::from_stream(body)
-        .map_err(|_| ApiError::internal())?
-        .with_status(status);
-    let h = resp.headers();
-    for (k, v) in [
-        ("content-type", "text/event-stream"),
-        ("cache-control", "no-cache"),
-    ] {
-        h.set(k, v).map_err(|_| ApiError::internal())?;
-    }
-    Ok(resp)
-}
-
-fn with_served_headers(
-    resp: Response,
-    by: &ServedBy<'_>,
-    log: &LogContext<'_>,
-    dep: &Deployment,
-) -> HttpReply {
-    let h = resp.headers();
-    let set = |k: &str, v: &str| h.set(k, v).map_err(|_| ApiError::internal());
-    set("x-cognigate-fallback-depth", &by.depth.to_string())?;
-    set("x-cognigate-model", by.model)?;
-    set("x-cognigate-provider", by.provider)?;
-    if let Some(dropped) = by.truncated {
-        set("x-cognigate-truncated", &dropped.to_string())?;
-    }
-    if let Some(cost) = &by.cost_usd {
-        set("x-cognigate-cost-usd", cost)?;
-    }
-    if dep.debug_counters {
-        set(
-            "x-cognigate-d1-queries",
-            &log.metrics.d1_queries().to_string(),
-        )?;
-        set(
-            "x-cognigate-do-calls",
-            &log.metrics.durable_object_calls().to_string(),
-        )?;
-    }
-    Ok(resp)
-}
-
-/// The request-id headers are set on every answer by `entry`; this adds the debug memory counter.
-fn with_memory_counter(resp: Response, dep: &Deployment) -> worker::Result<Response> {
-    if dep.debug_counters {
-        // Wasm memory never shrinks, so this is the isolate's peak so far (tests read it).
-        resp.headers().set(
-            "x-cognigate-wasm-memory-bytes",
-            &wasm_memory_bytes().to_string(),
-        )?;
-    }
-    Ok(resp)
-}
-
-fn wasm_memory_bytes() -> usize {
-    core::arch::wasm32::memory_size(0) * 65_536
 }

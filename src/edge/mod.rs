@@ -17,6 +17,7 @@ mod local_grants;
 mod metrics;
 mod routing_client;
 mod routing_object;
+mod served;
 mod signals;
 mod store;
 mod stream_response;
