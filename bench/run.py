@@ -147,6 +147,17 @@ def setup_gateway(url, mock0, mock50, mockfail):
         model(t, "m2", "mock")
         admin("PUT", f"/admin/v1/tenants/{t}/routing-rules", {"match": "bench", "chain": ["m1", "m2"]})
         keys[t] = admin("POST", f"/admin/v1/tenants/{t}/api-keys")["key"]
+    # The same again with limits configured that never trip (issue 15): a tenant budget and a key
+    # with an rpm and a budget, so every request pays the one ledger round trip admission costs.
+    for t, port in (("limited0", mock0), ("limited50", mock50)):
+        admin("POST", "/admin/v1/tenants", {"id": t, "name": t})
+        admin("PUT", f"/admin/v1/tenants/{t}/settings", {"budget": {"usd": 1000000000, "period": "month"}})
+        provider(t, "mock", port)
+        model(t, "m1", "mock")
+        model(t, "m2", "mock")
+        admin("PUT", f"/admin/v1/tenants/{t}/routing-rules", {"match": "bench", "chain": ["m1", "m2"]})
+        policy = {"rpm": 1000000, "budget": {"usd": 1000000000, "period": "day"}}
+        keys[t] = admin("POST", f"/admin/v1/tenants/{t}/api-keys", policy)["key"]
     # Failover: the first candidate always answers 503. 10,000 failures within 1 ms never happen,
     # so its breaker stays closed and every request pays the failed attempt.
     admin("POST", "/admin/v1/tenants", {"id": "failover", "name": "failover"})
@@ -234,6 +245,8 @@ def systems_for(latency, ports, urls, keys, peers):
         "direct": (f"http://127.0.0.1:{mock}/v1/chat/completions", {}, "m1"),
         "floor": (urls[f"floor{latency}"] + "/v1/chat/completions", {}, "m1"),
         "cognigate": (urls["gateway"] + "/v1/chat/completions", {"authorization": f"Bearer {keys[f'bench{latency}']}"}, "bench"),
+        "cognigate-limits": (urls["gateway"] + "/v1/chat/completions",
+                             {"authorization": f"Bearer {keys[f'limited{latency}']}"}, "bench"),
         "cognigate-strict": (urls["gateway-strict"] + "/v1/chat/completions",
                              {"authorization": f"Bearer {keys['strict'][f'bench{latency}']}"}, "bench"),
     }
@@ -291,7 +304,7 @@ def measure_special(args, urls, keys):
 def counters(urls, keys):
     """D1 queries and Durable Object calls per request, from the worker's own counters."""
     seen = {}
-    for tenant in ("bench0", "failover", "skip"):
+    for tenant in ("bench0", "limited0", "failover", "skip"):
         rows = []
         for _ in range(3):
             _, h, _ = http("POST", urls["gateway"] + "/v1/chat/completions", {"model": "bench", "messages": []},
@@ -323,7 +336,7 @@ def machine():
 
 def report(args, results, special, ctr, wasm, routing, peers, skipped, started):
     by = {(r["system"], r["latency"], r["stream"], r["concurrency"]): r for r in results}
-    systems = [s for s in ("direct", "floor", "cognigate", "cognigate-strict", "cognigate-rtt20", "cognigate-strict-rtt20",
+    systems = [s for s in ("direct", "floor", "cognigate", "cognigate-limits", "cognigate-strict", "cognigate-rtt20", "cognigate-strict-rtt20",
                            "cognigate-noopt", "litellm", "portkey") if any(k[0] == s for k in by)]
     lines = [
         "# CogniGate benchmark results",
@@ -338,7 +351,8 @@ def report(args, results, special, ctr, wasm, routing, peers, skipped, started):
         "- CogniGate configurations: `cognigate` is the default (admission grants, `ROUTING_LEASE_MS` 1500); "
         "`cognigate-strict` asks the routing object for every candidate (`ROUTING_LEASE_MS=0`); `-rtt20` adds "
         "`ROUTING_RTT_MS=20` (a bench-only delay before every routing-object call, as an object in another location costs); "
-        "`cognigate-noopt` is the default built without wasm-opt",
+        "`cognigate-noopt` is the default built without wasm-opt; `cognigate-limits` is the default with limits "
+        "configured that never trip (a tenant budget, a key with `rpm` and a budget: one ledger round trip per request)",
         "- Peers: " + ", ".join(f"{k} {v['version']}" for k, v in peers.items()) + (("; skipped: " + "; ".join(skipped)) if skipped else ""),
         "",
     ]
@@ -361,7 +375,7 @@ def report(args, results, special, ctr, wasm, routing, peers, skipped, started):
     lines += ["## CogniGate's ratios (non-streamed, 0 ms upstream)", "",
               "| gateway | c | vs floor (req/s) | " + " | ".join(f"vs {p} (req/s)" for p in peers) + " |",
               "|---|---|---|" + "---|" * len(peers)]
-    for gw in ("cognigate", "cognigate-strict"):
+    for gw in ("cognigate", "cognigate-limits", "cognigate-strict"):
         for c in args.concurrency:
             cg = by.get((gw, 0, False, c))
             fl = by.get(("floor", 0, False, c))

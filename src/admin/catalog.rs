@@ -1,7 +1,7 @@
 //! A tenant's catalog: providers, models, aliases and routing rules.
 
 use super::store::{AliasWrite, ModelWrite, ProviderDelete};
-use super::{conflict, json, not_found, Admin, AdminStore, Answer, Refusal, RoutingControl};
+use super::{conflict, json, not_found, Admin, AdminStore, Answer, ObjectControl, Refusal};
 use crate::api::views;
 use crate::config::admin_body::{parse_body, AliasBody, ModelBody, ProviderBody, RuleBody};
 use crate::config::{
@@ -10,7 +10,7 @@ use crate::config::{
 use crate::routing::dead_entries;
 use serde_json::{json, Value};
 
-impl<S: AdminStore, R: RoutingControl> Admin<'_, S, R> {
+impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
     pub(super) async fn list_providers(&self, t: &TenantId) -> Answer {
         let providers = self.store.list_providers(t).await?;
         let data: Vec<Value> = providers.iter().map(views::provider).collect();

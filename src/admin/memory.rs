@@ -9,6 +9,7 @@ use crate::config::{
     Alias, AliasName, CatalogModel, Chain, ModelId, ProviderName, RouteName, SettingsOverrides,
     StoredProvider, TenantId,
 };
+use crate::governance::KeyPolicy;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
@@ -21,6 +22,8 @@ pub struct TenantData {
     pub aliases: BTreeMap<AliasName, Alias>,
     pub rules: BTreeMap<RouteName, Chain>,
     pub events: Vec<(u64, EventRow)>,
+    /// Flushed usage roll-ups (`memory_usage`).
+    pub rollups: Vec<(crate::governance::RollupKey, crate::governance::UsageSums)>,
 }
 
 #[derive(Debug, Default)]
@@ -50,6 +53,12 @@ impl MemoryStore {
         }
     }
 
+    pub(super) fn with_data(&self, t: &TenantId, f: impl FnOnce(&mut TenantData)) {
+        if let Some(d) = self.tenants.borrow_mut().get_mut(t) {
+            f(d);
+        }
+    }
+
     fn read<T>(&self, t: &TenantId, f: impl FnOnce(&TenantData) -> T) -> Stored<T>
     where
         T: Default,
@@ -64,6 +73,14 @@ impl MemoryStore {
             .get_mut(t)
             .map(f)
             .unwrap_or_default())
+    }
+}
+
+fn key_row(k: &NewKey) -> KeyRow {
+    KeyRow {
+        id: k.id.clone(),
+        created_at: k.created_at,
+        policy: k.policy.clone(),
     }
 }
 
@@ -113,7 +130,7 @@ impl TenantStore for MemoryStore {
     async fn put_settings(&self, t: &TenantId, settings: &SettingsOverrides) -> Stored<()> {
         self.write(t, |d| {
             if let Some(r) = d.record.as_mut() {
-                r.settings = *settings;
+                r.settings = settings.clone();
             }
         })
     }
@@ -126,16 +143,23 @@ impl TenantStore for MemoryStore {
 
     async fn list_keys(&self, t: &TenantId) -> Stored<Vec<KeyRow>> {
         self.read(t, |d| {
-            let mut rows: Vec<KeyRow> = d
-                .keys
-                .values()
-                .map(|k| KeyRow {
-                    id: k.id.clone(),
-                    created_at: k.created_at,
-                })
-                .collect();
+            let mut rows: Vec<KeyRow> = d.keys.values().map(key_row).collect();
             rows.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
             rows
+        })
+    }
+
+    async fn key(&self, t: &TenantId, id: &str) -> Stored<Option<KeyRow>> {
+        self.read(t, |d| d.keys.get(id).map(key_row))
+    }
+
+    async fn set_key_policy(&self, t: &TenantId, id: &str, policy: &KeyPolicy) -> Stored<bool> {
+        self.write(t, |d| match d.keys.get_mut(id) {
+            Some(k) => {
+                k.policy = policy.clone();
+                true
+            }
+            None => false,
         })
     }
 
@@ -300,6 +324,9 @@ impl CatalogStore for MemoryStore {
 pub struct MemoryRouting {
     pub wiped: RefCell<Vec<(TenantId, ProviderName)>>,
     pub open: RefCell<Vec<(TenantId, ProviderName, ModelId)>>,
+    /// The ledger's spend per (tenant, key), as tests set it.
+    pub spends: RefCell<BTreeMap<(TenantId, String), crate::governance::spend::Spend>>,
+    pub ledgers_wiped: RefCell<Vec<TenantId>>,
 }
 
 impl RoutingControl for MemoryRouting {

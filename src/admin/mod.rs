@@ -5,12 +5,16 @@
 //! ports; the in-memory store (`memory`) lets host tests reach every rule.
 
 mod catalog;
+mod keys;
 mod operations;
 pub mod store;
 mod tenants;
+mod usage;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod memory;
+#[cfg(not(target_arch = "wasm32"))]
+mod memory_usage;
 
 use crate::api::route::OPENAPI;
 use crate::api::{ApiError, ErrorKind, Route};
@@ -18,7 +22,7 @@ use crate::config::sealed::Kek;
 use crate::config::{ConfigError, Defaults};
 use serde::Serialize;
 use serde_json::Value;
-pub use store::{AdminStore, RoutingControl, StoreError};
+pub use store::{AdminStore, LedgerControl, RoutingControl, StoreError};
 
 /// The HTTP methods the admin API answers to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,7 +111,12 @@ pub struct Admin<'a, S, R> {
     cx: Context<'a>,
 }
 
-impl<'a, S: AdminStore, R: RoutingControl> Admin<'a, S, R> {
+/// The Durable Objects the admin side reaches: routing state and the tenant's ledger.
+pub trait ObjectControl: RoutingControl + LedgerControl {}
+
+impl<T: RoutingControl + LedgerControl> ObjectControl for T {}
+
+impl<'a, S: AdminStore, R: ObjectControl> Admin<'a, S, R> {
     pub fn new(store: &'a S, routing: &'a R, cx: Context<'a>) -> Self {
         Self { store, routing, cx }
     }
@@ -129,7 +138,7 @@ impl<'a, S: AdminStore, R: RoutingControl> Admin<'a, S, R> {
         body: &[u8],
         query: Option<&str>,
     ) -> Answer {
-        use Verb::{Delete, Get, Post, Put};
+        use Verb::{Delete, Get, Patch, Post, Put};
         if let Some(t) = route.tenant() {
             if !self.store.tenant_exists(t).await? {
                 return Err(not_found(&format!("Tenant '{t}'")));
@@ -141,8 +150,9 @@ impl<'a, S: AdminStore, R: RoutingControl> Admin<'a, S, R> {
             (Get, Route::Tenants) => self.list_tenants().await,
             (Get, Route::Tenant(t)) => self.get_tenant(&t).await,
             (Delete, Route::Tenant(t)) => self.delete_tenant(&t).await,
-            (Post, Route::ApiKeys(t)) => self.create_key(&t).await,
+            (Post, Route::ApiKeys(t)) => self.create_key(&t, body).await,
             (Get, Route::ApiKeys(t)) => self.list_keys(&t).await,
+            (Patch, Route::ApiKey(t, id)) => self.patch_key(&t, &id, body).await,
             (Delete, Route::ApiKey(t, id)) => self.delete_key(&t, &id).await,
             (Get, Route::Providers(t)) => self.list_providers(&t).await,
             (Get, Route::Provider(t, p)) => self.get_provider(&t, &p).await,
@@ -163,6 +173,7 @@ impl<'a, S: AdminStore, R: RoutingControl> Admin<'a, S, R> {
             (Put, Route::Settings(t)) => self.put_settings(&t, body).await,
             (Get, Route::Events(t)) => self.list_events(&t, query).await,
             (Post, Route::BreakerReset(t)) => self.reset_breakers(&t, body).await,
+            (Get, Route::Usage(t)) => self.usage(&t, query).await,
             _ => Err(Refusal::Api(ApiError::method_not_allowed())),
         }
     }

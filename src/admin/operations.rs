@@ -1,6 +1,6 @@
 //! Settings, breaker events and manual breaker resets.
 
-use super::{json, not_found, query_param, Admin, AdminStore, Answer, Refusal, RoutingControl};
+use super::{json, not_found, query_param, Admin, AdminStore, Answer, ObjectControl, Refusal};
 use crate::api::{ApiError, ErrorKind};
 use crate::config::admin_body::{parse_body, validate_settings, BreakerReset};
 use crate::config::{Chain, ConfigError, RouteName, SettingsOverrides, TenantId};
@@ -18,7 +18,7 @@ pub fn rules_longer_than(rules: &[(RouteName, Chain)], max_depth: u32) -> Vec<St
         .collect()
 }
 
-impl<S: AdminStore, R: RoutingControl> Admin<'_, S, R> {
+impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
     pub(super) async fn get_settings(&self, t: &TenantId) -> Answer {
         json(200, &self.settings(t).await?)
     }

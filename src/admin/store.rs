@@ -7,7 +7,11 @@ use crate::config::{
     Alias, AliasName, CatalogModel, Chain, ModelId, ProviderName, RouteName, SettingsOverrides,
     StoredProvider, TenantId,
 };
+use crate::governance::spend::Spend;
+use crate::governance::usage_query::UsageQuery;
+use crate::governance::{KeyPolicy, UsageSums};
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// A storage fault. The cause goes to the log line; the caller sees a 500 without it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,18 +52,22 @@ pub struct TenantRecord {
     pub settings: SettingsOverrides,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// A caller key as listed: never the key, never its hash.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct KeyRow {
     pub id: String,
     pub created_at: u64,
+    #[serde(flatten)]
+    pub policy: KeyPolicy,
 }
 
 /// A caller key to store: only its hash, never the key.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct NewKey {
     pub id: String,
     pub key_hash: String,
     pub created_at: u64,
+    pub policy: KeyPolicy,
 }
 
 /// What a tenant's catalog holds, without opening a single provider key: enough to judge a
@@ -110,9 +118,9 @@ pub struct EventRow {
 /// Storage for the admin commands: tenants and their keys, settings and events, plus the
 /// catalog. `async fn` in a trait without `Send`: the worker runs one request per task on one
 /// thread, and the host tests block on each call.
-pub trait AdminStore: TenantStore + CatalogStore {}
+pub trait AdminStore: TenantStore + CatalogStore + UsageStore {}
 
-impl<T: TenantStore + CatalogStore> AdminStore for T {}
+impl<T: TenantStore + CatalogStore + UsageStore> AdminStore for T {}
 
 #[allow(async_fn_in_trait)]
 pub trait TenantStore {
@@ -131,6 +139,9 @@ pub trait TenantStore {
 
     async fn insert_key(&self, t: &TenantId, key: &NewKey) -> Stored<()>;
     async fn list_keys(&self, t: &TenantId) -> Stored<Vec<KeyRow>>;
+    async fn key(&self, t: &TenantId, id: &str) -> Stored<Option<KeyRow>>;
+    /// Replaces the key's policy; false when the key does not exist.
+    async fn set_key_policy(&self, t: &TenantId, id: &str, policy: &KeyPolicy) -> Stored<bool>;
     async fn delete_key(&self, t: &TenantId, id: &str) -> Stored<bool>;
     /// At most `limit` events at or after `since`, oldest first.
     async fn events(&self, t: &TenantId, since: u64, limit: u32) -> Stored<Vec<EventRow>>;
@@ -168,6 +179,24 @@ pub trait CatalogStore {
     async fn delete_rule(&self, t: &TenantId, name: &RouteName) -> Stored<bool>;
 
     async fn catalog(&self, t: &TenantId) -> Stored<CatalogSnapshot>;
+}
+
+/// The usage roll-ups the ledger has flushed.
+#[allow(async_fn_in_trait)]
+pub trait UsageStore {
+    /// Sums per group over the minutes overlapping the query's range, in group order; an empty
+    /// group (nothing served, no end user) is "".
+    async fn usage(&self, t: &TenantId, q: &UsageQuery) -> Stored<Vec<(String, UsageSums)>>;
+}
+
+/// The tenant's ledger as the admin side sees it: the spend of its keys, and wiping it with the
+/// tenant.
+#[allow(async_fn_in_trait)]
+pub trait LedgerControl {
+    /// Each listed key's spend (a key never charged may be missing).
+    async fn spend(&self, t: &TenantId, keys: &[String]) -> Stored<BTreeMap<String, Spend>>;
+    /// Best effort, after the tenant's rows are gone.
+    async fn wipe_ledger(&self, t: &TenantId);
 }
 
 /// The routing state the admin side may touch: wiping a deleted provider's parks and breakers,

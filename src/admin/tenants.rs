@@ -1,14 +1,13 @@
-//! Tenants and their caller keys.
+//! Tenants (their caller keys are in `keys`).
 
-use super::store::{Created, NewKey, TenantRow};
-use super::{conflict, json, not_found, Admin, AdminStore, Answer, RoutingControl};
-use crate::api::auth::{hash_key, mint_caller_key};
+use super::store::{Created, TenantRow};
+use super::{conflict, json, not_found, Admin, AdminStore, Answer, ObjectControl};
 use crate::config::admin_body::{parse_body, TenantBody};
 use crate::config::alias::default_aliases;
 use crate::config::{SettingsOverrides, TenantId};
 use serde_json::json;
 
-impl<S: AdminStore, R: RoutingControl> Admin<'_, S, R> {
+impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
     pub(super) async fn create_tenant(&self, body: &[u8]) -> Answer {
         let (id, name) = parse_body::<TenantBody>(body).and_then(TenantBody::validate)?;
         let row = TenantRow {
@@ -50,31 +49,7 @@ impl<S: AdminStore, R: RoutingControl> Admin<'_, S, R> {
         for p in &providers {
             self.routing.wipe(t, p).await;
         }
+        self.routing.wipe_ledger(t).await;
         json(200, &json!({"deleted": t}))
-    }
-
-    pub(super) async fn create_key(&self, t: &TenantId) -> Answer {
-        let (id, key) = mint_caller_key(&self.random::<32>()?);
-        let stored = NewKey {
-            id,
-            key_hash: hash_key(&key),
-            created_at: self.cx.now,
-        };
-        self.store.insert_key(t, &stored).await?;
-        json(
-            201,
-            &json!({"id": stored.id, "key": key, "created_at": stored.created_at}),
-        )
-    }
-
-    pub(super) async fn list_keys(&self, t: &TenantId) -> Answer {
-        json(200, &json!({"data": self.store.list_keys(t).await?}))
-    }
-
-    pub(super) async fn delete_key(&self, t: &TenantId, id: &str) -> Answer {
-        if !self.store.delete_key(t, id).await? {
-            return Err(not_found(&format!("The API key '{id}'")));
-        }
-        json(200, &json!({"deleted": id}))
     }
 }

@@ -51,6 +51,16 @@ impl ChatRequest {
     /// `max_values` JSON values before parsing any of it, so no translation ever builds a tree
     /// larger than that.
     pub fn parse_bounded(bytes: Vec<u8>, max_values: usize) -> Result<Self, ApiError> {
+        Self::parse_with_default(bytes, max_values, None)
+    }
+
+    /// As `parse_bounded`; a body without `model` is served as `default_model` (the tenant's
+    /// setting), and is refused with `missing_model` only when there is none.
+    pub fn parse_with_default(
+        bytes: Vec<u8>,
+        max_values: usize,
+        default_model: Option<&str>,
+    ) -> Result<Self, ApiError> {
         let extent = raw_json::extent(&bytes);
         if extent.depth > raw_json::MAX_DEPTH {
             return Err(ApiError::new(
@@ -98,12 +108,15 @@ impl ChatRequest {
             }
             Some(Ok(m)) if !m.is_empty() => m,
             Some(_) => return Err(invalid_type("model", "a non-empty string")),
-            None => {
-                return Err(
-                    ApiError::new(ErrorKind::MissingModel, "'model' is required.")
-                        .with_param("model"),
-                )
-            }
+            None => match default_model {
+                Some(name) => name.to_owned(),
+                None => {
+                    return Err(
+                        ApiError::new(ErrorKind::MissingModel, "'model' is required.")
+                            .with_param("model"),
+                    )
+                }
+            },
         };
         check_types(&field)?;
         let messages = match field("messages") {
@@ -298,6 +311,18 @@ mod tests {
             br#"{"model":"m","messages":[{"role":"user","content":"x"}],"stop":null}"#
         )
         .is_ok());
+    }
+
+    #[test]
+    fn a_request_without_model_is_served_as_the_default_model_when_there_is_one() {
+        let body = br#"{"messages":[{"role":"user","content":"x"}]}"#.to_vec();
+        let r = ChatRequest::parse_with_default(body.clone(), 1_000, Some("fast")).unwrap();
+        assert_eq!(r.model, "fast");
+        let named = br#"{"model":"best"}"#.to_vec();
+        let r = ChatRequest::parse_with_default(named, 1_000, Some("fast")).unwrap();
+        assert_eq!(r.model, "best");
+        let e = ChatRequest::parse_with_default(body, 1_000, None).unwrap_err();
+        assert_eq!(e.code(), Some("missing_model"));
     }
 
     #[test]

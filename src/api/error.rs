@@ -15,6 +15,8 @@ pub enum ErrorType {
     PermissionError,
     RateLimitError,
     ApiError,
+    /// 402: a budget is spent (OpenAI's type for a spent quota).
+    InsufficientQuota,
 }
 
 /// Every refusal the gateway makes, by what went wrong.
@@ -46,6 +48,14 @@ pub enum ErrorKind {
     /// The upstream stream failed after it had started: the final event of a cut stream.
     UpstreamStreamError,
     NoCandidates,
+    /// The key's `models` does not list the requested name.
+    ModelNotAllowed,
+    /// The key's budget for the current period is spent.
+    BudgetExceeded,
+    TenantBudgetExceeded,
+    EndUserBudgetExceeded,
+    /// The gateway's own `rpm` / `tpm` limits (the answer carries `Retry-After`).
+    RateLimitExceeded,
     /// A request-caused upstream 4xx, passed through with the upstream's status.
     UpstreamRejected(u16),
 }
@@ -53,6 +63,7 @@ pub enum ErrorKind {
 impl ErrorKind {
     /// Status, `type` and `code`: the whole vocabulary in one place.
     pub fn parts(self) -> (u16, ErrorType, &'static str) {
+        use ErrorType::InsufficientQuota as Quota;
         use ErrorType::{ApiError as Api, AuthenticationError as Auth, InvalidRequestError as Bad};
         match self {
             Self::InvalidRequest => (400, Bad, "invalid_request"),
@@ -78,6 +89,11 @@ impl ErrorKind {
             Self::UpstreamExhausted => (502, Api, "upstream_exhausted"),
             Self::UpstreamStreamError => (502, Api, "upstream_stream_error"),
             Self::NoCandidates => (503, Api, "no_candidates"),
+            Self::ModelNotAllowed => (403, ErrorType::PermissionError, "model_not_allowed"),
+            Self::BudgetExceeded => (402, Quota, "budget_exceeded"),
+            Self::TenantBudgetExceeded => (402, Quota, "tenant_budget_exceeded"),
+            Self::EndUserBudgetExceeded => (402, Quota, "end_user_budget_exceeded"),
+            Self::RateLimitExceeded => (429, ErrorType::RateLimitError, "rate_limit_exceeded"),
             Self::UpstreamRejected(status) => (status, Bad, "upstream_rejected"),
         }
     }

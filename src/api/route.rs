@@ -28,6 +28,7 @@ pub enum Route {
     Settings(TenantId),
     Events(TenantId),
     BreakerReset(TenantId),
+    Usage(TenantId),
 }
 
 impl Route {
@@ -60,7 +61,8 @@ impl Route {
             | Self::Rule(t, _)
             | Self::Settings(t)
             | Self::Events(t)
-            | Self::BreakerReset(t) => Some(t),
+            | Self::BreakerReset(t)
+            | Self::Usage(t) => Some(t),
             _ => None,
         }
     }
@@ -105,6 +107,7 @@ fn tenant_route(t: TenantId, rest: &[&str]) -> Result<Route, ApiError> {
         ["settings"] => Route::Settings(t),
         ["events"] => Route::Events(t),
         ["breakers", "reset"] => Route::BreakerReset(t),
+        ["usage"] => Route::Usage(t),
         _ => return Err(not_found()),
     })
 }
@@ -150,6 +153,7 @@ pub const ADMIN_OPERATIONS: &[(&str, &str)] = &[
     ("delete", "/admin/v1/tenants/{tenant}"),
     ("get", "/admin/v1/tenants/{tenant}/api-keys"),
     ("post", "/admin/v1/tenants/{tenant}/api-keys"),
+    ("patch", "/admin/v1/tenants/{tenant}/api-keys/{key_id}"),
     ("delete", "/admin/v1/tenants/{tenant}/api-keys/{key_id}"),
     ("get", "/admin/v1/tenants/{tenant}/providers"),
     ("get", "/admin/v1/tenants/{tenant}/providers/{provider}"),
@@ -170,6 +174,7 @@ pub const ADMIN_OPERATIONS: &[(&str, &str)] = &[
     ("put", "/admin/v1/tenants/{tenant}/settings"),
     ("get", "/admin/v1/tenants/{tenant}/events"),
     ("post", "/admin/v1/tenants/{tenant}/breakers/reset"),
+    ("get", "/admin/v1/tenants/{tenant}/usage"),
 ];
 
 /// Every caller operation: documented in the same OpenAPI document, and none of them admin.

@@ -1,11 +1,13 @@
 //! Routing settings: deployment defaults from `[vars]`, optionally overridden per tenant.
 
 pub use super::open_durations::OpenDurations;
+use super::RouteName;
+use crate::governance::{Budget, EndUserLimits};
 use serde::{Deserialize, Serialize};
 
 /// Per-tenant overrides as stored; every absent value falls back to the deployment default.
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SettingsOverrides {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -15,6 +17,30 @@ pub struct SettingsOverrides {
     /// Skip candidates whose `context_window` cannot hold the request (issue 17); off unless set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_window_guard: Option<bool>,
+    /// Issue 15 (`TenantLimits`); written out here because `flatten` and `deny_unknown_fields`
+    /// do not combine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<Budget>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_user: Option<EndUserLimits>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_model: Option<RouteName>,
+}
+
+/// Issue 15's tenant settings. None has a deployment default: absent is "no limit" and "no
+/// default model".
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct TenantLimits {
+    /// The whole tenant's budget (every key together).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<Budget>,
+    /// Limits applied to each end user separately.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_user: Option<EndUserLimits>,
+    /// The name a request without `model` is served as.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_model: Option<RouteName>,
 }
 
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
@@ -52,7 +78,7 @@ impl BreakerSettings {
 
 /// What a tenant's requests actually run with.
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Settings {
     pub max_fallback_depth: u32,
     pub breaker: BreakerSettings,
@@ -60,10 +86,12 @@ pub struct Settings {
     /// request header `X-CogniGate-Truncate: oldest` turns it on for that request).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub context_window_guard: bool,
+    #[serde(flatten)]
+    pub limits: TenantLimits,
 }
 
 /// Deployment-wide values from `[vars]`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Defaults {
     pub settings: Settings,
     pub request_budget_ms: u64,
@@ -82,6 +110,7 @@ impl Default for Defaults {
                     open_durations_ms: OpenDurations::SINGLE,
                 },
                 context_window_guard: false,
+                limits: TenantLimits::default(),
             },
             request_budget_ms: 60_000,
             config_ttl_ms: 10_000,
@@ -138,6 +167,11 @@ impl Defaults {
             context_window_guard: o
                 .context_window_guard
                 .unwrap_or(self.settings.context_window_guard),
+            limits: TenantLimits {
+                budget: o.budget,
+                end_user: o.end_user,
+                default_model: o.default_model.clone(),
+            },
         }
     }
 }
@@ -187,5 +221,43 @@ mod tests {
             err.err().as_deref(),
             Some("var REQUEST_BUDGET_MS must be a positive integer")
         );
+    }
+
+    fn err_text<T: std::fmt::Debug>(r: Result<T, crate::config::ConfigError>) -> String {
+        r.err().map(|e| e.to_string()).unwrap_or_default()
+    }
+
+    #[test]
+    fn tenant_limits_and_default_model_are_settings_checked_like_the_rest() {
+        let o = crate::config::admin_body::parse_body::<SettingsOverrides>(
+            br#"{"budget":{"usd":10,"period":"month"},"end_user":{"rpm":5},"default_model":"fast"}"#,
+        )
+        .and_then(crate::config::admin_body::validate_settings)
+        .unwrap();
+        let s = Defaults::default().effective(&o);
+        assert_eq!(
+            s.limits.default_model.as_ref().map(|m| m.as_str()),
+            Some("fast")
+        );
+        let view = serde_json::to_value(&s).unwrap();
+        assert_eq!(
+            view["budget"],
+            serde_json::json!({"usd": 10.0, "period": "month"})
+        );
+        assert_eq!(view["end_user"], serde_json::json!({"rpm": 5}));
+        let e = err_text(
+            crate::config::admin_body::parse_body::<SettingsOverrides>(
+                br#"{"end_user":{"budget":{"usd":-2,"period":"day"}}}"#,
+            )
+            .and_then(crate::config::admin_body::validate_settings),
+        );
+        assert_eq!(
+            e,
+            "end_user.budget.usd: must be a number from 0 to 1000000000"
+        );
+        let e = err_text(crate::config::admin_body::parse_body::<SettingsOverrides>(
+            br#"{"default_model":"no spaces"}"#,
+        ));
+        assert!(e.starts_with("default_model:"), "{e}");
     }
 }

@@ -7,14 +7,16 @@ use super::deployment::Deployment;
 use super::http::{self, header, now_ms, HttpReply};
 use super::routing_object::{call_object, record_transitions, ResetRequest};
 use super::store;
-use crate::admin::store::{StoreError, Stored};
+use crate::admin::store::{LedgerControl, StoreError, Stored};
 use crate::admin::{
     unauthorized, Admin, Context as AdminContext, Refusal, Reply, RoutingControl, Verb,
 };
 use crate::api::auth::{bearer, secrets_match};
 use crate::api::{ApiError, Route};
 use crate::config::{ModelId, ProviderName, TenantId};
+use crate::governance::spend::Spend;
 use crate::state::provider_state::ModelTransition;
+use std::collections::BTreeMap;
 use worker::{Context, Env, Method, Request};
 
 fn authorize(req: &Request, env: &Env) -> Result<(), ApiError> {
@@ -81,6 +83,21 @@ pub async fn handle(
         Ok(Reply::OpenApi(doc)) => http::bytes(200, "application/json", doc.as_bytes().to_vec()),
         Err(Refusal::Api(e)) => Err(e),
         Err(Refusal::Store(e)) => Err(logged(e)),
+    }
+}
+
+/// The tenant's ledger object as the admin core's `LedgerControl`.
+impl LedgerControl for ObjectRouting<'_> {
+    async fn spend(&self, t: &TenantId, keys: &[String]) -> Stored<BTreeMap<String, Spend>> {
+        super::ledger_client::spend(self.env, t, keys)
+            .await
+            .map_err(|e| StoreError::new("key spend", e))
+    }
+
+    async fn wipe_ledger(&self, t: &TenantId) {
+        if let Err(e) = super::ledger_client::wipe(self.env, t).await {
+            storage_error("wipe ledger", e);
+        }
     }
 }
 

@@ -5,7 +5,7 @@ use crate::config::Defaults;
 use std::cell::OnceCell;
 use worker::{console_error, Env};
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Deployment {
     pub defaults: Defaults,
     pub max_chat_body: usize,
@@ -94,7 +94,7 @@ pub fn routing_rtt_ms() -> u64 {
 }
 
 pub fn deployment(env: &Env) -> Result<Deployment, ApiError> {
-    if let Some(d) = DEPLOYMENT.with(|c| c.get().copied()) {
+    if let Some(d) = DEPLOYMENT.with(|c| c.get().cloned()) {
         return Ok(d);
     }
     let d = read(env).map_err(|e| {
@@ -105,7 +105,7 @@ pub fn deployment(env: &Env) -> Result<Deployment, ApiError> {
         ApiError::internal()
     })?;
     DEPLOYMENT.with(|c| {
-        let _ = c.set(d);
+        let _ = c.set(d.clone());
     });
     Ok(d)
 }

@@ -2,8 +2,12 @@
 
 use super::deployment::Deployment;
 use super::http::{self, header, now_ms, random_bytes, HttpReply};
+use super::limits::{allowed, govern, Governed};
 use super::metrics::Metrics;
 use super::routing_object::RoutingClient;
+use super::served::{
+    exhausted, stream_response, with_memory_counter, with_served_headers, ServedBy,
+};
 use super::store;
 use super::stream_response::{self as streamed, StreamOwner, StreamUsageOwner};
 use super::upstream::{FetchUpstream, UpstreamBody};
@@ -11,9 +15,7 @@ use super::usage_sink::{self, StreamHandOff};
 use crate::api::auth::{bearer, hash_key, is_caller_key_shaped};
 use crate::api::{ApiError, ErrorKind};
 use crate::cascade::log_line::RequestLog;
-use crate::cascade::{
-    exhausted_error, exhausted_retry_after_secs, settle, Cascade, Clock, Ending, Limits, Outcome,
-};
+use crate::cascade::{settle, Cascade, Clock, Ending, Limits, Outcome};
 use crate::config::{CallerKey, TenantConfig};
 use crate::routing::{build_chain, ChainError};
 use crate::surfaces::{Inbound, Surface};
@@ -133,15 +135,34 @@ pub async fn serve(
         let body = http::read_body(&mut req, dep.max_chat_body).await?;
         // The request keeps the body and points into it: held once, never as a tree.
         let beta = header(&req, "anthropic-beta");
-        let inbound = Inbound::parse(surface, body, dep.max_chat_json_values, beta)?;
+        let limits = &cfg.settings.limits;
+        let default_model = limits.default_model.as_ref().map(|m| m.as_str());
+        let inbound = Inbound::parse(surface, body, dep.max_chat_json_values, beta, default_model)?;
         log.requested = inbound.model().to_owned();
+        allowed(&key, inbound.model())?;
         let pending = PendingUsage {
             tenant: cfg.tenant.clone(),
-            key_id: key.id,
+            key_id: key.id.clone(),
             end_user: end_user(header(&req, "x-cognigate-user").as_deref(), inbound.chat()),
             requested: inbound.model().to_owned(),
         };
         let chain = build_chain(&cfg, inbound.model()).map_err(|e| chain_error(&e))?;
+        let governed = match govern(
+            env,
+            &cfg.tenant,
+            &key,
+            limits,
+            pending.end_user.as_deref(),
+            &metrics,
+        )
+        .await
+        {
+            Ok(g) => g,
+            Err(refused) => {
+                log.emit("limited", refused.error.status(), &[]);
+                return Ok(refused.response(surface));
+            }
+        };
         let state = RoutingClient {
             env,
             ctx,
@@ -161,7 +182,11 @@ pub async fn serve(
             },
         };
         let outcome = cascade.run(&chain).await;
-        let usage = Metered { cfg: &cfg, pending };
+        let usage = Metered {
+            cfg: &cfg,
+            pending,
+            governed,
+        };
         Ok(respond(outcome, &state, &log, dep, usage).await)
     }
     .await;
@@ -208,6 +233,8 @@ impl LogContext<'_> {
 struct Metered<'a> {
     cfg: &'a TenantConfig,
     pending: PendingUsage,
+    /// How the record goes to the ledger.
+    governed: Governed,
 }
 
 /// The cascade's outcome as the caller's response; logged here, once. A served or exhausted
@@ -217,7 +244,11 @@ async fn respond(
     state: &RoutingClient<'_>,
     log: &LogContext<'_>,
     dep: &Deployment,
-    Metered { cfg, pending }: Metered<'_>,
+    Metered {
+        cfg,
+        pending,
+        governed,
+    }: Metered<'_>,
 ) -> HttpReply {
     let Outcome { ending, attempts } = outcome;
     let (label, result) = match ending {
@@ -247,7 +278,7 @@ async fn respond(
                     if let Some(model) = serving_model {
                         let record = pending.served(now_ms(), model, usage);
                         by.cost_usd = record.cost_usd.map(usd_decimal);
-                        usage_sink::hand_off(state.env, state.ctx, record);
+                        usage_sink::hand_off(state.env, state.ctx, record, governed);
                     }
                     http::bytes(status, &content_type, bytes)
                 }
@@ -262,7 +293,7 @@ async fn respond(
                         usage: serving_model.map(|model| StreamUsageOwner {
                             pending,
                             model: model.clone(),
-                            hand_off: StreamHandOff::start(state.env, state.ctx),
+                            hand_off: StreamHandOff::start(state.env, state.ctx, governed),
                         }),
                     };
                     stream_response(status, streamed::body(start, owner, state.ctx))
@@ -270,13 +301,13 @@ async fn respond(
             };
             (
                 "served",
-                resp.and_then(|r| with_served_headers(r, &by, log, dep)),
+                resp.and_then(|r| with_served_headers(r, &by, log.metrics, dep)),
             )
         }
         Ending::Refused(err) => ("refused", Err(err)),
         Ending::Exhausted => {
             let record = pending.exhausted(now_ms());
-            usage_sink::hand_off(state.env, state.ctx, record);
+            usage_sink::hand_off(state.env, state.ctx, record, governed);
             ("exhausted", exhausted(&attempts, log.surface))
         }
         Ending::Cancelled => (
@@ -295,90 +326,7 @@ async fn respond(
     result
 }
 
-/// The aggregated 502, with `Retry-After` when every attempt's reason has a known end.
-fn exhausted(attempts: &[crate::cascade::CandidateAttempt], surface: Surface) -> HttpReply {
-    let resp =
-        http::error_in(surface, &exhausted_error(attempts)).map_err(|_| ApiError::internal())?;
-    if let Some(secs) = exhausted_retry_after_secs(attempts, now_ms()) {
-        let set = resp.headers().set("retry-after", &secs.to_string());
-        set.map_err(|_| ApiError::internal())?;
-    }
-    Ok(resp)
-}
-
-struct ServedBy<'a> {
-    depth: usize,
-    model: &'a str,
-    provider: &'a str,
-    truncated: Option<usize>,
-    /// `X-CogniGate-Cost-Usd`: non-streamed answers whose usage is known.
-    cost_usd: Option<String>,
-}
-
 /// `X-CogniGate-Truncate: oldest` asks for truncation instead of a `context_window` skip.
 fn truncate_oldest(req: &Request) -> bool {
     header(req, "x-cognigate-truncate").is_some_and(|v| v.trim().eq_ignore_ascii_case("oldest"))
-}
-
-fn stream_response(
-    status: u16,
-    body: impl futures::Stream<Item = worker::Result<Vec<u8>>> + 'static,
-) -> HttpReply {
-    let resp = Response::from_stream(body)
-        .map_err(|_| ApiError::internal())?
-        .with_status(status);
-    let h = resp.headers();
-    for (k, v) in [
-        ("content-type", "text/event-stream"),
-        ("cache-control", "no-cache"),
-    ] {
-        h.set(k, v).map_err(|_| ApiError::internal())?;
-    }
-    Ok(resp)
-}
-
-fn with_served_headers(
-    resp: Response,
-    by: &ServedBy<'_>,
-    log: &LogContext<'_>,
-    dep: &Deployment,
-) -> HttpReply {
-    let h = resp.headers();
-    let set = |k: &str, v: &str| h.set(k, v).map_err(|_| ApiError::internal());
-    set("x-cognigate-fallback-depth", &by.depth.to_string())?;
-    set("x-cognigate-model", by.model)?;
-    set("x-cognigate-provider", by.provider)?;
-    if let Some(dropped) = by.truncated {
-        set("x-cognigate-truncated", &dropped.to_string())?;
-    }
-    if let Some(cost) = &by.cost_usd {
-        set("x-cognigate-cost-usd", cost)?;
-    }
-    if dep.debug_counters {
-        set(
-            "x-cognigate-d1-queries",
-            &log.metrics.d1_queries().to_string(),
-        )?;
-        set(
-            "x-cognigate-do-calls",
-            &log.metrics.durable_object_calls().to_string(),
-        )?;
-    }
-    Ok(resp)
-}
-
-/// The request-id headers are set on every answer by `entry`; this adds the debug memory counter.
-fn with_memory_counter(resp: Response, dep: &Deployment) -> worker::Result<Response> {
-    if dep.debug_counters {
-        // Wasm memory never shrinks, so this is the isolate's peak so far (tests read it).
-        resp.headers().set(
-            "x-cognigate-wasm-memory-bytes",
-            &wasm_memory_bytes().to_string(),
-        )?;
-    }
-    Ok(resp)
-}
-
-fn wasm_memory_bytes() -> usize {
-    core::arch::wasm32::memory_size(0) * 65_536
 }

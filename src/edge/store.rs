@@ -128,7 +128,7 @@ pub async fn tenant_config(
         Lookup::Hit(cfg) => Ok(Some(cfg)),
         Lookup::Absent => Ok(None),
         Lookup::HitRefresh(cfg, ticket) => {
-            let (env, tenant, defaults) = (env.clone(), tenant.clone(), *defaults);
+            let (env, tenant, defaults) = (env.clone(), tenant.clone(), defaults.clone());
             ctx.wait_until(async move {
                 match load_resolved(&env, &tenant, &defaults).await {
                     Ok(found) => store_config(tenant, found, ticket),

@@ -1,16 +1,20 @@
 //! Where the request path hands over each caller request's usage record: one per request that
 //! reached the cascade. Every record goes through `deliver`, the one place the ledger is fed
-//! from; for now the record is written as one JSON log line (`"msg":"usage"`).
+//! from: it is logged as one JSON line, and the tenant's ledger object settles it (spend, `tpm`)
+//! and rolls it up for the usage API.
 
+use super::ledger_client;
+use super::limits::Governed;
+use crate::governance::SettleEntry;
 use crate::usage::UsageRecord;
 use futures::channel::oneshot;
 use serde::Serialize;
 use worker::{console_log, Context, Env};
 
 /// A record known when the answer is (non-streamed answers, exhausted requests).
-pub fn hand_off(env: &Env, ctx: &Context, record: UsageRecord) {
+pub fn hand_off(env: &Env, ctx: &Context, record: UsageRecord, governed: Governed) {
     let env = env.clone();
-    ctx.wait_until(async move { deliver(&env, record).await });
+    ctx.wait_until(async move { deliver(&env, record, governed).await });
 }
 
 /// A stream's record, known only when the stream settles (ends, is cut, or the caller goes
@@ -21,12 +25,12 @@ pub struct StreamHandOff {
 }
 
 impl StreamHandOff {
-    pub fn start(env: &Env, ctx: &Context) -> Self {
+    pub fn start(env: &Env, ctx: &Context, governed: Governed) -> Self {
         let (tx, rx) = oneshot::channel::<UsageRecord>();
         let env = env.clone();
         ctx.wait_until(async move {
             if let Ok(record) = rx.await {
-                deliver(&env, record).await;
+                deliver(&env, record, governed).await;
             }
         });
         Self { record: Some(tx) }
@@ -47,10 +51,16 @@ struct Line<'a> {
     record: &'a UsageRecord,
 }
 
-async fn deliver(_env: &Env, record: UsageRecord) {
+/// Logged as one JSON line (`"msg":"usage"`, what `e2e_usage` reads), then settled.
+async fn deliver(env: &Env, record: UsageRecord, governed: Governed) {
     let line = Line {
         msg: "usage",
         record: &record,
     };
     console_log!("{}", serde_json::to_string(&line).unwrap_or_default());
+    let entry = SettleEntry {
+        record,
+        track_end_user: governed.track_end_user,
+    };
+    ledger_client::settle(env, entry, governed.urgent).await;
 }

@@ -24,6 +24,7 @@ pub fn anthropic_type(err: &ApiError) -> &'static str {
     }
     match err.status() {
         401 => "authentication_error",
+        402 => "billing_error",
         403 => "permission_error",
         404 => "not_found_error",
         429 => "rate_limit_error",
@@ -59,6 +60,7 @@ mod tests {
         for (status, kind) in [
             (ErrorKind::InvalidType, "invalid_request_error"),
             (ErrorKind::InvalidApiKey, "authentication_error"),
+            (ErrorKind::BudgetExceeded, "billing_error"),
             (ErrorKind::UpstreamRejected(403), "permission_error"),
             (ErrorKind::NotFound, "not_found_error"),
             (ErrorKind::UpstreamRejected(429), "rate_limit_error"),

@@ -26,14 +26,16 @@ pub enum Inbound {
 }
 
 impl Inbound {
-    /// `beta` is the caller's `anthropic-beta` header (Messages only).
+    /// `beta` is the caller's `anthropic-beta` header (Messages only); `default_model` the
+    /// tenant's name for a request without `model`.
     pub fn parse(
         surface: Surface,
         body: Vec<u8>,
         max_values: usize,
         beta: Option<String>,
+        default_model: Option<&str>,
     ) -> Result<Self, ApiError> {
-        let raw = ChatRequest::parse_bounded(body, max_values)?;
+        let raw = ChatRequest::parse_with_default(body, max_values, default_model)?;
         Ok(match surface {
             Surface::Chat => Self::Chat(raw),
             Surface::Messages => {
@@ -206,7 +208,7 @@ mod tests {
     use super::*;
 
     fn parse(surface: Surface, body: &str) -> Inbound {
-        Inbound::parse(surface, body.as_bytes().to_vec(), 1_000, None).unwrap()
+        Inbound::parse(surface, body.as_bytes().to_vec(), 1_000, None, None).unwrap()
     }
 
     #[test]

@@ -8,8 +8,8 @@
 # The gateway runs on workerd through tests/harness/serve.mjs (local D1 and Durable Objects in a
 # fresh state directory under target/, a free port) with the production [vars] and a fixed admin
 # key. Caller routes are called with the admin key, which is no caller key: they answer 401, as
-# the document says. tests/harness/schemathesis.toml lists the four operations whose 400 can
-# depend on more than the schema states.
+# the document says. tests/harness/schemathesis.toml lists the operations whose 400 can depend on
+# more than the schema states.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 

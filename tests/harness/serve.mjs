@@ -67,7 +67,10 @@ const mf = new Miniflare({
   bindings,
   ...(bare ? {} : {
     d1Databases: { DB: "cognigate-local" },
-    durableObjects: { ROUTING: { className: "RoutingObject", useSQLite: true } },
+    durableObjects: {
+      ROUTING: { className: "RoutingObject", useSQLite: true },
+      LEDGER: { className: "LedgerObject", useSQLite: true },
+    },
   }),
   d1Persist: path.join(state, "d1"),
   durableObjectsPersist: path.join(state, "do"),

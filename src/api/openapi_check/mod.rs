@@ -12,8 +12,8 @@ mod shape;
 use super::error::Envelope;
 use super::route::{ADMIN_OPERATIONS, CALLER_OPERATIONS, OPENAPI};
 use super::views::{
-    AliasView, Deleted, EventView, KeyView, List, ModelView, NewKeyView, ProviderView, ResetView,
-    RuleView, TenantSummary, TenantView, WrittenRuleView,
+    AliasView, Deleted, EventView, KeyView, List, ModelView, NewKeyView, PolicyView, ProviderView,
+    ResetView, RuleView, TenantSummary, TenantView, UsageView, WrittenRuleView,
 };
 use crate::config::admin_body::{
     AliasBody, BreakerReset, ModelBody, ProviderBody, RuleBody, TenantBody,
@@ -21,6 +21,7 @@ use crate::config::admin_body::{
 use crate::config::{
     AliasName, ModelId, ProviderName, RouteName, Settings, SettingsOverrides, TenantId,
 };
+use crate::governance::KeyPolicyChange;
 use schemars::generate::SchemaSettings;
 use schemars::JsonSchema;
 use serde_json::Value;
@@ -124,8 +125,9 @@ const OPERATIONS: &[Op] = &[
     op("post", "/admin/v1/tenants", Some(req::<TenantBody>), "201", Some(resp::<TenantView<'static>>)),
     op("get", "/admin/v1/tenants/{tenant}", None, "200", Some(resp::<TenantView<'static>>)),
     op("delete", "/admin/v1/tenants/{tenant}", None, "200", Some(resp::<Deleted<'static>>)),
-    op("get", "/admin/v1/tenants/{tenant}/api-keys", None, "200", Some(resp::<L<KeyView>>)),
-    op("post", "/admin/v1/tenants/{tenant}/api-keys", None, "201", Some(resp::<NewKeyView<'static>>)),
+    op("get", "/admin/v1/tenants/{tenant}/api-keys", None, "200", Some(resp::<L<KeyView<'static>>>)),
+    op("post", "/admin/v1/tenants/{tenant}/api-keys", Some(req::<KeyPolicyChange>), "201", Some(resp::<NewKeyView<'static>>)),
+    op("patch", "/admin/v1/tenants/{tenant}/api-keys/{key_id}", Some(req::<KeyPolicyChange>), "200", Some(resp::<PolicyView<'static>>)),
     op("delete", "/admin/v1/tenants/{tenant}/api-keys/{key_id}", None, "200", Some(resp::<Deleted<'static>>)),
     op("get", "/admin/v1/tenants/{tenant}/providers", None, "200", Some(resp::<L<ProviderView<'static>>>)),
     op("get", "/admin/v1/tenants/{tenant}/providers/{provider}", None, "200", Some(resp::<ProviderView<'static>>)),
@@ -146,6 +148,7 @@ const OPERATIONS: &[Op] = &[
     op("put", "/admin/v1/tenants/{tenant}/settings", Some(req::<SettingsOverrides>), "200", Some(resp::<Settings>)),
     op("get", "/admin/v1/tenants/{tenant}/events", None, "200", Some(resp::<L<EventView>>)),
     op("post", "/admin/v1/tenants/{tenant}/breakers/reset", Some(req::<BreakerReset>), "200", Some(resp::<ResetView>)),
+    op("get", "/admin/v1/tenants/{tenant}/usage", None, "200", Some(resp::<UsageView>)),
     op("post", "/v1/chat/completions", None, "200", None),
     op("post", "/v1/messages", None, "200", None),
     op("post", "/v1/responses", None, "200", None),

@@ -36,9 +36,11 @@ pub fn shape(schema: &Value, root: &Value) -> Shape {
         };
     }
     if let Some(all) = schema.get("allOf").and_then(Value::as_array) {
-        if let [only] = all.as_slice() {
-            return shape(only, root);
-        }
+        return all
+            .iter()
+            .map(|part| shape(part, root))
+            .reduce(both)
+            .unwrap_or_default();
     }
     let union = schema
         .get("anyOf")
@@ -87,6 +89,16 @@ pub fn shape(schema: &Value, root: &Value) -> Shape {
         s.items = Some(Box::new(shape(items, root)));
     }
     s
+}
+
+/// `allOf` of object parts (a view with a flattened part): every part's properties and required
+/// fields; closed if any part is.
+fn both(mut a: Shape, b: Shape) -> Shape {
+    a.types.extend(b.types);
+    a.properties.extend(b.properties);
+    a.required.extend(b.required);
+    a.closed |= b.closed;
+    a
 }
 
 fn enumerated(schema: &Value) -> Vec<&Value> {

@@ -25,17 +25,25 @@ impl Db {
         struct Row {
             id: String,
             tenant_id: TenantId,
+            policy: String,
         }
         let found: Vec<Row> = self
             .all(
-                "SELECT id, tenant_id FROM caller_keys WHERE key_hash = ?1",
+                "SELECT id, tenant_id, policy FROM caller_keys WHERE key_hash = ?1",
                 &[js(key_hash)],
             )
             .await?;
-        Ok(found.into_iter().next().map(|r| CallerKey {
-            tenant: r.tenant_id,
-            id: r.id,
-        }))
+        found
+            .into_iter()
+            .next()
+            .map(|r| {
+                Ok(CallerKey {
+                    tenant: r.tenant_id,
+                    id: r.id,
+                    policy: std::rc::Rc::new(parse_stored(&r.policy)?),
+                })
+            })
+            .transpose()
     }
 
     /// One D1 round trip: a batch of five reads.

@@ -1,12 +1,16 @@
 //! The one D1 adapter: every SQL statement of the worker lives in this folder, split by table
 //! group (`tenants` tenants, caller keys, settings and events; `catalog` providers, models,
-//! aliases and rules; `config` the request path's reads and event inserts). No table name is built by formatting;
+//! aliases and rules; `config` the request path's reads and event inserts; `usage` the usage
+//! roll-ups the ledger flushes and the usage API reads). No table name is built by formatting;
 //! checks that must hold at the moment of a write (`INSERT … WHERE NOT EXISTS`, batches) stay
 //! inside one method.
 
 mod catalog;
 pub mod config;
 mod tenants;
+mod usage;
+
+pub use usage::MAX_ROWS_PER_FLUSH;
 
 use crate::admin::store::{StoreError, Stored};
 use crate::api::ApiError;

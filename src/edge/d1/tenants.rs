@@ -1,14 +1,32 @@
 //! The tenant store on D1: tenants, caller keys, settings and events.
 
-use super::{js, num, parse_stored, to_stored, Db};
+use super::{changes, js, num, parse_stored, to_stored, Db};
 use crate::admin::store::{
     Created, EventRow, KeyRow, NewKey, Stored, TenantRecord, TenantRow, TenantStore,
 };
 use crate::config::{Alias, AliasName, SettingsOverrides, TenantId};
+use crate::governance::KeyPolicy;
 use serde::Deserialize;
 
 fn tid(t: &TenantId) -> [worker::wasm_bindgen::JsValue; 1] {
     [js(t.as_str())]
+}
+
+#[derive(Deserialize)]
+struct KeyRowStored {
+    id: String,
+    created_at: u64,
+    policy: String,
+}
+
+impl KeyRowStored {
+    fn open(self) -> Stored<KeyRow> {
+        Ok(KeyRow {
+            id: self.id,
+            created_at: self.created_at,
+            policy: parse_stored(&self.policy)?,
+        })
+    }
 }
 
 impl TenantStore for Db {
@@ -97,6 +115,7 @@ impl TenantStore for Db {
     async fn delete_tenant(&self, t: &TenantId) -> Stored<()> {
         let stmts = [
             "DELETE FROM events WHERE tenant_id = ?1",
+            "DELETE FROM usage_rollups WHERE tenant_id = ?1",
             "DELETE FROM routing_rules WHERE tenant_id = ?1",
             "DELETE FROM aliases WHERE tenant_id = ?1",
             "DELETE FROM models WHERE tenant_id = ?1",
@@ -122,12 +141,13 @@ impl TenantStore for Db {
 
     async fn insert_key(&self, t: &TenantId, key: &NewKey) -> Stored<()> {
         self.run(
-            "INSERT INTO caller_keys (id, tenant_id, key_hash, created_at) VALUES (?1, ?2, ?3, ?4)",
+            "INSERT INTO caller_keys (id, tenant_id, key_hash, created_at, policy) VALUES (?1, ?2, ?3, ?4, ?5)",
             &[
                 js(&key.id),
                 js(t.as_str()),
                 js(&key.key_hash),
                 num(key.created_at),
+                js(&to_stored(&key.policy)?),
             ],
         )
         .await
@@ -135,24 +155,33 @@ impl TenantStore for Db {
     }
 
     async fn list_keys(&self, t: &TenantId) -> Stored<Vec<KeyRow>> {
-        #[derive(Deserialize)]
-        struct Row {
-            id: String,
-            created_at: u64,
-        }
-        let found: Vec<Row> = self
+        let found: Vec<KeyRowStored> = self
             .all(
-                "SELECT id, created_at FROM caller_keys WHERE tenant_id = ?1 ORDER BY created_at, id",
+                "SELECT id, created_at, policy FROM caller_keys WHERE tenant_id = ?1 ORDER BY created_at, id",
                 &tid(t),
             )
             .await?;
-        Ok(found
-            .into_iter()
-            .map(|r| KeyRow {
-                id: r.id,
-                created_at: r.created_at,
-            })
-            .collect())
+        found.into_iter().map(KeyRowStored::open).collect()
+    }
+
+    async fn key(&self, t: &TenantId, id: &str) -> Stored<Option<KeyRow>> {
+        let found: Vec<KeyRowStored> = self
+            .all(
+                "SELECT id, created_at, policy FROM caller_keys WHERE tenant_id = ?1 AND id = ?2",
+                &[js(t.as_str()), js(id)],
+            )
+            .await?;
+        found.into_iter().next().map(KeyRowStored::open).transpose()
+    }
+
+    async fn set_key_policy(&self, t: &TenantId, id: &str, policy: &KeyPolicy) -> Stored<bool> {
+        let r = self
+            .run(
+                "UPDATE caller_keys SET policy = ?3 WHERE tenant_id = ?1 AND id = ?2",
+                &[js(t.as_str()), js(id), js(&to_stored(policy)?)],
+            )
+            .await?;
+        Ok(changes(&r) > 0)
     }
 
     async fn delete_key(&self, t: &TenantId, id: &str) -> Stored<bool> {

@@ -1,0 +1,92 @@
+//! Caller keys and their policies: minted with an optional policy, changed by PATCH, listed with
+//! the spend of the period their budget names (never the key itself).
+
+use super::store::{KeyRow, NewKey};
+use super::{json, not_found, Admin, AdminStore, Answer, ObjectControl};
+use crate::api::auth::{hash_key, mint_caller_key};
+use crate::config::admin_body::parse_body;
+use crate::config::TenantId;
+use crate::governance::spend::Spend;
+use crate::governance::{KeyPolicy, KeyPolicyChange, Period};
+use serde_json::{json, Value};
+
+/// An empty body (or none) is an unrestricted key.
+fn policy_change(body: &[u8]) -> Result<KeyPolicyChange, crate::config::ConfigError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        Ok(KeyPolicyChange::default())
+    } else {
+        parse_body(body)
+    }
+}
+
+/// A key's row with its spend in the current window of its budget's period (all time for a key
+/// without a budget); `null` when the ledger could not be asked.
+fn with_spend(row: &KeyRow, spend: Option<Spend>, now: u64) -> Value {
+    let mut v = serde_json::to_value(row).unwrap_or(Value::Null);
+    let period = row.policy.budget.map_or(Period::Total, |b| b.period);
+    v["spend"] = match spend {
+        Some(s) => json!({
+            "period": period,
+            "since": period.start_ms(now),
+            "usd": s.in_period(period, now),
+        }),
+        None => Value::Null,
+    };
+    v
+}
+
+impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
+    pub(super) async fn create_key(&self, t: &TenantId, body: &[u8]) -> Answer {
+        let policy = policy_change(body)?.apply_to(KeyPolicy::default())?;
+        let (id, key) = mint_caller_key(&self.random::<32>()?);
+        let stored = NewKey {
+            id,
+            key_hash: hash_key(&key),
+            created_at: self.cx.now,
+            policy,
+        };
+        self.store.insert_key(t, &stored).await?;
+        let mut view = serde_json::to_value(&stored.policy).unwrap_or_else(|_| json!({}));
+        view["id"] = json!(stored.id);
+        view["key"] = json!(key);
+        view["created_at"] = json!(stored.created_at);
+        json(201, &view)
+    }
+
+    pub(super) async fn list_keys(&self, t: &TenantId) -> Answer {
+        let rows = self.store.list_keys(t).await?;
+        let ids: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
+        let spends = self.routing.spend(t, &ids).await.ok();
+        let data: Vec<Value> = rows
+            .iter()
+            .map(|r| {
+                let spend = spends
+                    .as_ref()
+                    .map(|s| s.get(&r.id).copied().unwrap_or_default());
+                with_spend(r, spend, self.cx.now)
+            })
+            .collect();
+        json(200, &json!({ "data": data }))
+    }
+
+    /// Absent fields stay, `null` clears one, a value replaces it; the result is validated as a
+    /// whole before it is stored. Other isolates apply it within `CONFIG_TTL_MS`.
+    pub(super) async fn patch_key(&self, t: &TenantId, id: &str, body: &[u8]) -> Answer {
+        let change = policy_change(body)?;
+        let row = self.store.key(t, id).await?;
+        let row = row.ok_or_else(|| not_found(&format!("The API key '{id}'")))?;
+        let policy = change.apply_to(row.policy)?;
+        if !self.store.set_key_policy(t, id, &policy).await? {
+            return Err(not_found(&format!("The API key '{id}'")));
+        }
+        let row = KeyRow { policy, ..row };
+        json(200, &row)
+    }
+
+    pub(super) async fn delete_key(&self, t: &TenantId, id: &str) -> Answer {
+        if !self.store.delete_key(t, id).await? {
+            return Err(not_found(&format!("The API key '{id}'")));
+        }
+        json(200, &json!({"deleted": id}))
+    }
+}

@@ -1,0 +1,122 @@
+//! Usage roll-ups: the ledger's flush (one batch of upserts, summed into existing rows) and the
+//! usage API's read, grouped in SQL.
+
+use super::{js, num, Db};
+use crate::admin::store::{StoreError, Stored, UsageStore};
+use crate::config::TenantId;
+use crate::governance::usage_query::{GroupBy, UsageQuery};
+use crate::governance::{RollupKey, UsageSums};
+use serde::Deserialize;
+use worker::wasm_bindgen::JsValue;
+
+/// Rows one flush writes at most (one statement each, in one batch): D1 counts every statement
+/// of a batch toward the queries one invocation may make. The rest waits for the next flush.
+pub const MAX_ROWS_PER_FLUSH: usize = 500;
+
+const UPSERT: &str = "INSERT INTO usage_rollups (tenant_id, minute, model, provider, key_id, \
+     end_user, requests, prompt_tokens, completion_tokens, cached_tokens, cost_usd) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) \
+     ON CONFLICT (tenant_id, minute, model, provider, key_id, end_user) DO UPDATE SET \
+     requests = requests + excluded.requests, \
+     prompt_tokens = prompt_tokens + excluded.prompt_tokens, \
+     completion_tokens = completion_tokens + excluded.completion_tokens, \
+     cached_tokens = cached_tokens + excluded.cached_tokens, \
+     cost_usd = cost_usd + excluded.cost_usd";
+
+/// The usage read for one grouping: the same statement but for the group expression.
+macro_rules! usage_by {
+    ($group:literal) => {
+        concat!(
+            "SELECT ",
+            $group,
+            " AS grp, SUM(requests) AS requests, SUM(prompt_tokens) AS prompt_tokens, \
+             SUM(completion_tokens) AS completion_tokens, SUM(cached_tokens) AS cached_tokens, \
+             SUM(cost_usd) AS cost_usd FROM usage_rollups \
+             WHERE tenant_id = ?1 AND minute >= ?2 AND minute < ?3 GROUP BY grp ORDER BY grp"
+        )
+    };
+}
+
+fn sql_for(group: GroupBy) -> &'static str {
+    match group {
+        GroupBy::Model => usage_by!("model"),
+        GroupBy::Provider => usage_by!("provider"),
+        GroupBy::Key => usage_by!("key_id"),
+        GroupBy::User => usage_by!("end_user"),
+        GroupBy::Day => usage_by!("strftime('%Y-%m-%d', minute / 1000, 'unixepoch')"),
+    }
+}
+
+fn count(n: u64) -> JsValue {
+    num(n)
+}
+
+impl Db {
+    /// Adds the rows to the stored roll-ups, all or nothing.
+    pub async fn add_rollups(
+        &self,
+        tenant: &TenantId,
+        rows: &[(RollupKey, UsageSums)],
+    ) -> Stored<()> {
+        let stmts = rows
+            .iter()
+            .map(|(k, s)| {
+                self.stmt(
+                    UPSERT,
+                    &[
+                        js(tenant.as_str()),
+                        num(k.minute),
+                        js(&k.model),
+                        js(&k.provider),
+                        js(&k.key_id),
+                        js(&k.end_user),
+                        count(s.requests),
+                        count(s.prompt_tokens),
+                        count(s.completion_tokens),
+                        count(s.cached_tokens),
+                        JsValue::from_f64(s.cost_usd),
+                    ],
+                )
+            })
+            .collect::<Stored<Vec<_>>>()?;
+        if stmts.is_empty() {
+            return Ok(());
+        }
+        self.batch(stmts).await.map(|_| ())
+    }
+}
+
+impl UsageStore for Db {
+    /// Sums of every minute overlapping `[from, to)`, per group, in group order.
+    async fn usage(&self, tenant: &TenantId, q: &UsageQuery) -> Stored<Vec<(String, UsageSums)>> {
+        #[derive(Deserialize)]
+        struct Row {
+            grp: Option<String>,
+            requests: Option<f64>,
+            prompt_tokens: Option<f64>,
+            completion_tokens: Option<f64>,
+            cached_tokens: Option<f64>,
+            cost_usd: Option<f64>,
+        }
+        let found: Vec<Row> = self
+            .all(
+                sql_for(q.group_by),
+                &[js(tenant.as_str()), num(q.first_minute()), num(q.to_ms)],
+            )
+            .await?;
+        let n = |v: Option<f64>| v.unwrap_or(0.0).max(0.0) as u64;
+        found
+            .into_iter()
+            .map(|r| {
+                let sums = UsageSums {
+                    requests: n(r.requests),
+                    prompt_tokens: n(r.prompt_tokens),
+                    completion_tokens: n(r.completion_tokens),
+                    cached_tokens: n(r.cached_tokens),
+                    cost_usd: r.cost_usd.unwrap_or(0.0),
+                };
+                Ok((r.grp.unwrap_or_default(), sums))
+            })
+            .collect::<Result<_, StoreError>>()
+    }
+}

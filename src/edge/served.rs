@@ -1,0 +1,91 @@
+//! What a caller's answer carries besides its body: who served it (`X-CogniGate-Model`,
+//! `-Provider`, `-Fallback-Depth`), what it cost, the stream headers, the aggregated 502's
+//! `Retry-After`, and the debug counters tests and benchmarks read.
+
+use super::deployment::Deployment;
+use super::http::{self, now_ms, HttpReply};
+use super::metrics::Metrics;
+use crate::api::ApiError;
+use crate::cascade::{exhausted_error, exhausted_retry_after_secs, CandidateAttempt};
+use crate::surfaces::Surface;
+use worker::Response;
+
+/// The aggregated 502, with `Retry-After` when every attempt's reason has a known end.
+pub(super) fn exhausted(attempts: &[CandidateAttempt], surface: Surface) -> HttpReply {
+    let resp =
+        http::error_in(surface, &exhausted_error(attempts)).map_err(|_| ApiError::internal())?;
+    if let Some(secs) = exhausted_retry_after_secs(attempts, now_ms()) {
+        let set = resp.headers().set("retry-after", &secs.to_string());
+        set.map_err(|_| ApiError::internal())?;
+    }
+    Ok(resp)
+}
+
+pub(super) struct ServedBy<'a> {
+    pub depth: usize,
+    pub model: &'a str,
+    pub provider: &'a str,
+    pub truncated: Option<usize>,
+    /// `X-CogniGate-Cost-Usd`: non-streamed answers whose usage is known.
+    pub cost_usd: Option<String>,
+}
+
+pub(super) fn stream_response(
+    status: u16,
+    body: impl futures::Stream<Item = worker::Result<Vec<u8>>> + 'static,
+) -> HttpReply {
+    let resp = Response::from_stream(body)
+        .map_err(|_| ApiError::internal())?
+        .with_status(status);
+    let h = resp.headers();
+    for (k, v) in [
+        ("content-type", "text/event-stream"),
+        ("cache-control", "no-cache"),
+    ] {
+        h.set(k, v).map_err(|_| ApiError::internal())?;
+    }
+    Ok(resp)
+}
+
+pub(super) fn with_served_headers(
+    resp: Response,
+    by: &ServedBy<'_>,
+    metrics: &Metrics,
+    dep: &Deployment,
+) -> HttpReply {
+    let h = resp.headers();
+    let set = |k: &str, v: &str| h.set(k, v).map_err(|_| ApiError::internal());
+    set("x-cognigate-fallback-depth", &by.depth.to_string())?;
+    set("x-cognigate-model", by.model)?;
+    set("x-cognigate-provider", by.provider)?;
+    if let Some(dropped) = by.truncated {
+        set("x-cognigate-truncated", &dropped.to_string())?;
+    }
+    if let Some(cost) = &by.cost_usd {
+        set("x-cognigate-cost-usd", cost)?;
+    }
+    if dep.debug_counters {
+        set("x-cognigate-d1-queries", &metrics.d1_queries().to_string())?;
+        set(
+            "x-cognigate-do-calls",
+            &metrics.durable_object_calls().to_string(),
+        )?;
+    }
+    Ok(resp)
+}
+
+/// The request-id headers are set on every answer by `entry`; this adds the debug memory counter.
+pub(super) fn with_memory_counter(resp: Response, dep: &Deployment) -> worker::Result<Response> {
+    if dep.debug_counters {
+        // Wasm memory never shrinks, so this is the isolate's peak so far (tests read it).
+        resp.headers().set(
+            "x-cognigate-wasm-memory-bytes",
+            &wasm_memory_bytes().to_string(),
+        )?;
+    }
+    Ok(resp)
+}
+
+fn wasm_memory_bytes() -> usize {
+    core::arch::wasm32::memory_size(0) * 65_536
+}

@@ -1,0 +1,95 @@
+//! What a caller sees when governance refuses a request: the OpenAI error shape, before any
+//! upstream call.
+
+use super::admission::Refusal;
+use super::policy::KeyPolicy;
+use crate::api::error::ErrorKind;
+use crate::api::ApiError;
+
+/// The allow-list check, made from the cached policy alone (no counters, no round trip).
+pub fn check_model(policy: &KeyPolicy, requested: &str) -> Result<(), ApiError> {
+    if policy.allows(requested) {
+        return Ok(());
+    }
+    Err(ApiError::new(
+        ErrorKind::ModelNotAllowed,
+        format!("This API key may not use the model '{requested}'."),
+    )
+    .with_param("model"))
+}
+
+/// The refusal as an error (`Retry-After` goes on the response beside it).
+pub fn refused(refusal: Refusal) -> ApiError {
+    ApiError::new(refusal.error_kind(), refusal.message())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::RouteName;
+
+    #[test]
+    fn a_scoped_key_gets_403_model_not_allowed_for_an_unlisted_name() {
+        let p = KeyPolicy {
+            models: Some(vec![RouteName::parse("fast").unwrap()]),
+            ..KeyPolicy::default()
+        };
+        assert!(check_model(&p, "fast").is_ok());
+        let e = check_model(&p, "best").unwrap_err();
+        let body: serde_json::Value = serde_json::from_str(&e.to_json()).unwrap();
+        assert_eq!(e.status(), 403);
+        assert_eq!(body["error"]["type"], "permission_error");
+        assert_eq!(body["error"]["code"], "model_not_allowed");
+        assert_eq!(body["error"]["param"], "model");
+    }
+
+    #[test]
+    fn budget_refusals_are_402_and_rate_refusals_429_each_with_its_code() {
+        for (r, status, code, kind) in [
+            (
+                Refusal::KeyBudget,
+                402,
+                "budget_exceeded",
+                "insufficient_quota",
+            ),
+            (
+                Refusal::TenantBudget,
+                402,
+                "tenant_budget_exceeded",
+                "insufficient_quota",
+            ),
+            (
+                Refusal::EndUserBudget,
+                402,
+                "end_user_budget_exceeded",
+                "insufficient_quota",
+            ),
+            (
+                Refusal::KeyRpm,
+                429,
+                "rate_limit_exceeded",
+                "rate_limit_error",
+            ),
+            (
+                Refusal::KeyTpm,
+                429,
+                "rate_limit_exceeded",
+                "rate_limit_error",
+            ),
+            (
+                Refusal::EndUserRpm,
+                429,
+                "rate_limit_exceeded",
+                "rate_limit_error",
+            ),
+        ] {
+            let e = refused(r);
+            let body: serde_json::Value = serde_json::from_str(&e.to_json()).unwrap();
+            assert_eq!(
+                (e.status(), body["error"]["code"].as_str()),
+                (status, Some(code))
+            );
+            assert_eq!(body["error"]["type"], kind);
+        }
+    }
+}

@@ -1,0 +1,196 @@
+//! Per-minute usage roll-ups: what the ledger accumulates from finished requests and flushes to
+//! D1 in one batch, so D1 sees one upsert per (minute, model, provider, key, end user) group and
+//! never one write per request.
+
+use crate::usage::{Outcome, UsageRecord};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// One roll-up row's identity. An absent model, provider or end user is the empty string
+/// (D1 keys cannot hold NULL usefully); the usage API turns it back into `null`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct RollupKey {
+    /// The first millisecond of the UTC minute.
+    pub minute: u64,
+    pub model: String,
+    pub provider: String,
+    pub key_id: String,
+    pub end_user: String,
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct UsageSums {
+    pub requests: u64,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub cached_tokens: u64,
+    pub cost_usd: f64,
+}
+
+impl UsageSums {
+    pub fn add(&mut self, o: &UsageSums) {
+        self.requests = self.requests.saturating_add(o.requests);
+        self.prompt_tokens = self.prompt_tokens.saturating_add(o.prompt_tokens);
+        self.completion_tokens = self.completion_tokens.saturating_add(o.completion_tokens);
+        self.cached_tokens = self.cached_tokens.saturating_add(o.cached_tokens);
+        self.cost_usd += o.cost_usd;
+    }
+
+    /// One request's contribution: an exhausted request counts with zero cost, and unknown
+    /// usage adds no tokens.
+    pub fn of(record: &UsageRecord) -> Self {
+        let tokens = record.tokens.unwrap_or_default();
+        let cost = match record.outcome {
+            Outcome::Served => record.cost_usd.filter(|c| c.is_finite() && *c > 0.0),
+            Outcome::Exhausted => None,
+        };
+        Self {
+            requests: 1,
+            prompt_tokens: tokens.prompt,
+            completion_tokens: tokens.completion,
+            cached_tokens: tokens.cached,
+            cost_usd: cost.unwrap_or(0.0),
+        }
+    }
+}
+
+/// Roll-ups not yet in D1.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PendingRollups {
+    rows: BTreeMap<String, (RollupKey, UsageSums)>,
+}
+
+impl PendingRollups {
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn add(&mut self, record: &UsageRecord) {
+        let key = RollupKey {
+            minute: record.at_ms - record.at_ms % 60_000,
+            model: record
+                .served_model
+                .as_ref()
+                .map(ToString::to_string)
+                .unwrap_or_default(),
+            provider: record
+                .provider
+                .as_ref()
+                .map(ToString::to_string)
+                .unwrap_or_default(),
+            key_id: record.key_id.clone(),
+            end_user: record.end_user.clone().unwrap_or_default(),
+        };
+        self.merge(key, UsageSums::of(record));
+    }
+
+    fn merge(&mut self, key: RollupKey, sums: UsageSums) {
+        // Stored as a JSON map: its keys must be strings.
+        let id = serde_json::to_string(&key).unwrap_or_default();
+        self.rows
+            .entry(id)
+            .or_insert_with(|| (key, UsageSums::default()))
+            .1
+            .add(&sums);
+    }
+
+    /// Takes at most `max` rows out for one flush, in key order.
+    pub fn take(&mut self, max: usize) -> Vec<(RollupKey, UsageSums)> {
+        let mut taken = Vec::with_capacity(max.min(self.rows.len()));
+        let mut rest = std::mem::take(&mut self.rows).into_values();
+        taken.extend(rest.by_ref().take(max));
+        for (k, s) in rest {
+            self.merge(k, s);
+        }
+        taken.sort_by(|a, b| a.0.cmp(&b.0));
+        taken
+    }
+
+    /// Puts rows back after a failed flush, added to whatever arrived meanwhile.
+    pub fn restore(&mut self, rows: Vec<(RollupKey, UsageSums)>) {
+        for (k, s) in rows {
+            self.merge(k, s);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{ModelId, ProviderName, TenantId};
+    use crate::usage::TokenCounts;
+
+    fn record(at_ms: u64, model: Option<&str>, cost: Option<f64>, outcome: Outcome) -> UsageRecord {
+        UsageRecord {
+            at_ms,
+            tenant: TenantId::parse("t").unwrap(),
+            key_id: "ck_1".into(),
+            end_user: None,
+            requested: "fast".into(),
+            served_model: model.map(|m| ModelId::parse(m).unwrap()),
+            provider: model.map(|_| ProviderName::parse("p").unwrap()),
+            tokens: Some(TokenCounts {
+                prompt: 5,
+                completion: 7,
+                cached: 2,
+            }),
+            cost_usd: cost,
+            outcome,
+        }
+    }
+
+    #[test]
+    fn requests_of_one_minute_and_group_add_up_into_one_row() {
+        let mut p = PendingRollups::default();
+        p.add(&record(120_500, Some("m"), Some(0.5), Outcome::Served));
+        p.add(&record(179_999, Some("m"), Some(0.25), Outcome::Served));
+        p.add(&record(180_000, Some("m"), Some(1.0), Outcome::Served));
+        let rows = p.take(10);
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].0.minute, 120_000);
+        assert_eq!(rows[0].1.requests, 2);
+        assert_eq!(rows[0].1.prompt_tokens, 10);
+        assert_eq!(rows[0].1.cost_usd, 0.75);
+        assert!(p.is_empty());
+    }
+
+    #[test]
+    fn a_flush_takes_at_most_its_share_and_leaves_the_rest_pending() {
+        let mut p = PendingRollups::default();
+        for minute in 0..5 {
+            p.add(&record(
+                minute * 60_000,
+                Some("m"),
+                Some(1.0),
+                Outcome::Served,
+            ));
+        }
+        assert_eq!(p.take(3).len(), 3);
+        assert_eq!(p.len(), 2);
+        assert_eq!(p.take(3).len(), 2);
+        assert!(p.is_empty());
+    }
+
+    #[test]
+    fn an_exhausted_request_counts_as_a_request_with_zero_cost() {
+        let s = UsageSums::of(&record(0, None, Some(3.0), Outcome::Exhausted));
+        assert_eq!((s.requests, s.cost_usd), (1, 0.0));
+    }
+
+    #[test]
+    fn rows_put_back_after_a_failed_flush_add_to_what_arrived_meanwhile() {
+        let mut p = PendingRollups::default();
+        p.add(&record(0, Some("m"), Some(1.0), Outcome::Served));
+        let taken = p.take(10);
+        p.add(&record(10, Some("m"), Some(2.0), Outcome::Served));
+        p.restore(taken);
+        let rows = p.take(10);
+        assert_eq!(rows.len(), 1);
+        assert_eq!((rows[0].1.requests, rows[0].1.cost_usd), (2, 3.0));
+    }
+}

@@ -1,0 +1,154 @@
+//! `GET /admin/v1/tenants/{t}/usage?from=&to=&group_by=`: the query, checked, and the answer's
+//! shape. Roll-ups are per minute, so a minute is counted when it overlaps `[from, to)`.
+
+use super::rollup::UsageSums;
+use crate::config::ConfigError;
+use serde_json::{json, Value};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupBy {
+    Model,
+    Provider,
+    Key,
+    User,
+    Day,
+}
+
+impl GroupBy {
+    fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "model" => Self::Model,
+            "provider" => Self::Provider,
+            "key" => Self::Key,
+            "user" => Self::User,
+            "day" => Self::Day,
+            _ => return None,
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UsageQuery {
+    pub from_ms: u64,
+    pub to_ms: u64,
+    pub group_by: GroupBy,
+}
+
+impl UsageQuery {
+    /// The first minute whose roll-up can hold a request at or after `from`.
+    pub fn first_minute(&self) -> u64 {
+        self.from_ms - self.from_ms % 60_000
+    }
+
+    pub fn parse(query: Option<&str>) -> Result<Self, ConfigError> {
+        let param = |name: &str| {
+            query
+                .unwrap_or("")
+                .split('&')
+                .filter_map(|kv| kv.split_once('='))
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v)
+        };
+        let ms = |name: &str| {
+            param(name)
+                .and_then(|v| v.parse::<u64>().ok())
+                .filter(|v| *v <= i64::MAX as u64 / 2)
+                .ok_or_else(|| ConfigError::invalid(name, "must be epoch milliseconds"))
+        };
+        let (from_ms, to_ms) = (ms("from")?, ms("to")?);
+        if from_ms >= to_ms {
+            return Err(ConfigError::invalid("to", "must be later than 'from'"));
+        }
+        let group_by = param("group_by").and_then(GroupBy::parse).ok_or_else(|| {
+            ConfigError::invalid("group_by", "must be model, provider, key, user or day")
+        })?;
+        Ok(Self {
+            from_ms,
+            to_ms,
+            group_by,
+        })
+    }
+}
+
+fn sums_json(s: &UsageSums) -> serde_json::Map<String, Value> {
+    let mut m = serde_json::Map::new();
+    m.insert("requests".into(), json!(s.requests));
+    m.insert("prompt_tokens".into(), json!(s.prompt_tokens));
+    m.insert("completion_tokens".into(), json!(s.completion_tokens));
+    m.insert("cached_tokens".into(), json!(s.cached_tokens));
+    m.insert("cost_usd".into(), json!(s.cost_usd));
+    m
+}
+
+/// `{"data": [{"group", ...sums}], "total": {...sums}}`, groups in the order given; an empty
+/// group (no model served, no end user named) is `null`.
+pub fn usage_answer(groups: &[(String, UsageSums)]) -> Value {
+    let mut total = UsageSums::default();
+    let data: Vec<Value> = groups
+        .iter()
+        .map(|(g, s)| {
+            total.add(s);
+            let mut row = sums_json(s);
+            let group = if g.is_empty() { Value::Null } else { json!(g) };
+            row.insert("group".into(), group);
+            Value::Object(row)
+        })
+        .collect();
+    json!({"data": data, "total": sums_json(&total)})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(q: &str) -> String {
+        UsageQuery::parse(Some(q))
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn a_usage_query_needs_from_before_to_and_a_known_group_by() {
+        let q = UsageQuery::parse(Some("from=61000&to=120000&group_by=day")).unwrap();
+        assert_eq!(
+            (q.from_ms, q.to_ms, q.group_by),
+            (61_000, 120_000, GroupBy::Day)
+        );
+        assert_eq!(q.first_minute(), 60_000);
+        assert_eq!(
+            err("to=5&group_by=model"),
+            "from: must be epoch milliseconds"
+        );
+        assert_eq!(
+            err("from=-1&to=5&group_by=model"),
+            "from: must be epoch milliseconds"
+        );
+        assert_eq!(
+            err("from=5&to=5&group_by=model"),
+            "to: must be later than 'from'"
+        );
+        assert_eq!(
+            err("from=1&to=5&group_by=week"),
+            "group_by: must be model, provider, key, user or day"
+        );
+        assert!(UsageQuery::parse(None).is_err());
+    }
+
+    #[test]
+    fn the_answer_lists_each_group_and_their_total_with_empty_groups_as_null() {
+        let s = |r, c| UsageSums {
+            requests: r,
+            prompt_tokens: 5 * r,
+            completion_tokens: 7 * r,
+            cached_tokens: 0,
+            cost_usd: c,
+        };
+        let v = usage_answer(&[("m".into(), s(2, 0.5)), (String::new(), s(1, 0.0))]);
+        assert_eq!(v["data"][0]["group"], "m");
+        assert_eq!(v["data"][1]["group"], Value::Null);
+        assert_eq!(v["total"]["requests"], 3);
+        assert_eq!(v["total"]["prompt_tokens"], 15);
+        assert_eq!(v["total"]["cost_usd"], 0.5);
+    }
+}
