@@ -33,7 +33,9 @@ fi
 url=$(node -e 'console.log(JSON.parse(process.argv[1]).url.replace(/\/$/, ""))' "$ready")
 echo "schemathesis.sh: gateway on $url (its log: $state/worker.log)" >&2
 
-# The pinned schemathesis (.ci/setup), through python3 whatever PATH holds.
+# The pinned schemathesis (.ci/setup), through python3 whatever PATH holds; Hypothesis keeps its
+# files under target/ rather than in the work tree.
+export HYPOTHESIS_STORAGE_DIRECTORY=target/hypothesis
 python3 -c 'import sys; from schemathesis.cli import schemathesis; sys.argv[0] = "schemathesis"; schemathesis()' \
   --config-file tests/harness/schemathesis.toml \
   run src/api/openapi.json --url "$url" \
