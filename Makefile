@@ -13,7 +13,7 @@ WASM_OPT_FLAGS := -Os --enable-bulk-memory --enable-nontrapping-float-to-int --e
 	--enable-mutable-globals --enable-reference-types --enable-multivalue --enable-exception-handling
 export WRANGLER_SEND_METRICS := false
 
-.PHONY: setup build dev test test-long bench lint host-test e2e clean
+.PHONY: setup build dev test test-long schemathesis bench lint host-test e2e clean
 
 setup:
 	@.ci/setup
@@ -37,10 +37,16 @@ e2e: build
 test: lint build
 	cargo test
 
-# The long mode: property tests at 50,000 cases each and the load-with-faults run for 60 s.
+# The long mode: property tests at 50,000 cases each, the load-with-faults run for 60 s, and the
+# OpenAPI conformance run.
 test-long: build
 	PROPTEST_CASES=50000 cargo test --release --test properties
 	COGNIGATE_LOAD_SECS=60 cargo test --test e2e_load -- --nocapture
+	tests/harness/schemathesis.sh
+
+# Schemathesis against the built gateway, every check, from src/api/openapi.json (about 2 minutes).
+schemathesis: build
+	tests/harness/schemathesis.sh
 
 # Side by side with the floor, LiteLLM and Portkey; writes bench/RESULTS.md (about 10 minutes).
 bench: build

@@ -230,10 +230,42 @@ fn hostile_chat_input_gets_a_clear_4xx_and_nothing_reaches_upstream() {
         None,
     );
     assert_eq!((r.status, r.header("allow")), (405, Some("DELETE, GET")));
+    // The runtime binding reads a method it does not know as GET; it must not get a GET's answer.
+    for method in ["QUERY", "PROPFIND"] {
+        let answer = raw_status_and_allow(gw, method, "/admin/v1/tenants");
+        assert_eq!(answer, (405, Some("GET, POST".to_owned())), "{method}");
+    }
     let r = gw.request("GET", "/admin/v1/tenants/%ZZ", Some(ADMIN_KEY), None);
     assert_eq!(r.status, 400);
     assert_eq!(mock.count(), 0);
     assert!(!gw.log().contains("panicked"), "no panic in the worker");
+}
+
+/// The status and `Allow` header of an admin request sent by hand: the HTTP client refuses
+/// methods it does not know, and those are the point.
+fn raw_status_and_allow(gw: &Gateway, method: &str, path: &str) -> (u16, Option<String>) {
+    use std::io::{Read, Write};
+    let host = gw.url.trim_start_matches("http://");
+    let mut stream = std::net::TcpStream::connect(host).unwrap();
+    let request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {ADMIN_KEY}\r\n\
+         Content-Length: 0\r\nConnection: close\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let mut lines = answer.split("\r\n");
+    let status = lines
+        .next()
+        .and_then(|l| l.split(' ').nth(1))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let allow = lines
+        .take_while(|l| !l.is_empty())
+        .filter_map(|l| l.split_once(": "))
+        .find(|(k, _)| k.eq_ignore_ascii_case("allow"))
+        .map(|(_, v)| v.to_owned());
+    (status, allow)
 }
 
 /// Two tenants with the same provider name on different mocks, and objects only A has.

@@ -6,6 +6,7 @@
 use serde::Serialize;
 
 /// The `type` field of an OpenAI error object.
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorType {
@@ -99,6 +100,7 @@ impl ErrorKind {
 }
 
 /// One entry of `attempts` in the aggregated 502: only the classification crosses this boundary.
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct AttemptSummary {
     pub provider: String,
@@ -128,11 +130,14 @@ pub struct ApiError {
     upstream: Option<UpstreamFields>,
 }
 
+/// The error body every admin and OpenAI-surface refusal carries (the OpenAPI document's `Error`).
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Serialize)]
-struct Envelope<'a> {
+pub(crate) struct Envelope<'a> {
     error: Body<'a>,
 }
 
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Serialize)]
 struct Body<'a> {
     #[serde(rename = "type")]
@@ -145,6 +150,7 @@ struct Body<'a> {
     attempts: Option<&'a [AttemptSummary]>,
 }
 
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Serialize)]
 #[serde(untagged)]
 enum TypeField<'a> {

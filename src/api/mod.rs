@@ -11,4 +11,6 @@ pub mod route;
 
 pub use route::Route;
 pub mod auth;
+#[cfg(test)]
+mod openapi_check;
 pub mod views;

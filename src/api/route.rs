@@ -210,6 +210,16 @@ pub fn allowed_methods(path: &str) -> Vec<&'static str> {
     methods
 }
 
+/// Whether the runtime binding cannot name this method. `worker::Method` reads every method it
+/// does not know (QUERY, PROPFIND, anything) as GET, so without this check such a request would
+/// get a GET's answer instead of 405.
+pub fn is_unknown_method(raw: &str) -> bool {
+    const KNOWN: [&str; 10] = [
+        "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "CONNECT", "TRACE", "REPORT",
+    ];
+    !KNOWN.iter().any(|m| m.eq_ignore_ascii_case(raw))
+}
+
 fn matches_template(template: &str, segments: &[&str]) -> bool {
     let parts: Vec<&str> = template.split('/').collect();
     let rest_is_model = parts.last() == Some(&"{model}") && template.starts_with("/v1/");
@@ -336,6 +346,18 @@ mod tests {
                 allowed.contains(&m.to_uppercase().as_str()),
                 "{m} {t}: {allowed:?}"
             );
+        }
+    }
+
+    #[test]
+    fn a_method_the_runtime_would_read_as_get_is_unknown() {
+        for m in ["QUERY", "PROPFIND", "FOO", ""] {
+            assert!(is_unknown_method(m), "{m}");
+        }
+        for m in [
+            "GET", "get", "POST", "PUT", "DELETE", "PATCH", "patch", "HEAD", "OPTIONS",
+        ] {
+            assert!(!is_unknown_method(m), "{m}");
         }
     }
 

@@ -3,6 +3,7 @@
 
 use super::names::{AliasName, Capability, ModelId, ProviderName, RouteName, TenantId};
 use super::provider::{BaseUrl, KeyStrategy, NewKey, NewProvider, ProviderKey, ProviderKind};
+use super::strict_json::Strict;
 use super::{
     Alias, CatalogModel, Chain, ConfigError, CostTier, NonEmpty, RateLimitSignal, Resilience,
     RetryPolicy, SettingsOverrides,
@@ -10,19 +11,17 @@ use super::{
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
-/// Parses JSON into `T`, naming the field that failed (`breaker.window_ms: invalid type ...`).
+/// Parses JSON into `T`, naming the field that failed (`breaker.window_ms: invalid type ...`), by
+/// the rules of `strict_json` (a struct is an object, `17.0` is an integer).
 pub fn parse_body<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ConfigError> {
-    let de = &mut serde_json::Deserializer::from_slice(bytes);
-    serde_path_to_error::deserialize(de).map_err(|err| {
+    let value: serde_json::Value = serde_json::from_slice(bytes)
+        .map_err(|e| ConfigError::invalid("body", format!("malformed JSON ({e})")))?;
+    serde_path_to_error::deserialize(Strict(&value)).map_err(|err| {
         let path = err.path().to_string();
-        let inner = err.into_inner();
-        if inner.is_syntax() || inner.is_eof() {
-            return ConfigError::invalid("body", format!("malformed JSON ({inner})"));
-        }
         let field = if path == "." { "body".to_owned() } else { path };
         ConfigError::Invalid {
             field,
-            reason: strip_position(&inner.to_string()),
+            reason: strip_position(&err.into_inner().to_string()),
         }
     })
 }
@@ -35,6 +34,7 @@ fn strip_position(msg: &str) -> String {
     }
 }
 
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TenantBody {
@@ -55,20 +55,17 @@ impl TenantBody {
     }
 }
 
-/// `"sk-..."`, or `{"secret": "PROVIDER_OPENAI_2"}` naming a Worker secret.
+/// `"sk-..."`, or `{"secret": "PROVIDER_OPENAI_2"}` naming a Worker secret. A struct variant,
+/// not a newtype around a struct: serde reads an untagged struct variant from an object only.
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Deserialize)]
-#[serde(untagged)]
+#[serde(untagged, deny_unknown_fields)]
 pub enum KeyInput {
     Literal(String),
-    Secret(SecretRef),
+    Secret { secret: String },
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SecretRef {
-    pub secret: String,
-}
-
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderBody {
@@ -103,7 +100,7 @@ impl ProviderBody {
         for input in self.keys {
             let key = match input {
                 KeyInput::Literal(secret) => NewKey::Literal(ProviderKey::from_secret(secret)?),
-                KeyInput::Secret(r) => NewKey::secret(r.secret)?,
+                KeyInput::Secret { secret } => NewKey::secret(secret)?,
             };
             if keys.iter().any(|k| k.id() == key.id()) {
                 return Err(ConfigError::invalid("keys", "the same key is listed twice"));
@@ -132,6 +129,7 @@ impl ProviderBody {
     }
 }
 
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModelBody {
@@ -172,7 +170,7 @@ impl ModelBody {
     pub fn validate(self, id: ModelId) -> Result<CatalogModel, ConfigError> {
         let upstream_model = self.upstream_model.unwrap_or_else(|| id.to_string());
         if upstream_model.is_empty()
-            || upstream_model.len() > 256
+            || upstream_model.chars().count() > 256
             || upstream_model.chars().any(char::is_control)
         {
             return Err(ConfigError::invalid(
@@ -213,6 +211,7 @@ impl ModelBody {
     }
 }
 
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AliasBody {
@@ -253,6 +252,7 @@ impl AliasBody {
     }
 }
 
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RuleBody {
@@ -267,6 +267,7 @@ impl RuleBody {
     }
 }
 
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BreakerReset {
@@ -320,102 +321,5 @@ pub fn alias_name_from(route: &str) -> Result<AliasName, ConfigError> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn err_of<T: std::fmt::Debug>(r: Result<T, ConfigError>) -> String {
-        r.err().map(|e| e.to_string()).unwrap_or_default()
-    }
-
-    #[test]
-    fn unknown_field_is_refused_and_named() {
-        let e = err_of(parse_body::<TenantBody>(
-            br#"{"id":"a","name":"A","colour":"red"}"#,
-        ));
-        assert!(e.contains("unknown field `colour`"), "{e}");
-    }
-
-    #[test]
-    fn wrong_type_names_the_nested_field() {
-        let e = err_of(parse_body::<SettingsOverrides>(
-            br#"{"breaker":{"window_ms":"soon"}}"#,
-        ));
-        assert!(e.starts_with("breaker.window_ms: invalid type"), "{e}");
-    }
-
-    #[test]
-    fn malformed_json_is_reported_as_such() {
-        let e = err_of(parse_body::<TenantBody>(b"{\"id\":"));
-        assert!(e.starts_with("body: malformed JSON"), "{e}");
-    }
-
-    #[test]
-    fn bad_name_inside_body_names_field_and_rule() {
-        let e = err_of(parse_body::<TenantBody>(br#"{"id":"Acme!","name":"A"}"#));
-        assert_eq!(e, "id: tenant id must start with a letter or digit");
-    }
-
-    #[test]
-    fn provider_needs_at_least_one_key() {
-        let body =
-            parse_body::<ProviderBody>(br#"{"kind":"openai","base_url":"https://x/v1","keys":[]}"#);
-        let name = ProviderName::parse("openai");
-        let r = body.and_then(|b| {
-            name.map_err(|_| ConfigError::invalid("n", ""))
-                .and_then(|n| b.validate(n))
-        });
-        assert_eq!(err_of(r), "keys: must list 1 to 64 keys");
-    }
-
-    #[test]
-    fn model_without_capabilities_is_a_chat_model() {
-        let m =
-            parse_body::<ModelBody>(br#"{"provider":"p","context_window":8000}"#).and_then(|b| {
-                b.validate(ModelId::parse("m").map_err(|_| ConfigError::invalid("", ""))?)
-            });
-        let m = m.ok();
-        assert_eq!(m.as_ref().map(|m| m.upstream_model.as_str()), Some("m"));
-        assert_eq!(
-            m.map(|m| m
-                .capabilities
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()),
-            Some(vec!["chat".to_owned()])
-        );
-    }
-
-    #[test]
-    fn negative_price_is_refused() {
-        let m = parse_body::<ModelBody>(
-            br#"{"provider":"p","context_window":8000,"input_price_per_mtok":-1}"#,
-        )
-        .and_then(|b| b.validate(ModelId::parse("m").map_err(|_| ConfigError::invalid("", ""))?));
-        assert_eq!(
-            err_of(m),
-            "input_price_per_mtok: must be a price from 0 to 1000000"
-        );
-    }
-
-    #[test]
-    fn a_cached_input_price_is_kept_and_checked_like_the_other_prices() {
-        let model = |body: &str| {
-            parse_body::<ModelBody>(body.as_bytes()).and_then(|b| {
-                b.validate(ModelId::parse("m").map_err(|_| ConfigError::invalid("", ""))?)
-            })
-        };
-        let m =
-            model(r#"{"provider":"p","context_window":8000,"cached_input_price_per_mtok":0.5}"#);
-        assert_eq!(
-            m.ok().and_then(|m| m.cached_input_price_per_mtok),
-            Some(0.5)
-        );
-        let m = model(r#"{"provider":"p","context_window":8000}"#);
-        assert_eq!(m.ok().map(|m| m.cached_input_price_per_mtok), Some(None));
-        let m = model(r#"{"provider":"p","context_window":8000,"cached_input_price_per_mtok":-1}"#);
-        assert_eq!(
-            err_of(m),
-            "cached_input_price_per_mtok: must be a price from 0 to 1000000"
-        );
-    }
-}
+#[path = "admin_body_tests.rs"]
+mod tests;

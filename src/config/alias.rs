@@ -4,6 +4,7 @@ use super::capabilities::CapabilitySet;
 use super::names::{AliasName, Capability, ModelId, ProviderName};
 use serde::{Deserialize, Serialize};
 
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CostTier {

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 ///
 /// Plain `http://` parses, so a row stored before the https rule still loads; whether it may be
 /// called is [`BaseUrl::check_transport`]'s decision, at write time and again at load time.
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub struct BaseUrl(String);

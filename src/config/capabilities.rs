@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 /// Sorted and free of duplicates however it arrives (an admin body or a row read back from
 /// D1), so `contains` can binary-search it. Stored and shown as a JSON array.
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(from = "Vec<Capability>", into = "Vec<Capability>")]
 pub struct CapabilitySet(Vec<Capability>);

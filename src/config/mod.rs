@@ -17,6 +17,7 @@ pub mod resilience;
 pub mod rule;
 pub mod sealed;
 pub mod settings;
+pub mod strict_json;
 pub mod tenant;
 
 pub use alias::{Alias, CostTier};

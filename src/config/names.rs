@@ -51,6 +51,21 @@ fn check(rule: &Rule, s: &str) -> Result<(), NameError> {
     Ok(())
 }
 
+/// The rule as a JSON Schema `pattern` for the OpenAPI document: the same length, first
+/// character and charset as `check` (a host test holds the two together; the schemathesis run
+/// sends names drawn from the pattern).
+fn pattern(rule: &Rule) -> String {
+    let alnum = if rule.lowercase_only {
+        "a-z0-9"
+    } else {
+        "A-Za-z0-9"
+    };
+    // '-' goes last in the class, where it is a literal.
+    let extra: String = rule.extra.chars().filter(|&c| c != '-').collect();
+    let dash = if rule.extra.contains('-') { "-" } else { "" };
+    format!("^[{alnum}][{alnum}{extra}{dash}]{{0,{}}}$", rule.max - 1)
+}
+
 macro_rules! validated_name {
     ($(#[$doc:meta])* $name:ident, $rule:expr) => {
         $(#[$doc])*
@@ -103,6 +118,26 @@ macro_rules! validated_name {
         impl fmt::Display for $name {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str(&self.0)
+            }
+        }
+
+        impl $name {
+            /// The rule as a regular expression (see `pattern`).
+            pub fn pattern() -> String {
+                pattern(&$rule)
+            }
+        }
+
+        #[cfg(not(target_arch = "wasm32"))]
+        impl schemars::JsonSchema for $name {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                stringify!($name).into()
+            }
+            fn inline_schema() -> bool {
+                true
+            }
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                schemars::json_schema!({"type": "string", "pattern": Self::pattern()})
             }
         }
     };
@@ -164,6 +199,40 @@ mod tests {
         assert!(ModelId::parse("gpt-4o-2024-08-06").is_ok());
         assert!(ModelId::parse("/leading").is_err());
         assert!(ModelId::parse("has space").is_err());
+    }
+
+    #[test]
+    fn the_documented_patterns_state_each_rule() {
+        assert_eq!(TenantId::pattern(), "^[a-z0-9][a-z0-9-]{0,62}$");
+        assert_eq!(ProviderName::pattern(), "^[a-z0-9][a-z0-9_-]{0,62}$");
+        assert_eq!(ModelId::pattern(), "^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}$");
+        assert_eq!(RouteName::pattern(), ModelId::pattern());
+    }
+
+    #[test]
+    fn every_name_drawn_from_a_pattern_parses() {
+        use proptest::prelude::*;
+        use proptest::test_runner::TestRunner;
+        type Parses = fn(&str) -> bool;
+        let cases: [(String, Parses); 6] = [
+            (TenantId::pattern(), |s| TenantId::parse(s).is_ok()),
+            (ProviderName::pattern(), |s| ProviderName::parse(s).is_ok()),
+            (ModelId::pattern(), |s| ModelId::parse(s).is_ok()),
+            (AliasName::pattern(), |s| AliasName::parse(s).is_ok()),
+            (RouteName::pattern(), |s| RouteName::parse(s).is_ok()),
+            (Capability::pattern(), |s| Capability::parse(s).is_ok()),
+        ];
+        for (pattern, parses) in cases {
+            // The generator takes the pattern without its anchors.
+            let body = &pattern[1..pattern.len() - 1];
+            let strategy = proptest::string::string_regex(body).unwrap();
+            TestRunner::default()
+                .run(&strategy, |s| {
+                    prop_assert!(parses(&s), "{s:?} from {pattern}");
+                    Ok(())
+                })
+                .unwrap();
+        }
     }
 
     #[test]

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 pub const MAX_OPEN_DURATIONS: usize = 8;
 
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "Vec<u64>", into = "Vec<u64>")]
 pub struct OpenDurations {

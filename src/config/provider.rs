@@ -12,6 +12,7 @@ use super::sealed::Kek;
 use super::ConfigError;
 use serde::{Deserialize, Serialize};
 
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ProviderKind {
@@ -22,6 +23,7 @@ pub enum ProviderKind {
 }
 
 /// Which key a request starts from; either way the whole pool is tried before the cascade moves on.
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum KeyStrategy {

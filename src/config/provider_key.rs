@@ -49,7 +49,7 @@ pub struct ProviderKey {
 
 impl ProviderKey {
     pub fn from_secret(secret: String) -> Result<Self, ConfigError> {
-        if secret.is_empty() || secret.len() > 1024 {
+        if secret.is_empty() || secret.chars().count() > 1024 {
             return Err(ConfigError::invalid(
                 "keys",
                 "each key must be 1 to 1024 characters",

@@ -6,6 +6,7 @@ use super::ConfigError;
 use serde::{Deserialize, Serialize};
 
 /// Same-candidate retries of transient failures, with full-jitter exponential backoff.
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RetryPolicy {
@@ -62,6 +63,7 @@ impl RetryPolicy {
 }
 
 /// A rate-limit signal read besides `Retry-After` (which is always read).
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum RateLimitSignal {
     /// OpenAI's `x-ratelimit-reset-{requests,tokens}` durations (`20s`, `1m30s`, `6ms`).

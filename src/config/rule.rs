@@ -10,6 +10,7 @@ pub const MAX_DEPTH_LIMIT: u32 = 20;
 /// Non-empty and no longer than the tenant's `max_fallback_depth` when it was written. A chain
 /// read back from D1 is checked again (non-empty, at most `MAX_DEPTH_LIMIT`), so a hand-edited
 /// or damaged row cannot bypass `Chain::new`.
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "Vec<RouteName>", into = "Vec<RouteName>")]
 pub struct Chain(Vec<RouteName>);

@@ -6,6 +6,7 @@ use crate::governance::{Budget, EndUserLimits};
 use serde::{Deserialize, Serialize};
 
 /// Per-tenant overrides as stored; every absent value falls back to the deployment default.
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SettingsOverrides {
@@ -28,6 +29,7 @@ pub struct SettingsOverrides {
 
 /// Issue 15's tenant settings. None has a deployment default: absent is "no limit" and "no
 /// default model".
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct TenantLimits {
     /// The whole tenant's budget (every key together).
@@ -41,6 +43,7 @@ pub struct TenantLimits {
     pub default_model: Option<RouteName>,
 }
 
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BreakerOverrides {
@@ -54,6 +57,7 @@ pub struct BreakerOverrides {
     pub open_durations_ms: Option<OpenDurations>,
 }
 
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BreakerSettings {
     pub error_threshold: u32,
@@ -73,6 +77,7 @@ impl BreakerSettings {
 }
 
 /// What a tenant's requests actually run with.
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Settings {
     pub max_fallback_depth: u32,

@@ -42,6 +42,9 @@ async fn route(
 ) -> std::result::Result<Response, ApiError> {
     let dep = deployment(env)?;
     let route = Route::parse(&req.path())?;
+    if crate::api::route::is_unknown_method(&req.inner().method()) {
+        return Err(ApiError::method_not_allowed());
+    }
     match (req.method(), route) {
         (
             Method::Post,

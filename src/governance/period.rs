@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 const DAY_MS: u64 = 86_400_000;
 
 /// How long a budget's spend accumulates before it starts again.
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Period {

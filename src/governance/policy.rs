@@ -12,6 +12,7 @@ const MAX_TPM: u64 = 1_000_000_000_000;
 const MAX_BUDGET_USD: f64 = 1_000_000_000.0;
 
 /// `{"usd": 25.0, "period": "day"}`: once spend in the period reaches `usd`, requests are refused.
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Budget {
@@ -51,6 +52,7 @@ fn positive<T: PartialOrd + From<u8> + std::fmt::Display + Copy>(
 }
 
 /// A caller key's policy. Every field is optional; a key without any is unrestricted.
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct KeyPolicy {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -101,6 +103,20 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Change<T> {
     }
 }
 
+/// In a schema a change is what it reads: the value, or `null` to clear it.
+#[cfg(not(target_arch = "wasm32"))]
+impl<T: schemars::JsonSchema> schemars::JsonSchema for Change<T> {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        <Option<T>>::schema_name()
+    }
+    fn inline_schema() -> bool {
+        true
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        <Option<T>>::json_schema(generator)
+    }
+}
+
 impl<T> Change<T> {
     fn apply(self, slot: &mut Option<T>) {
         match self {
@@ -113,6 +129,7 @@ impl<T> Change<T> {
 
 /// The body of `POST .../api-keys` (applied to an empty policy) and of `PATCH .../api-keys/{id}`
 /// (applied to the stored one).
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct KeyPolicyChange {
@@ -168,6 +185,7 @@ fn validate_key_policy(mut p: KeyPolicy) -> Result<KeyPolicy, ConfigError> {
 }
 
 /// The tenant's `end_user` setting: limits that apply to each end user separately.
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EndUserLimits {

@@ -18,6 +18,7 @@ pub struct RollupKey {
     pub end_user: String,
 }
 
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct UsageSums {
     pub requests: u64,

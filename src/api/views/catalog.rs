@@ -1,0 +1,146 @@
+//! A tenant's catalog as admins see it: never a provider key, only its id and last four characters.
+
+use crate::config::{
+    Alias, AliasName, CapabilitySet, CatalogModel, Chain, CostTier, KeyStrategy, ModelId,
+    ProviderKind, ProviderName, RateLimitSignal, RetryPolicy, RouteName, StoredKey, StoredProvider,
+};
+use serde::Serialize;
+
+/// A provider: its keys as ids, last four characters and secret names.
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[derive(Debug, Serialize)]
+pub struct ProviderView<'a> {
+    pub name: &'a ProviderName,
+    pub kind: ProviderKind,
+    pub base_url: &'a str,
+    pub keys: Vec<KeyRef<'a>>,
+    pub key_strategy: KeyStrategy,
+    pub timeout_ms: u32,
+    pub retry: RetryPolicy,
+    pub rate_limit_signals: &'a [RateLimitSignal],
+    pub auth_cooldown_ms: u64,
+    /// `null` when unlimited.
+    pub rpm: Option<u32>,
+}
+
+/// One key of a provider's pool as shown: never the key.
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum KeyRef<'a> {
+    /// A sealed key; `last4` is `null` for keys too short to show any of.
+    Sealed { id: &'a str, last4: Option<&'a str> },
+    /// A key held in a Worker secret, by the secret's name.
+    Secret { id: &'a str, secret: &'a str },
+}
+
+impl<'a> From<&'a StoredProvider> for ProviderView<'a> {
+    fn from(p: &'a StoredProvider) -> Self {
+        let keys = p
+            .keys
+            .iter()
+            .map(|k| match k {
+                StoredKey::Sealed { id, last4, .. } => KeyRef::Sealed {
+                    id,
+                    last4: last4.as_deref(),
+                },
+                StoredKey::Secret { id, secret_name } => KeyRef::Secret {
+                    id,
+                    secret: secret_name,
+                },
+            })
+            .collect();
+        Self {
+            name: &p.name,
+            kind: p.kind,
+            base_url: p.base_url.as_str(),
+            keys,
+            key_strategy: p.key_strategy,
+            timeout_ms: p.timeout_ms,
+            retry: p.resilience.retry,
+            rate_limit_signals: &p.resilience.rate_limit_signals,
+            auth_cooldown_ms: p.resilience.auth_cooldown_ms,
+            rpm: p.resilience.rpm,
+        }
+    }
+}
+
+/// A catalog model.
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[derive(Debug, Serialize)]
+pub struct ModelView<'a> {
+    pub id: &'a ModelId,
+    pub provider: &'a ProviderName,
+    pub upstream_model: &'a str,
+    pub capabilities: &'a CapabilitySet,
+    pub context_window: u32,
+    pub input_price_per_mtok: f64,
+    pub output_price_per_mtok: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cached_input_price_per_mtok: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_output_tokens: Option<u32>,
+}
+
+impl<'a> From<&'a CatalogModel> for ModelView<'a> {
+    fn from(m: &'a CatalogModel) -> Self {
+        Self {
+            id: &m.id,
+            provider: &m.provider,
+            upstream_model: &m.upstream_model,
+            capabilities: &m.capabilities,
+            context_window: m.context_window,
+            input_price_per_mtok: m.input_price_per_mtok,
+            output_price_per_mtok: m.output_price_per_mtok,
+            cached_input_price_per_mtok: m.cached_input_price_per_mtok,
+            max_output_tokens: m.max_output_tokens,
+        }
+    }
+}
+
+/// An alias with its name.
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[derive(Debug, Serialize)]
+pub struct AliasView<'a> {
+    pub name: &'a AliasName,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pin: Option<&'a ModelId>,
+    pub capabilities: &'a CapabilitySet,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_context_window: Option<u32>,
+    pub provider_preference: &'a [ProviderName],
+    pub cost_tier: CostTier,
+}
+
+impl<'a> AliasView<'a> {
+    pub fn new(name: &'a AliasName, a: &'a Alias) -> Self {
+        Self {
+            name,
+            pin: a.pin.as_ref(),
+            capabilities: &a.capabilities,
+            min_context_window: a.min_context_window,
+            provider_preference: &a.provider_preference,
+            cost_tier: a.cost_tier,
+        }
+    }
+}
+
+/// A routing rule as listed.
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[derive(Debug, Serialize)]
+pub struct RuleView<'a> {
+    #[serde(rename = "match")]
+    pub matches: &'a RouteName,
+    pub chain: &'a Chain,
+}
+
+/// A routing rule as just written: with the chain entries that cannot serve today (a warning,
+/// not a refusal: the catalog may catch up).
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[derive(Debug, Serialize)]
+pub struct WrittenRuleView<'a> {
+    #[serde(rename = "match")]
+    pub matches: &'a RouteName,
+    pub chain: &'a Chain,
+    pub warnings: Vec<String>,
+}

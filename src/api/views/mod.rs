@@ -1,0 +1,114 @@
+//! Every admin answer body is one of these typed views, so its JSON Schema can be derived (on the
+//! host) and checked against `openapi.json` (`api::openapi_check`): a field added here and not to
+//! the document fails the build. The functions keep the handlers' `Value` interface.
+
+mod catalog;
+mod operations;
+mod tenants;
+
+pub use catalog::{AliasView, KeyRef, ModelView, ProviderView, RuleView, WrittenRuleView};
+pub use operations::{ClosedBreaker, EventView, ResetView};
+pub use tenants::{
+    Deleted, KeyView, List, NewKeyView, PolicyView, SpendView, TenantSummary, TenantView,
+    UsageGroupView, UsageView,
+};
+
+use crate::config::{Alias, AliasName, CatalogModel, Chain, RouteName, StoredProvider};
+use serde::Serialize;
+use serde_json::Value;
+
+/// A view as JSON; serializing these plain structs cannot fail, and `null` would show if it did.
+fn to_value<T: Serialize>(view: &T) -> Value {
+    serde_json::to_value(view).unwrap_or_default()
+}
+
+pub fn provider(p: &StoredProvider) -> Value {
+    to_value(&ProviderView::from(p))
+}
+
+pub fn model(m: &CatalogModel) -> Value {
+    to_value(&ModelView::from(m))
+}
+
+pub fn alias(name: &AliasName, a: &Alias) -> Value {
+    to_value(&AliasView::new(name, a))
+}
+
+pub fn rule(matches: &RouteName, chain: &Chain) -> Value {
+    to_value(&RuleView { matches, chain })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::admin_body::{parse_body, AliasBody, ModelBody, ProviderBody};
+    use crate::config::sealed::Kek;
+    use crate::config::{ModelId, ProviderName, TenantId};
+    use serde_json::json;
+
+    fn stored_provider(body: &[u8]) -> StoredProvider {
+        let p: ProviderBody = parse_body(body).unwrap();
+        let kek = Kek::from_hex(&"11".repeat(32)).unwrap();
+        let tenant = TenantId::parse("acme").unwrap();
+        p.validate(ProviderName::parse("openai").unwrap())
+            .unwrap()
+            .seal(&tenant, Some(&kek), || Some([3; 12]))
+            .unwrap()
+    }
+
+    #[test]
+    fn provider_view_shows_key_ids_last_four_and_secret_names_only() {
+        let p = stored_provider(
+            br#"{"kind":"openai","base_url":"https://api.openai.com/v1","keys":["sk-live-abcdefgh1234",{"secret":"PROVIDER_OPENAI_2"}]}"#,
+        );
+        let shown = provider(&p).to_string();
+        assert!(!shown.contains("sk-live-abcdefgh1234"));
+        assert!(!shown.contains("abcdefgh"));
+        assert!(!shown.contains("sealed") && !shown.contains("v1:"));
+        assert!(shown.contains(r#""last4":"1234""#));
+        assert!(shown.contains(r#""secret":"PROVIDER_OPENAI_2""#));
+        assert!(shown.contains(p.keys[0].id()));
+    }
+
+    #[test]
+    fn the_typed_views_answer_the_same_json_as_before_them() {
+        let p = stored_provider(
+            br#"{"kind":"openai","base_url":"https://api.openai.com/v1","keys":["sk-1",{"secret":"PROVIDER_X"}],"rate_limit_signals":["x-ratelimit-reset"]}"#,
+        );
+        assert_eq!(
+            provider(&p),
+            json!({"name": "openai", "kind": "openai", "base_url": "https://api.openai.com/v1",
+                "keys": [{"id": p.keys[0].id(), "last4": null}, {"id": p.keys[1].id(), "secret": "PROVIDER_X"}],
+                "key_strategy": "round_robin", "timeout_ms": 30000,
+                "retry": {"max_retries": 0, "base_delay_ms": 100, "max_delay_ms": 2000},
+                "rate_limit_signals": ["x-ratelimit-reset"], "auth_cooldown_ms": 0, "rpm": null})
+        );
+        let id = ModelId::parse("meta/llama").unwrap();
+        for body in [
+            &br#"{"provider":"p","context_window":8000}"#[..],
+            br#"{"provider":"p","context_window":8000,"max_output_tokens":10,"capabilities":["tools"],"cached_input_price_per_mtok":0.5}"#,
+        ] {
+            let m = parse_body::<ModelBody>(body)
+                .unwrap()
+                .validate(id.clone())
+                .unwrap();
+            assert_eq!(model(&m), json!(m), "{m:?}");
+        }
+        let name = AliasName::parse("fast").unwrap();
+        for body in [
+            &br#"{}"#[..],
+            br#"{"pin":"m","min_context_window":5,"provider_preference":["a"],"cost_tier":"best"}"#,
+        ] {
+            let a = parse_body::<AliasBody>(body).unwrap().validate().unwrap();
+            let mut before = json!(a);
+            before["name"] = json!(name);
+            assert_eq!(alias(&name, &a), before, "{a:?}");
+        }
+        let matches = RouteName::parse("best").unwrap();
+        let chain = Chain::new(vec![matches.clone()], 5).unwrap();
+        assert_eq!(
+            rule(&matches, &chain),
+            json!({"match": "best", "chain": ["best"]})
+        );
+    }
+}
