@@ -370,15 +370,18 @@ fn a_breaker_reset_closes_open_breakers_and_refuses_an_unknown_provider() {
 #[test]
 fn events_are_listed_from_since_and_a_bad_since_is_400() {
     let w = World::with_catalog();
+    let event = |kind: &str, time: u64, seq: u64| {
+        json!({"event": kind, "tenant": "acme", "provider": "openai", "model": "a",
+               "reason": "r", "time": time, "transition_seq": seq})
+    };
     w.store
-        .add_event(&w.tenant(), 10, r#"{"kind":"breaker.opened"}"#);
+        .add_event(&w.tenant(), 10, &event("breaker.opened", 10, 1).to_string());
     w.store
-        .add_event(&w.tenant(), 20, r#"{"kind":"breaker.closed"}"#);
+        .add_event(&w.tenant(), 20, &event("breaker.closed", 20, 2).to_string());
     let listed = w.ok(Verb::Get, "/admin/v1/tenants/acme/events?since=15", "");
-    assert_eq!(
-        listed["data"],
-        json!([{"kind": "breaker.closed", "seq": 2}])
-    );
+    let mut expected = event("breaker.closed", 20, 2);
+    expected["seq"] = json!(2);
+    assert_eq!(listed["data"], json!([expected]));
     let (status, body) = w.refused(Verb::Get, "/admin/v1/tenants/acme/events?since=soon", "");
     assert_eq!(
         (status, body["error"]["param"].as_str()),

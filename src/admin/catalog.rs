@@ -2,25 +2,26 @@
 
 use super::store::{AliasWrite, ModelWrite, ProviderDelete};
 use super::{conflict, json, not_found, Admin, AdminStore, Answer, ObjectControl, Refusal};
-use crate::api::views;
+use crate::api::views::{
+    AliasView, Deleted, List, ModelView, ProviderView, RuleView, WrittenRuleView,
+};
 use crate::config::admin_body::{parse_body, AliasBody, ModelBody, ProviderBody, RuleBody};
 use crate::config::{
     AliasName, ConfigError, ModelId, ProviderName, RouteName, TenantConfig, TenantId,
 };
 use crate::routing::dead_entries;
-use serde_json::{json, Value};
 
 impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
     pub(super) async fn list_providers(&self, t: &TenantId) -> Answer {
         let providers = self.store.list_providers(t).await?;
-        let data: Vec<Value> = providers.iter().map(views::provider).collect();
-        json(200, &json!({"data": data}))
+        let data = providers.iter().map(ProviderView::from).collect();
+        json(200, &List { data })
     }
 
     pub(super) async fn get_provider(&self, t: &TenantId, p: &ProviderName) -> Answer {
         let found = self.store.provider(t, p).await?;
         let provider = found.ok_or_else(|| not_found(&format!("The provider '{p}'")))?;
-        json(200, &views::provider(&provider))
+        json(200, &ProviderView::from(&provider))
     }
 
     /// Keys are sealed before they reach storage; the view shows ids and last four only.
@@ -31,7 +32,7 @@ impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
             .check_transport(self.cx.allow_http_upstreams)?;
         let sealed = provider.seal(t, self.cx.kek, || self.random::<12>().ok())?;
         self.store.put_provider(t, &sealed, self.cx.now).await?;
-        json(200, &views::provider(&sealed))
+        json(200, &ProviderView::from(&sealed))
     }
 
     /// A provider that models still name stays (409); a deleted one's routing state goes too.
@@ -47,21 +48,26 @@ impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
             }
             ProviderDelete::Deleted => {
                 self.routing.wipe(t, p).await;
-                json(200, &json!({"deleted": p}))
+                json(
+                    200,
+                    &Deleted {
+                        deleted: p.as_str(),
+                    },
+                )
             }
         }
     }
 
     pub(super) async fn list_models(&self, t: &TenantId) -> Answer {
         let models = self.store.list_models(t).await?;
-        let data: Vec<Value> = models.iter().map(views::model).collect();
-        json(200, &json!({"data": data}))
+        let data = models.iter().map(ModelView::from).collect();
+        json(200, &List { data })
     }
 
     pub(super) async fn get_model(&self, t: &TenantId, m: &ModelId) -> Answer {
         let found = self.store.model(t, m).await?;
         let model = found.ok_or_else(|| not_found(&format!("The model '{m}'")))?;
-        json(200, &views::model(&model))
+        json(200, &ModelView::from(&model))
     }
 
     /// The provider must exist and the id must not be an alias, both judged by the store at
@@ -69,7 +75,7 @@ impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
     pub(super) async fn put_model(&self, t: &TenantId, id: ModelId, body: &[u8]) -> Answer {
         let model = parse_body::<ModelBody>(body).and_then(|b| b.validate(id))?;
         match self.store.put_model(t, &model, self.cx.now).await? {
-            ModelWrite::Written => json(200, &views::model(&model)),
+            ModelWrite::Written => json(200, &ModelView::from(&model)),
             ModelWrite::NoSuchProvider => Err(ConfigError::invalid(
                 "provider",
                 format!("provider '{}' does not exist", model.provider),
@@ -83,25 +89,30 @@ impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
         if !self.store.delete_model(t, m).await? {
             return Err(not_found(&format!("The model '{m}'")));
         }
-        json(200, &json!({"deleted": m}))
+        json(
+            200,
+            &Deleted {
+                deleted: m.as_str(),
+            },
+        )
     }
 
     pub(super) async fn list_aliases(&self, t: &TenantId) -> Answer {
         let aliases = self.store.list_aliases(t).await?;
-        let data: Vec<Value> = aliases.iter().map(|(n, a)| views::alias(n, a)).collect();
-        json(200, &json!({"data": data}))
+        let data = aliases.iter().map(|(n, a)| AliasView::new(n, a)).collect();
+        json(200, &List { data })
     }
 
     pub(super) async fn get_alias(&self, t: &TenantId, a: &AliasName) -> Answer {
         let found = self.store.alias(t, a).await?;
         let alias = found.ok_or_else(|| not_found(&format!("The alias '{a}'")))?;
-        json(200, &views::alias(a, &alias))
+        json(200, &AliasView::new(a, &alias))
     }
 
     pub(super) async fn put_alias(&self, t: &TenantId, name: AliasName, body: &[u8]) -> Answer {
         let alias = parse_body::<AliasBody>(body).and_then(AliasBody::validate)?;
         match self.store.put_alias(t, &name, &alias, self.cx.now).await? {
-            AliasWrite::Written => json(200, &views::alias(&name, &alias)),
+            AliasWrite::Written => json(200, &AliasView::new(&name, &alias)),
             AliasWrite::IsAModel => {
                 Err(conflict(format!("'{name}' is already a catalog model id.")))
             }
@@ -112,13 +123,21 @@ impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
         if !self.store.delete_alias(t, a).await? {
             return Err(not_found(&format!("The alias '{a}'")));
         }
-        json(200, &json!({"deleted": a}))
+        json(
+            200,
+            &Deleted {
+                deleted: a.as_str(),
+            },
+        )
     }
 
     pub(super) async fn list_rules(&self, t: &TenantId) -> Answer {
         let rules = self.store.list_rules(t).await?;
-        let data: Vec<Value> = rules.iter().map(|(m, c)| views::rule(m, c)).collect();
-        json(200, &json!({"data": data}))
+        let data = rules
+            .iter()
+            .map(|(matches, chain)| RuleView { matches, chain })
+            .collect();
+        json(200, &List { data })
     }
 
     /// A chain longer than the tenant's depth limit is refused; entries that would contribute no
@@ -141,8 +160,11 @@ impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
         self.store
             .put_rule(t, &matches, &chain, self.cx.now)
             .await?;
-        let mut view = views::rule(&matches, &chain);
-        view["warnings"] = json!(warnings);
+        let view = WrittenRuleView {
+            matches: &matches,
+            chain: &chain,
+            warnings,
+        };
         json(200, &view)
     }
 
@@ -150,7 +172,12 @@ impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
         if !self.store.delete_rule(t, m).await? {
             return Err(not_found(&format!("The routing rule '{m}'")));
         }
-        json(200, &json!({"deleted": m}))
+        json(
+            200,
+            &Deleted {
+                deleted: m.as_str(),
+            },
+        )
     }
 
     /// The tenant's effective settings (404 when the tenant went away meanwhile).

@@ -4,11 +4,11 @@
 use super::store::{KeyRow, NewKey};
 use super::{json, not_found, Admin, AdminStore, Answer, ObjectControl};
 use crate::api::auth::{hash_key, mint_caller_key};
+use crate::api::views::{Deleted, KeyView, List, NewKeyView, PolicyView, SpendView};
 use crate::config::admin_body::parse_body;
 use crate::config::TenantId;
 use crate::governance::spend::Spend;
 use crate::governance::{KeyPolicy, KeyPolicyChange, Period};
-use serde_json::{json, Value};
 
 /// An empty body (or none) is an unrestricted key.
 fn policy_change(body: &[u8]) -> Result<KeyPolicyChange, crate::config::ConfigError> {
@@ -21,18 +21,18 @@ fn policy_change(body: &[u8]) -> Result<KeyPolicyChange, crate::config::ConfigEr
 
 /// A key's row with its spend in the current window of its budget's period (all time for a key
 /// without a budget); `null` when the ledger could not be asked.
-fn with_spend(row: &KeyRow, spend: Option<Spend>, now: u64) -> Value {
-    let mut v = serde_json::to_value(row).unwrap_or(Value::Null);
+fn with_spend(row: &KeyRow, spend: Option<Spend>, now: u64) -> KeyView<'_> {
     let period = row.policy.budget.map_or(Period::Total, |b| b.period);
-    v["spend"] = match spend {
-        Some(s) => json!({
-            "period": period,
-            "since": period.start_ms(now),
-            "usd": s.in_period(period, now),
+    KeyView {
+        id: &row.id,
+        created_at: row.created_at,
+        policy: &row.policy,
+        spend: spend.map(|s| SpendView {
+            period,
+            since: period.start_ms(now),
+            usd: s.in_period(period, now),
         }),
-        None => Value::Null,
-    };
-    v
+    }
 }
 
 impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
@@ -46,10 +46,12 @@ impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
             policy,
         };
         self.store.insert_key(t, &stored).await?;
-        let mut view = serde_json::to_value(&stored.policy).unwrap_or_else(|_| json!({}));
-        view["id"] = json!(stored.id);
-        view["key"] = json!(key);
-        view["created_at"] = json!(stored.created_at);
+        let view = NewKeyView {
+            id: &stored.id,
+            key: &key,
+            created_at: stored.created_at,
+            policy: &stored.policy,
+        };
         json(201, &view)
     }
 
@@ -57,7 +59,7 @@ impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
         let rows = self.store.list_keys(t).await?;
         let ids: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
         let spends = self.routing.spend(t, &ids).await.ok();
-        let data: Vec<Value> = rows
+        let data = rows
             .iter()
             .map(|r| {
                 let spend = spends
@@ -66,7 +68,7 @@ impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
                 with_spend(r, spend, self.cx.now)
             })
             .collect();
-        json(200, &json!({ "data": data }))
+        json(200, &List { data })
     }
 
     /// Absent fields stay, `null` clears one, a value replaces it; the result is validated as a
@@ -79,14 +81,18 @@ impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
         if !self.store.set_key_policy(t, id, &policy).await? {
             return Err(not_found(&format!("The API key '{id}'")));
         }
-        let row = KeyRow { policy, ..row };
-        json(200, &row)
+        let view = PolicyView {
+            id: &row.id,
+            created_at: row.created_at,
+            policy: &policy,
+        };
+        json(200, &view)
     }
 
     pub(super) async fn delete_key(&self, t: &TenantId, id: &str) -> Answer {
         if !self.store.delete_key(t, id).await? {
             return Err(not_found(&format!("The API key '{id}'")));
         }
-        json(200, &json!({"deleted": id}))
+        json(200, &Deleted { deleted: id })
     }
 }

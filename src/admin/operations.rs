@@ -1,10 +1,10 @@
 //! Settings, breaker events and manual breaker resets.
 
 use super::{json, not_found, query_param, Admin, AdminStore, Answer, ObjectControl, Refusal};
+use crate::api::views::{ClosedBreaker, EventView, List, ResetView};
 use crate::api::{ApiError, ErrorKind};
 use crate::config::admin_body::{parse_body, validate_settings, BreakerReset};
 use crate::config::{Chain, ConfigError, RouteName, SettingsOverrides, TenantId};
-use serde_json::{json, Value};
 
 /// Events listed per request at most; a caller pages on with `since`.
 const EVENTS_PAGE: u32 = 1000;
@@ -59,13 +59,15 @@ impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
         let data = rows
             .iter()
             .map(|r| {
-                let mut v: Value = serde_json::from_str(&r.body)
+                let event: EventView = serde_json::from_str(&r.body)
                     .map_err(|e| super::StoreError::new("stored event", e))?;
-                v["seq"] = json!(r.seq);
-                Ok(v)
+                Ok(EventView {
+                    seq: r.seq,
+                    ..event
+                })
             })
-            .collect::<Result<Vec<Value>, Refusal>>()?;
-        json(200, &json!({"data": data}))
+            .collect::<Result<Vec<EventView>, Refusal>>()?;
+        json(200, &List { data })
     }
 
     /// Closes breakers by hand: one provider's (optionally one model's), or every provider's.
@@ -84,8 +86,11 @@ impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
         let mut closed = Vec::new();
         for p in providers {
             let models = self.routing.reset(t, &p, target.model.as_ref()).await?;
-            closed.extend(models.iter().map(|m| json!({"provider": p, "model": m})));
+            closed.extend(models.into_iter().map(|m| ClosedBreaker {
+                provider: p.to_string(),
+                model: m.to_string(),
+            }));
         }
-        json(200, &json!({"closed": closed}))
+        json(200, &ResetView { closed })
     }
 }

@@ -2,10 +2,20 @@
 
 use super::store::{Created, TenantRow};
 use super::{conflict, json, not_found, Admin, AdminStore, Answer, ObjectControl};
+use crate::api::views::{Deleted, List, TenantSummary, TenantView};
 use crate::config::admin_body::{parse_body, TenantBody};
 use crate::config::alias::default_aliases;
+use crate::config::Settings;
 use crate::config::{SettingsOverrides, TenantId};
-use serde_json::json;
+
+fn tenant_view(row: &TenantRow, settings: Settings) -> TenantView<'_> {
+    TenantView {
+        id: row.id.as_str(),
+        name: &row.name,
+        created_at: row.created_at,
+        settings,
+    }
+}
 
 impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
     pub(super) async fn create_tenant(&self, body: &[u8]) -> Answer {
@@ -20,25 +30,27 @@ impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
             return Err(conflict(format!("Tenant '{}' already exists.", row.id)));
         }
         let settings = self.cx.defaults.effective(&SettingsOverrides::default());
-        json(
-            201,
-            &json!({"id": row.id, "name": row.name, "created_at": row.created_at, "settings": settings}),
-        )
+        json(201, &tenant_view(&row, settings))
     }
 
     pub(super) async fn list_tenants(&self) -> Answer {
-        json(200, &json!({"data": self.store.list_tenants().await?}))
+        let rows = self.store.list_tenants().await?;
+        let data = rows
+            .into_iter()
+            .map(|r| TenantSummary {
+                id: r.id.to_string(),
+                name: r.name,
+                created_at: r.created_at,
+            })
+            .collect();
+        json(200, &List { data })
     }
 
     pub(super) async fn get_tenant(&self, t: &TenantId) -> Answer {
         let found = self.store.tenant(t).await?;
         let record = found.ok_or_else(|| not_found(&format!("Tenant '{t}'")))?;
         let settings = self.cx.defaults.effective(&record.settings);
-        let row = record.row;
-        json(
-            200,
-            &json!({"id": row.id, "name": row.name, "created_at": row.created_at, "settings": settings}),
-        )
+        json(200, &tenant_view(&record.row, settings))
     }
 
     /// Everything the tenant owns goes, then its providers' routing state, so a tenant created
@@ -50,6 +62,11 @@ impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
             self.routing.wipe(t, p).await;
         }
         self.routing.wipe_ledger(t).await;
-        json(200, &json!({"deleted": t}))
+        json(
+            200,
+            &Deleted {
+                deleted: t.as_str(),
+            },
+        )
     }
 }

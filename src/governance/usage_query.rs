@@ -2,8 +2,8 @@
 //! shape. Roll-ups are per minute, so a minute is counted when it overlaps `[from, to)`.
 
 use super::rollup::UsageSums;
+use crate::api::views::{UsageGroupView, UsageView};
 use crate::config::ConfigError;
-use serde_json::{json, Value};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GroupBy {
@@ -70,31 +70,21 @@ impl UsageQuery {
     }
 }
 
-fn sums_json(s: &UsageSums) -> serde_json::Map<String, Value> {
-    let mut m = serde_json::Map::new();
-    m.insert("requests".into(), json!(s.requests));
-    m.insert("prompt_tokens".into(), json!(s.prompt_tokens));
-    m.insert("completion_tokens".into(), json!(s.completion_tokens));
-    m.insert("cached_tokens".into(), json!(s.cached_tokens));
-    m.insert("cost_usd".into(), json!(s.cost_usd));
-    m
-}
-
 /// `{"data": [{"group", ...sums}], "total": {...sums}}`, groups in the order given; an empty
 /// group (no model served, no end user named) is `null`.
-pub fn usage_answer(groups: &[(String, UsageSums)]) -> Value {
+pub fn usage_answer(groups: &[(String, UsageSums)]) -> UsageView {
     let mut total = UsageSums::default();
-    let data: Vec<Value> = groups
+    let data = groups
         .iter()
         .map(|(g, s)| {
             total.add(s);
-            let mut row = sums_json(s);
-            let group = if g.is_empty() { Value::Null } else { json!(g) };
-            row.insert("group".into(), group);
-            Value::Object(row)
+            UsageGroupView {
+                group: (!g.is_empty()).then(|| g.clone()),
+                sums: *s,
+            }
         })
         .collect();
-    json!({"data": data, "total": sums_json(&total)})
+    UsageView { data, total }
 }
 
 #[cfg(test)]
@@ -144,9 +134,13 @@ mod tests {
             cached_tokens: 0,
             cost_usd: c,
         };
-        let v = usage_answer(&[("m".into(), s(2, 0.5)), (String::new(), s(1, 0.0))]);
+        let v = serde_json::to_value(usage_answer(&[
+            ("m".into(), s(2, 0.5)),
+            (String::new(), s(1, 0.0)),
+        ]))
+        .unwrap();
         assert_eq!(v["data"][0]["group"], "m");
-        assert_eq!(v["data"][1]["group"], Value::Null);
+        assert_eq!(v["data"][1]["group"], serde_json::Value::Null);
         assert_eq!(v["total"]["requests"], 3);
         assert_eq!(v["total"]["prompt_tokens"], 15);
         assert_eq!(v["total"]["cost_usd"], 0.5);

@@ -1,6 +1,6 @@
 //! Every admin answer body is one of these typed views, so its JSON Schema can be derived (on the
 //! host) and checked against `openapi.json` (`api::openapi_check`): a field added here and not to
-//! the document fails the build. The functions keep the handlers' `Value` interface.
+//! the document fails the build.
 
 mod catalog;
 mod operations;
@@ -13,34 +13,27 @@ pub use tenants::{
     UsageGroupView, UsageView,
 };
 
-use crate::config::{Alias, AliasName, CatalogModel, Chain, RouteName, StoredProvider};
-use serde::Serialize;
-use serde_json::Value;
-
-/// A view as JSON; serializing these plain structs cannot fail, and `null` would show if it did.
-fn to_value<T: Serialize>(view: &T) -> Value {
-    serde_json::to_value(view).unwrap_or_default()
-}
-
-pub fn provider(p: &StoredProvider) -> Value {
-    to_value(&ProviderView::from(p))
-}
-
-pub fn model(m: &CatalogModel) -> Value {
-    to_value(&ModelView::from(m))
-}
-
-pub fn alias(name: &AliasName, a: &Alias) -> Value {
-    to_value(&AliasView::new(name, a))
-}
-
-pub fn rule(matches: &RouteName, chain: &Chain) -> Value {
-    to_value(&RuleView { matches, chain })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::{Alias, AliasName, CatalogModel, Chain, RouteName, StoredProvider};
+    use serde_json::Value;
+
+    fn provider(p: &StoredProvider) -> Value {
+        serde_json::to_value(ProviderView::from(p)).unwrap()
+    }
+
+    fn model(m: &CatalogModel) -> Value {
+        serde_json::to_value(ModelView::from(m)).unwrap()
+    }
+
+    fn alias(name: &AliasName, a: &Alias) -> Value {
+        serde_json::to_value(AliasView::new(name, a)).unwrap()
+    }
+
+    fn rule(matches: &RouteName, chain: &Chain) -> Value {
+        serde_json::to_value(RuleView { matches, chain }).unwrap()
+    }
     use crate::config::admin_body::{parse_body, AliasBody, ModelBody, ProviderBody};
     use crate::config::sealed::Kek;
     use crate::config::{ModelId, ProviderName, TenantId};

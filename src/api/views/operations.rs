@@ -15,7 +15,9 @@ pub struct EventView {
     pub model: String,
     pub reason: String,
     pub time: u64,
-    /// The routing object's own order of its breakers' transitions.
+    /// The routing object's own order of its breakers' transitions (0 in events stored before
+    /// it was recorded).
+    #[serde(default)]
     pub transition_seq: u64,
     /// On `breaker.opened`: when the breaker half-opens.
     #[serde(default, skip_serializing_if = "Option::is_none")]
