@@ -34,15 +34,16 @@ host-test:
 e2e: build
 	cargo test --test 'e2e_*'
 
+# Every test, then the OpenAPI conformance run (schemathesis, about 2 minutes): the document
+# must tell tools the truth on every change, not only in the long mode.
 test: lint build
 	cargo test
+	tests/harness/schemathesis.sh
 
-# The long mode: property tests at 50,000 cases each, the load-with-faults run for 60 s, and the
-# OpenAPI conformance run.
+# The long mode: property tests at 50,000 cases each and the load-with-faults run for 60 s.
 test-long: build
 	PROPTEST_CASES=50000 cargo test --release --test properties
 	COGNIGATE_LOAD_SECS=60 cargo test --test e2e_load -- --nocapture
-	tests/harness/schemathesis.sh
 
 # Schemathesis against the built gateway, every check, from src/api/openapi.json (about 2 minutes).
 schemathesis: build
