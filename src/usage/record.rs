@@ -14,6 +14,14 @@ pub struct TokenCounts {
 }
 
 impl TokenCounts {
+    pub fn new(prompt: u64, completion: u64, cached: u64) -> Self {
+        Self {
+            prompt,
+            completion,
+            cached,
+        }
+    }
+
     pub fn total(&self) -> u64 {
         self.prompt.saturating_add(self.completion)
     }

@@ -129,11 +129,7 @@ mod tests {
     const USAGE: &str = r#"{"id":"c","choices":[],"usage":{"prompt_tokens":5,"completion_tokens":7,"prompt_tokens_details":{"cached_tokens":2}}}"#;
 
     fn t(prompt: u64, completion: u64, cached: u64) -> Option<TokenCounts> {
-        Some(TokenCounts {
-            prompt,
-            completion,
-            cached,
-        })
+        Some(TokenCounts::new(prompt, completion, cached))
     }
 
     #[test]

@@ -121,11 +121,7 @@ mod tests {
     }
 
     fn t(prompt: u64, completion: u64, cached: u64) -> Option<TokenCounts> {
-        Some(TokenCounts {
-            prompt,
-            completion,
-            cached,
-        })
+        Some(TokenCounts::new(prompt, completion, cached))
     }
 
     #[test]
