@@ -2,77 +2,25 @@
 //! limits in settings, and the usage API.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use cognigate::admin::memory::{MemoryRouting, MemoryStore};
-use cognigate::admin::{Admin, Context, Refusal, Reply, Verb};
-use cognigate::api::Route;
-use cognigate::config::{Defaults, TenantId};
+mod support;
+
+use cognigate::admin::Verb;
+use cognigate::config::TenantId;
 use cognigate::governance::spend::Spend;
 use cognigate::governance::{RollupKey, UsageSums};
-use futures::executor::block_on;
 use serde_json::{json, Value};
-
-// 2023-11-14T22:13:20Z
-const NOW: u64 = 1_700_000_000_000;
-
-struct World {
-    store: MemoryStore,
-    routing: MemoryRouting,
-    defaults: Defaults,
-}
+use support::admin_world::{AdminWorld as World, NOW};
 
 impl World {
-    fn new() -> Self {
-        let w = Self {
-            store: MemoryStore::new(),
-            routing: MemoryRouting::default(),
-            defaults: Defaults::default(),
-        };
+    /// The admin core with tenant `acme` created.
+    fn with_tenant() -> Self {
+        let w = Self::new();
         w.ok(
             Verb::Post,
             "/admin/v1/tenants",
             r#"{"id":"acme","name":"Acme"}"#,
         );
         w
-    }
-
-    fn call(&self, verb: Verb, path: &str, body: &str) -> Result<(u16, Value), (u16, Value)> {
-        let (path, query) = match path.split_once('?') {
-            Some((p, q)) => (p, Some(q)),
-            None => (path, None),
-        };
-        let route = Route::parse(path).map_err(|e| (e.status(), json!(e.code())))?;
-        let random = |buf: &mut [u8]| {
-            buf.iter_mut().for_each(|b| *b = 7);
-            true
-        };
-        let cx = Context {
-            now: NOW,
-            defaults: &self.defaults,
-            allow_http_upstreams: false,
-            kek: None,
-            random: &random,
-        };
-        let admin = Admin::new(&self.store, &self.routing, cx);
-        match block_on(admin.handle(verb, route, body.as_bytes(), query)) {
-            Ok(Reply::Json(status, v)) => Ok((status, v)),
-            Ok(Reply::OpenApi(_)) => panic!("not asked for"),
-            Err(Refusal::Api(e)) => Err((e.status(), serde_json::from_str(&e.to_json()).unwrap())),
-            Err(Refusal::Store(e)) => panic!("store fault: {e:?}"),
-        }
-    }
-
-    fn ok(&self, verb: Verb, path: &str, body: &str) -> Value {
-        match self.call(verb, path, body) {
-            Ok((_, v)) => v,
-            Err((s, v)) => panic!("{path}: {s} {v}"),
-        }
-    }
-
-    fn refused(&self, verb: Verb, path: &str, body: &str) -> (u16, Value) {
-        match self.call(verb, path, body) {
-            Ok((s, v)) => panic!("{path}: expected a refusal, got {s} {v}"),
-            Err(e) => e,
-        }
     }
 
     fn acme() -> TenantId {
@@ -84,7 +32,7 @@ const KEYS: &str = "/admin/v1/tenants/acme/api-keys";
 
 #[test]
 fn a_key_is_created_with_a_policy_and_listed_with_its_spend_never_the_key() {
-    let w = World::new();
+    let w = World::with_tenant();
     let created = w.ok(
         Verb::Post,
         KEYS,
@@ -114,7 +62,7 @@ fn a_key_is_created_with_a_policy_and_listed_with_its_spend_never_the_key() {
 
 #[test]
 fn a_key_created_without_a_body_is_unrestricted_and_its_spend_is_all_time() {
-    let w = World::new();
+    let w = World::with_tenant();
     let created = w.ok(Verb::Post, KEYS, "");
     assert!(created.get("models").is_none() && created.get("rpm").is_none());
     let listed = w.ok(Verb::Get, KEYS, "");
@@ -126,7 +74,7 @@ fn a_key_created_without_a_body_is_unrestricted_and_its_spend_is_all_time() {
 
 #[test]
 fn a_patch_changes_only_what_it_names_and_null_clears_a_field() {
-    let w = World::new();
+    let w = World::with_tenant();
     let id = w.ok(
         Verb::Post,
         KEYS,
@@ -151,7 +99,7 @@ fn a_patch_changes_only_what_it_names_and_null_clears_a_field() {
 
 #[test]
 fn a_bad_policy_is_refused_with_the_field_named_and_changes_nothing() {
-    let w = World::new();
+    let w = World::with_tenant();
     let id = w.ok(Verb::Post, KEYS, r#"{"rpm":5}"#)["id"]
         .as_str()
         .unwrap()
@@ -178,7 +126,7 @@ fn a_bad_policy_is_refused_with_the_field_named_and_changes_nothing() {
 
 #[test]
 fn tenant_budget_end_user_limits_and_default_model_are_settings() {
-    let w = World::new();
+    let w = World::with_tenant();
     let body = r#"{"budget":{"usd":100,"period":"month"},"end_user":{"budget":{"usd":1,"period":"day"},"rpm":10},"default_model":"fast"}"#;
     let put = w.ok(Verb::Put, "/admin/v1/tenants/acme/settings", body);
     assert_eq!(put["default_model"], "fast");
@@ -228,7 +176,7 @@ fn rollup(
 
 #[test]
 fn usage_is_grouped_over_the_minutes_overlapping_from_to() {
-    let w = World::new();
+    let w = World::with_tenant();
     let m0 = NOW - NOW % 60_000;
     w.store.add_rollups(
         &World::acme(),
@@ -281,7 +229,7 @@ fn usage_is_grouped_over_the_minutes_overlapping_from_to() {
 
 #[test]
 fn a_bad_usage_query_is_a_400_naming_the_parameter() {
-    let w = World::new();
+    let w = World::with_tenant();
     for (q, param) in [
         ("to=5&group_by=model", "from"),
         ("from=x&to=5&group_by=model", "from"),
@@ -300,7 +248,7 @@ fn a_bad_usage_query_is_a_400_naming_the_parameter() {
 
 #[test]
 fn deleting_a_tenant_wipes_its_ledger() {
-    let w = World::new();
+    let w = World::with_tenant();
     w.ok(Verb::Delete, "/admin/v1/tenants/acme", "");
     assert_eq!(*w.routing.ledgers_wiped.borrow(), vec![World::acme()]);
 }

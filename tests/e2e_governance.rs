@@ -6,9 +6,9 @@ mod support;
 
 use cognigate::mock::{MockProvider, Reply};
 use serde_json::{json, Value};
-use std::process::Command;
 use std::time::Duration;
 use support::gateway::{eventually, Gateway, Tenant};
+use support::sdk::python;
 
 /// Ledger settling (immediate for limited requests) and the roll-up flush both run after the
 /// answer; the issue allows a served request 10 s to show up.
@@ -16,21 +16,8 @@ const SETTLED: Duration = Duration::from_secs(10);
 
 fn sdk(gw: &Gateway, key: &str, scenario: &str, options: Value) -> Value {
     let base = format!("{}/v1", gw.url);
-    let out = Command::new("python3")
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(["tests/harness/governance_sdk.py", &base, key, scenario])
-        .arg(options.to_string())
-        .output()
-        .expect("python3 (make setup installs the SDKs)");
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
-        panic!(
-            "{}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    assert_eq!(v["ok"], true, "{v}");
-    v
+    let options = options.to_string();
+    python("governance_sdk.py", &[&base, key, scenario, &options])
 }
 
 fn chat(t: &Tenant<'_>, key: &str, options: Value) -> Value {

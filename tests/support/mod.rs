@@ -1,4 +1,5 @@
 #![allow(dead_code)]
+pub mod admin_world;
 pub mod fakes;
 pub mod gateway;
 pub mod resilience;
