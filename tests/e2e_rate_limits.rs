@@ -4,6 +4,7 @@
 
 mod support;
 
+use cognigate::governance::period::civil_from_days;
 use cognigate::mock::{MockProvider, Reply, Rule};
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -46,17 +47,8 @@ fn a_429_with_only_x_ratelimit_reset_requests_2s_parks_the_key_with_the_signal_o
 /// RFC 3339 in UTC, as Anthropic writes its reset times.
 fn rfc3339(ms: u64) -> String {
     let secs = ms / 1000;
-    let (days, rem) = ((secs / 86_400) as i64, secs % 86_400);
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    let (y, m, d) = civil_from_days(days);
     format!(
         "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
         rem / 3600,

@@ -321,40 +321,33 @@ fn the_messages_responses_and_embeddings_surfaces_carry_the_cost_header_too() {
         "openai",
         json!({"input_price_per_mtok": 1, "output_price_per_mtok": 1}),
     );
-    let messages =
-        json!({"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]});
-    let r = post(&t, "/v1/messages", &messages, &[]);
-    assert_eq!(
-        (r.status, r.header("x-cognigate-cost-usd")),
-        (200, Some("0.000012")),
-        "{}",
-        r.text
-    );
-    let r = post(
-        &t,
-        "/v1/responses",
-        &json!({"model": "m", "input": "hi"}),
-        &[],
-    );
-    assert_eq!(
-        (r.status, r.header("x-cognigate-cost-usd")),
-        (200, Some("0.000012")),
-        "{}",
-        r.text
-    );
     // The mock's embeddings report 3 prompt tokens.
-    let r = post(
-        &t,
-        "/v1/embeddings",
-        &json!({"model": "m", "input": "hi"}),
-        &[],
-    );
-    assert_eq!(
-        (r.status, r.header("x-cognigate-cost-usd")),
-        (200, Some("0.000003")),
-        "{}",
-        r.text
-    );
+    let surfaces = [
+        (
+            "/v1/messages",
+            json!({"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]}),
+            "0.000012",
+        ),
+        (
+            "/v1/responses",
+            json!({"model": "m", "input": "hi"}),
+            "0.000012",
+        ),
+        (
+            "/v1/embeddings",
+            json!({"model": "m", "input": "hi"}),
+            "0.000003",
+        ),
+    ];
+    for (path, body, cost) in surfaces {
+        let r = post(&t, path, &body, &[]);
+        assert_eq!(
+            (r.status, r.header("x-cognigate-cost-usd")),
+            (200, Some(cost)),
+            "{path}: {}",
+            r.text
+        );
+    }
     let recs = records(gw, &t.id, 3);
     assert_eq!(
         recs[2]["tokens"],

@@ -21,7 +21,6 @@ use crate::api::{ApiError, ErrorKind, Route};
 use crate::config::sealed::Kek;
 use crate::config::{ConfigError, Defaults};
 use serde::Serialize;
-use serde_json::Value;
 pub use store::{AdminStore, LedgerControl, RoutingControl, StoreError};
 
 /// The HTTP methods the admin API answers to.
@@ -38,7 +37,8 @@ pub enum Verb {
 /// What an admin command answers: a status and a JSON body, or the OpenAPI document as stored.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Reply {
-    Json(u16, Value),
+    /// The view serialized once, straight from the typed view (no JSON tree in between).
+    Json(u16, Vec<u8>),
     OpenApi(&'static str),
 }
 
@@ -70,7 +70,7 @@ impl From<ConfigError> for Refusal {
 pub type Answer = Result<Reply, Refusal>;
 
 fn json<T: Serialize>(status: u16, value: &T) -> Answer {
-    let body = serde_json::to_value(value).map_err(|e| StoreError::new("encode view", e))?;
+    let body = serde_json::to_vec(value).map_err(|e| StoreError::new("encode view", e))?;
     Ok(Reply::Json(status, body))
 }
 

@@ -79,7 +79,7 @@ pub async fn handle(
         }
     }
     match answer {
-        Ok(Reply::Json(status, body)) => http::json(status, &body),
+        Ok(Reply::Json(status, body)) => http::bytes(status, "application/json", body),
         Ok(Reply::OpenApi(doc)) => http::bytes(200, "application/json", doc.as_bytes().to_vec()),
         Err(Refusal::Api(e)) => Err(e),
         Err(Refusal::Store(e)) => Err(logged(e)),

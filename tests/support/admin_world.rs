@@ -51,7 +51,7 @@ impl AdminWorld {
         };
         let admin = Admin::new(&self.store, &self.routing, cx);
         match block_on(admin.handle(verb, route, body.as_bytes(), query)) {
-            Ok(Reply::Json(status, v)) => Ok((status, v)),
+            Ok(Reply::Json(status, body)) => Ok((status, serde_json::from_slice(&body).unwrap())),
             Ok(Reply::OpenApi(doc)) => Ok((200, serde_json::from_str(doc).unwrap())),
             Err(Refusal::Api(e)) => Err((e.status(), serde_json::from_str(&e.to_json()).unwrap())),
             Err(Refusal::Store(e)) => panic!("store fault: {e:?}"),
