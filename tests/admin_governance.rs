@@ -6,8 +6,8 @@ mod support;
 
 use cognigate::admin::Verb;
 use cognigate::config::TenantId;
-use cognigate::governance::spend::Spend;
-use cognigate::governance::{RollupKey, UsageSums};
+use cognigate::usage::spend::Spend;
+use cognigate::usage::{RollupKey, UsageSums};
 use serde_json::{json, Value};
 use support::admin_world::{AdminWorld as World, NOW};
 

@@ -4,7 +4,7 @@
 
 mod support;
 
-use cognigate::governance::period::civil_from_days;
+use cognigate::config::period::civil_from_days;
 use cognigate::mock::{MockProvider, Reply, Rule};
 use serde_json::{json, Value};
 use std::time::Duration;

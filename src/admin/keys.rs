@@ -7,8 +7,8 @@ use crate::api::auth::{hash_key, mint_caller_key};
 use crate::api::views::{Deleted, KeyView, List, NewKeyView, PolicyView, SpendView};
 use crate::config::admin_body::parse_body;
 use crate::config::TenantId;
-use crate::governance::spend::Spend;
-use crate::governance::{KeyPolicy, KeyPolicyChange, Period};
+use crate::config::{KeyPolicy, KeyPolicyChange, Period};
+use crate::usage::spend::Spend;
 
 /// An empty body (or none) is an unrestricted key.
 fn policy_change(body: &[u8]) -> Result<KeyPolicyChange, crate::config::ConfigError> {

@@ -5,11 +5,11 @@ use super::store::{
     AliasWrite, CatalogSnapshot, CatalogStore, Created, EventRow, KeyRow, ModelWrite, NewKey,
     ProviderDelete, RoutingControl, Stored, TenantRecord, TenantRow, TenantStore,
 };
+use crate::config::KeyPolicy;
 use crate::config::{
     Alias, AliasName, CatalogModel, Chain, ModelId, ProviderName, RouteName, SettingsOverrides,
     StoredProvider, TenantId,
 };
-use crate::governance::KeyPolicy;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
@@ -23,7 +23,7 @@ pub struct TenantData {
     pub rules: BTreeMap<RouteName, Chain>,
     pub events: Vec<(u64, EventRow)>,
     /// Flushed usage roll-ups (`memory_usage`).
-    pub rollups: Vec<(crate::governance::RollupKey, crate::governance::UsageSums)>,
+    pub rollups: Vec<(crate::usage::RollupKey, crate::usage::UsageSums)>,
 }
 
 #[derive(Debug, Default)]
@@ -325,7 +325,7 @@ pub struct MemoryRouting {
     pub wiped: RefCell<Vec<(TenantId, ProviderName)>>,
     pub open: RefCell<Vec<(TenantId, ProviderName, ModelId)>>,
     /// The ledger's spend per (tenant, key), as tests set it.
-    pub spends: RefCell<BTreeMap<(TenantId, String), crate::governance::spend::Spend>>,
+    pub spends: RefCell<BTreeMap<(TenantId, String), crate::usage::spend::Spend>>,
     pub ledgers_wiped: RefCell<Vec<TenantId>>,
 }
 

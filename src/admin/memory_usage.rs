@@ -3,11 +3,11 @@
 
 use super::memory::{MemoryRouting, MemoryStore};
 use super::store::{LedgerControl, Stored, UsageStore};
+use crate::config::period::utc_date;
 use crate::config::TenantId;
-use crate::governance::period::utc_date;
-use crate::governance::spend::Spend;
 use crate::governance::usage_query::{GroupBy, UsageQuery};
-use crate::governance::{RollupKey, UsageSums};
+use crate::usage::spend::Spend;
+use crate::usage::{RollupKey, UsageSums};
 use std::collections::BTreeMap;
 
 impl MemoryStore {

@@ -3,13 +3,14 @@
 //! provider exists, an alias is not a model id), the store checks it inside that step and says
 //! which rule refused.
 
+use crate::config::KeyPolicy;
 use crate::config::{
     Alias, AliasName, CatalogModel, Chain, ModelId, ProviderName, RouteName, SettingsOverrides,
     StoredProvider, TenantId,
 };
-use crate::governance::spend::Spend;
 use crate::governance::usage_query::UsageQuery;
-use crate::governance::{KeyPolicy, UsageSums};
+use crate::usage::spend::Spend;
+use crate::usage::UsageSums;
 use serde::Serialize;
 use std::collections::BTreeMap;
 

@@ -6,12 +6,20 @@
 
 use super::error::{ApiError, ErrorKind, UpstreamFields};
 use super::raw_json::{self, MessagesShape};
-use crate::providers::reasoning::REASONING_FIELDS;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::ops::Range;
+
+/// Fields OpenAI-compatible APIs put on assistant messages to carry reasoning (seed 002's
+/// reasoning compatibility): checked here, stripped or converted by `providers::reasoning`.
+pub const REASONING_FIELDS: &[&str] = &[
+    "reasoning_content",
+    "reasoning",
+    "reasoning_details",
+    "thinking_blocks",
+];
 
 /// Longer requested names are refused: no catalog name is this long, and names go to the log.
 pub const MAX_MODEL_BYTES: usize = 256;

@@ -270,6 +270,13 @@ impl ApiError {
     }
 }
 
+/// An error as the final event of a Messages stream (Anthropic's shape; the surface maps the
+/// kind, this only frames it).
+pub fn anthropic_event(kind: &str, message: &str) -> Vec<u8> {
+    let data = serde_json::json!({"type": "error", "error": {"type": kind, "message": message}});
+    format!("event: error\ndata: {data}\n\n").into_bytes()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

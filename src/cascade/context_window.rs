@@ -13,6 +13,7 @@
 
 use crate::api::chat::DEFAULT_MAX_JSON_VALUES;
 use crate::api::ChatRequest;
+pub use crate::usage::estimate::{estimate_tokens, requested_output};
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -27,21 +28,6 @@ pub enum Fit {
     },
     /// Does not fit, or truncation was not asked for or cannot make it fit.
     TooLarge,
-}
-
-/// The documented estimate: ceil(message bytes / 4) + requested output tokens.
-pub fn estimate_tokens(messages_bytes: usize, output_tokens: u64) -> u64 {
-    u64::try_from(messages_bytes.div_ceil(4))
-        .unwrap_or(u64::MAX)
-        .saturating_add(output_tokens)
-}
-
-/// The output the caller asked for: `max_completion_tokens`, else `max_tokens`, else 0.
-pub fn requested_output(req: &ChatRequest) -> u64 {
-    ["max_completion_tokens", "max_tokens"]
-        .iter()
-        .find_map(|f| req.raw(f).and_then(|raw| raw.parse::<u64>().ok()))
-        .unwrap_or(0)
 }
 
 pub fn fit(req: &ChatRequest, window: u32, truncate: bool) -> Fit {

@@ -2,6 +2,7 @@
 //! text appears here and nowhere else.
 
 use super::CandidateAttempt;
+pub use crate::config::text::truncated;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -26,18 +27,6 @@ const MAX_ERROR_BYTES: usize = 2_000;
 /// Names (tenant, requested model) are cut to this many bytes in the log line, so a caller
 /// cannot make one line arbitrarily long.
 pub const MAX_NAME_BYTES: usize = 256;
-
-/// The longest prefix of `s` of at most `max` bytes that ends on a character boundary.
-pub fn truncated(s: &str, max: usize) -> &str {
-    if s.len() <= max {
-        return s;
-    }
-    let mut cut = max;
-    while !s.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    &s[..cut]
-}
 
 /// The line as written: serialised straight from borrowed fields, with no JSON tree built in
 /// between (the line is written for every request).

@@ -1,7 +1,7 @@
 //! Who is calling: the caller key a request presented, as the request path knows it.
 
 use super::names::TenantId;
-use crate::governance::KeyPolicy;
+use crate::config::KeyPolicy;
 use serde::{Deserialize, Serialize};
 use std::rc::Rc;
 

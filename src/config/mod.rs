@@ -11,6 +11,8 @@ pub mod model;
 pub mod names;
 pub mod non_empty;
 pub mod open_durations;
+pub mod period;
+pub mod policy;
 pub mod provider;
 pub mod provider_key;
 pub mod resilience;
@@ -19,6 +21,7 @@ pub mod sealed;
 pub mod settings;
 pub mod strict_json;
 pub mod tenant;
+pub mod text;
 
 pub use alias::{Alias, CostTier};
 pub use caller_key::CallerKey;
@@ -27,6 +30,8 @@ pub use key_id::KeyId;
 pub use model::CatalogModel;
 pub use names::{AliasName, Capability, ModelId, NameError, ProviderName, RouteName, TenantId};
 pub use non_empty::NonEmpty;
+pub use period::Period;
+pub use policy::{Budget, EndUserLimits, KeyPolicy, KeyPolicyChange};
 pub use provider::{
     BaseUrl, KeyStrategy, NewKey, NewProvider, Provider, ProviderKey, ProviderKind, ProviderSpec,
     StoredKey, StoredProvider,

@@ -2,7 +2,7 @@
 
 pub use super::open_durations::OpenDurations;
 use super::RouteName;
-use crate::governance::{Budget, EndUserLimits};
+use crate::config::{Budget, EndUserLimits};
 use serde::{Deserialize, Serialize};
 
 /// Per-tenant overrides as stored; every absent value falls back to the deployment default.

@@ -14,8 +14,8 @@ use crate::admin::{
 use crate::api::auth::{bearer, secrets_match};
 use crate::api::{ApiError, Route};
 use crate::config::{ModelId, ProviderName, TenantId};
-use crate::governance::spend::Spend;
 use crate::state::provider_state::ModelTransition;
+use crate::usage::spend::Spend;
 use std::collections::BTreeMap;
 use worker::{Context, Env, Method, Request};
 

@@ -141,6 +141,7 @@ pub async fn serve(
         log.requested = inbound.model().to_owned();
         allowed(&key, inbound.model())?;
         let pending = PendingUsage {
+            request_id: request_id.to_owned(),
             tenant: cfg.tenant.clone(),
             key_id: key.id.clone(),
             end_user: end_user(header(&req, "x-cognigate-user").as_deref(), inbound.chat()),

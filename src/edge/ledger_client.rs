@@ -9,8 +9,8 @@
 
 use super::metrics::Metrics;
 use crate::config::TenantId;
-use crate::governance::spend::Spend;
 use crate::governance::{AdmitRequest, SettleEntry, Verdict};
+use crate::usage::spend::Spend;
 use serde::de::DeserializeOwned;
 use std::cell::RefCell;
 use std::collections::BTreeMap;

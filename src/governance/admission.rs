@@ -6,10 +6,10 @@
 //! evicted forgets at most one minute of them); spend is durable, so `settle` names the scopes
 //! whose spend changed and the edge stores exactly those.
 
-use super::policy::{Budget, EndUserLimits, KeyPolicy};
-use super::spend::Spend;
 use super::window::MinuteWindow;
 use crate::api::error::ErrorKind;
+use crate::config::policy::{Budget, EndUserLimits, KeyPolicy};
+use crate::usage::spend::Spend;
 use crate::usage::UsageRecord;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

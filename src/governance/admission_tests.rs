@@ -1,8 +1,8 @@
 //! The ledger's rules, with time passed in.
 
 use super::admission::*;
-use super::period::Period;
-use super::policy::{Budget, EndUserLimits, KeyPolicy};
+use crate::config::policy::{Budget, EndUserLimits, KeyPolicy};
+use crate::config::Period;
 use crate::config::TenantId;
 use crate::usage::{Outcome, TokenCounts, UsageRecord};
 
@@ -28,6 +28,7 @@ fn served(key: &str, user: Option<&str>, tokens: u64, cost: f64) -> SettleEntry 
     SettleEntry {
         record: UsageRecord {
             at_ms: T0,
+            request_id: String::new(),
             tenant: TenantId::parse("t").unwrap(),
             key_id: key.into(),
             end_user: user.map(str::to_owned),
@@ -40,6 +41,7 @@ fn served(key: &str, user: Option<&str>, tokens: u64, cost: f64) -> SettleEntry 
                 cached: 0,
             }),
             cost_usd: Some(cost),
+            usage_source: Default::default(),
             outcome: Outcome::Served,
         },
         track_end_user: true,
@@ -235,7 +237,7 @@ fn end_user_spend_is_kept_only_for_a_tenant_that_limits_end_users() {
 #[test]
 fn stored_spend_loaded_after_an_eviction_still_counts_and_memory_is_never_replaced() {
     let mut l = Ledger::default();
-    let mut stored = super::spend::Spend::default();
+    let mut stored = crate::usage::Spend::default();
     stored.add(T0, 3.0);
     l.load(ScopeId::Key("k".into()), Some(stored));
     let r = AdmitRequest {

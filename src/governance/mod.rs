@@ -1,14 +1,10 @@
-//! Caller governance (issue 15): key policies (allow-list, `rpm`, `tpm`, budget), tenant and
-//! end-user limits, the ledger that admits and settles requests against them, and the usage
-//! roll-ups behind the usage API. Plain Rust with time passed in; the ledger Durable Object
-//! (`edge/ledger_object`) only stores what these decisions say.
+//! Caller governance (issue 15): the ledger that admits and settles requests against the key
+//! policies and tenant limits (`config::policy`), and the usage query behind the usage API.
+//! Plain Rust with time passed in; the ledger Durable Object (`edge/ledger_object`) only stores
+//! what these decisions say. Spend and roll-ups are usage data (`usage::spend`, `usage::rollup`).
 
 pub mod admission;
-pub mod period;
-pub mod policy;
 pub mod refusals;
-pub mod rollup;
-pub mod spend;
 pub mod usage_query;
 pub mod window;
 
@@ -16,6 +12,3 @@ pub mod window;
 mod admission_tests;
 
 pub use admission::{AdmitRequest, Ledger, Refusal, ScopeId, SettleEntry, Verdict};
-pub use period::Period;
-pub use policy::{Budget, EndUserLimits, KeyPolicy, KeyPolicyChange};
-pub use rollup::{PendingRollups, RollupKey, UsageSums};

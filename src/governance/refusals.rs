@@ -2,9 +2,9 @@
 //! upstream call.
 
 use super::admission::Refusal;
-use super::policy::KeyPolicy;
 use crate::api::error::ErrorKind;
 use crate::api::ApiError;
+use crate::config::policy::KeyPolicy;
 
 /// The allow-list check, made from the cached policy alone (no counters, no round trip).
 pub fn check_model(policy: &KeyPolicy, requested: &str) -> Result<(), ApiError> {

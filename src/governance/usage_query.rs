@@ -1,9 +1,9 @@
 //! `GET /admin/v1/tenants/{t}/usage?from=&to=&group_by=`: the query, checked, and the answer's
 //! shape. Roll-ups are per minute, so a minute is counted when it overlaps `[from, to)`.
 
-use super::rollup::UsageSums;
 use crate::api::views::{UsageGroupView, UsageView};
 use crate::config::ConfigError;
+use crate::usage::rollup::UsageSums;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GroupBy {

@@ -107,7 +107,7 @@ pub enum StreamDecoder {
     Openai,
     Anthropic(Box<anthropic::stream::Translator>),
     /// A Messages stream passed to a Messages caller as sent, marked `[DONE]` for the relay.
-    AnthropicNative(Box<crate::surfaces::messages_stream::NativeDecoder>),
+    AnthropicNative(Box<anthropic::native::NativeDecoder>),
 }
 
 impl StreamDecoder {

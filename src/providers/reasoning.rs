@@ -5,13 +5,7 @@
 
 use serde_json::Value;
 
-/// Fields OpenAI-compatible APIs put on assistant messages to carry reasoning.
-pub const REASONING_FIELDS: &[&str] = &[
-    "reasoning_content",
-    "reasoning",
-    "reasoning_details",
-    "thinking_blocks",
-];
+pub use crate::api::chat::REASONING_FIELDS;
 
 /// Thinking budget for an OpenAI `reasoning_effort`.
 pub fn budget_for_effort(effort: &str) -> Option<u32> {

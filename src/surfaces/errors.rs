@@ -43,11 +43,7 @@ pub fn anthropic_json(err: &ApiError) -> String {
     json!({"type": "error", "error": error}).to_string()
 }
 
-/// The same error as the final event of a Messages stream.
-pub fn anthropic_event(kind: &str, message: &str) -> Vec<u8> {
-    let data = json!({"type": "error", "error": {"type": kind, "message": message}});
-    format!("event: error\ndata: {data}\n\n").into_bytes()
-}
+pub use crate::api::error::anthropic_event;
 
 #[cfg(test)]
 mod tests {

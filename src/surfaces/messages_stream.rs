@@ -8,7 +8,10 @@ use crate::stream::sse::{EventKind, SseParser};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
-const DONE: &[u8] = b"data: [DONE]\n\n";
+#[cfg(test)]
+use crate::providers::anthropic::native::NativeDecoder;
+#[cfg(test)]
+use crate::providers::anthropic::native::DONE;
 
 fn event(out: &mut Vec<u8>, name: &str, data: &Value) {
     out.extend_from_slice(format!("event: {name}\ndata: {data}\n\n").as_bytes());
@@ -21,31 +24,6 @@ fn error_from(data: &str) -> Vec<u8> {
         .as_str()
         .unwrap_or("The upstream stream failed.");
     anthropic_event("api_error", message)
-}
-
-/// Upstream side, Anthropic candidate on the Messages surface: events pass untouched; after
-/// `message_stop` comes the `[DONE]` that tells the relay the answer is complete.
-#[derive(Debug, Default)]
-pub struct NativeDecoder {
-    parser: SseParser,
-}
-
-impl NativeDecoder {
-    pub fn push(&mut self, chunk: &[u8]) -> Vec<u8> {
-        let Ok(events) = self.parser.push(chunk) else {
-            return anthropic_event("api_error", "event too large");
-        };
-        let mut out = Vec::with_capacity(chunk.len());
-        for e in events {
-            out.extend_from_slice(&e.raw);
-            let stop = e.name.as_deref() == Some("message_stop")
-                || (e.name.is_none() && e.data.contains("\"message_stop\""));
-            if stop {
-                out.extend_from_slice(DONE);
-            }
-        }
-        out
-    }
 }
 
 /// Caller side of the native stream: the `[DONE]` marker is dropped, the relay's error event

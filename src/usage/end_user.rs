@@ -19,7 +19,7 @@ pub fn end_user(header: Option<&str>, request: &ChatRequest) -> Option<String> {
         .filter(|h| !h.trim().is_empty())
         .or_else(from_body)?;
     let clean: String = found.trim().chars().filter(|c| !c.is_control()).collect();
-    let cut = crate::cascade::log_line::truncated(&clean, MAX_END_USER_BYTES);
+    let cut = crate::config::text::truncated(&clean, MAX_END_USER_BYTES);
     (!cut.is_empty()).then(|| cut.to_owned())
 }
 

@@ -4,14 +4,19 @@
 
 pub mod cost;
 pub mod end_user;
+pub mod estimate;
 pub mod pending;
 pub mod record;
+pub mod rollup;
+pub mod spend;
 pub mod stream;
 pub mod wire;
 
 pub use cost::{cost_usd, usd_decimal};
 pub use end_user::end_user;
 pub use pending::PendingUsage;
-pub use record::{Outcome, TokenCounts, UsageRecord};
+pub use record::{Outcome, TokenCounts, UsageRecord, UsageSource};
+pub use rollup::{PendingRollups, RollupKey, UsageSums};
+pub use spend::Spend;
 pub use stream::StreamUsage;
 pub use wire::answer_usage;

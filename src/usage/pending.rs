@@ -1,11 +1,12 @@
 //! A usage record still waiting for its answer: who asked, and for what, known before the
 //! cascade; what served and what it used, known after.
 
-use super::{cost_usd, Outcome, TokenCounts, UsageRecord};
+use super::{cost_usd, Outcome, TokenCounts, UsageRecord, UsageSource};
 use crate::config::{CatalogModel, TenantId};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct PendingUsage {
+    pub request_id: String,
     pub tenant: TenantId,
     pub key_id: String,
     pub end_user: Option<String>,
@@ -42,6 +43,7 @@ impl PendingUsage {
     fn record(self, at_ms: u64) -> UsageRecord {
         UsageRecord {
             at_ms,
+            request_id: self.request_id,
             tenant: self.tenant,
             key_id: self.key_id,
             end_user: self.end_user,
@@ -50,6 +52,7 @@ impl PendingUsage {
             provider: None,
             tokens: None,
             cost_usd: None,
+            usage_source: UsageSource::Reported,
             outcome: Outcome::Exhausted,
         }
     }
@@ -63,6 +66,7 @@ mod tests {
 
     fn pending() -> PendingUsage {
         PendingUsage {
+            request_id: "req_1".into(),
             tenant: TenantId::parse("acme").unwrap(),
             key_id: "key_1".into(),
             end_user: Some("u1".into()),

@@ -38,11 +38,26 @@ pub enum Outcome {
     Exhausted,
 }
 
+/// Where a record's tokens come from: the upstream's own `usage`, or the gateway's estimate
+/// (`usage::estimate`) when the upstream reported none (a stream cut before its usage event, an
+/// answer without `usage`, an error after billed bytes). Estimates are charged like reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UsageSource {
+    #[default]
+    Reported,
+    Estimated,
+}
+
 /// One caller request, after its answer. `tokens` and `cost_usd` are `None` when the upstream
 /// reported no usage: unknown, never a silent zero.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct UsageRecord {
     pub at_ms: u64,
+    /// The gateway's request id (`X-CogniGate-Request-Id`): the ledger settles a request once,
+    /// and a later record of the same request (a late usage report) settles the difference.
+    #[serde(default)]
+    pub request_id: String,
     pub tenant: TenantId,
     /// The caller key's id (`key_...`), never the key.
     pub key_id: String,
@@ -55,5 +70,7 @@ pub struct UsageRecord {
     pub provider: Option<ProviderName>,
     pub tokens: Option<TokenCounts>,
     pub cost_usd: Option<f64>,
+    #[serde(default)]
+    pub usage_source: UsageSource,
     pub outcome: Outcome,
 }

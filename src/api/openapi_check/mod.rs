@@ -18,10 +18,10 @@ use super::views::{
 use crate::config::admin_body::{
     AliasBody, BreakerReset, ModelBody, ProviderBody, RuleBody, TenantBody,
 };
+use crate::config::KeyPolicyChange;
 use crate::config::{
     AliasName, ModelId, ProviderName, RouteName, Settings, SettingsOverrides, TenantId,
 };
-use crate::governance::KeyPolicyChange;
 use schemars::generate::SchemaSettings;
 use schemars::JsonSchema;
 use serde_json::Value;

@@ -1,8 +1,8 @@
 //! Tenants, their caller keys (policies and spend) and their usage, as admins see them.
 
 use crate::config::Settings;
-use crate::governance::rollup::UsageSums;
-use crate::governance::{KeyPolicy, Period};
+use crate::config::{KeyPolicy, Period};
+use crate::usage::rollup::UsageSums;
 use serde::{Deserialize, Serialize};
 
 /// `{"data": [...]}`: every admin list.

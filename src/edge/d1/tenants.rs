@@ -4,8 +4,8 @@ use super::{changes, js, num, parse_stored, to_stored, Db};
 use crate::admin::store::{
     Created, EventRow, KeyRow, NewKey, Stored, TenantRecord, TenantRow, TenantStore,
 };
+use crate::config::KeyPolicy;
 use crate::config::{Alias, AliasName, SettingsOverrides, TenantId};
-use crate::governance::KeyPolicy;
 use serde::Deserialize;
 
 fn tid(t: &TenantId) -> [worker::wasm_bindgen::JsValue; 1] {

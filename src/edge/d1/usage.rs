@@ -5,7 +5,7 @@ use super::{js, num, Db};
 use crate::admin::store::{StoreError, Stored, UsageStore};
 use crate::config::TenantId;
 use crate::governance::usage_query::{GroupBy, UsageQuery};
-use crate::governance::{RollupKey, UsageSums};
+use crate::usage::{RollupKey, UsageSums};
 use serde::Deserialize;
 use worker::wasm_bindgen::JsValue;
 

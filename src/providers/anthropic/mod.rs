@@ -1,6 +1,7 @@
 //! Anthropic's Messages API behind OpenAI's chat-completions shape: the caller never learns which
 //! family answered, except from the `X-CogniGate-*` headers.
 
+pub mod native;
 pub mod request;
 pub mod response;
 pub mod stream;

@@ -128,6 +128,7 @@ mod tests {
     fn record(at_ms: u64, model: Option<&str>, cost: Option<f64>, outcome: Outcome) -> UsageRecord {
         UsageRecord {
             at_ms,
+            request_id: String::new(),
             tenant: TenantId::parse("t").unwrap(),
             key_id: "ck_1".into(),
             end_user: None,
@@ -140,6 +141,7 @@ mod tests {
                 cached: 2,
             }),
             cost_usd: cost,
+            usage_source: Default::default(),
             outcome,
         }
     }

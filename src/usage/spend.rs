@@ -2,7 +2,7 @@
 //! budget's period can change after the fact, and the admin list shows the spend of whichever
 //! period the budget names now.
 
-use super::period::Period;
+use crate::config::period::Period;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
