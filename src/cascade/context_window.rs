@@ -101,25 +101,28 @@ pub fn truncate_oldest(messages: &str, window: u32, output: u64) -> Option<(Stri
         turns.push((i, end));
         i = end;
     }
-    let size = |dropped: &[bool]| -> usize {
-        let kept: Vec<usize> = (0..items.len()).filter(|i| !dropped[*i]).collect();
-        2 + kept.iter().map(|i| items[*i].get().len()).sum::<usize>() + kept.len().saturating_sub(1)
-    };
+    // The kept array's JSON text size, kept up to date as turns go: each message is counted
+    // once, so truncation is linear in the number of messages.
+    let mut kept_bytes: usize = items.iter().map(|m| m.get().len()).sum();
+    let mut kept_count = items.len();
+    let size = |bytes: usize, count: usize| 2 + bytes + count.saturating_sub(1);
     let fits = |bytes: usize| estimate_tokens(bytes, output) <= u64::from(window);
     let mut dropped = vec![false; items.len()];
     let mut count = 0;
     // The newest turn is the question being asked: it is never dropped. Once truncating, the
     // kept conversation also starts at a user message (Anthropic's Messages API requires it).
     for &(start, end) in turns.iter().take(turns.len().saturating_sub(1)) {
-        if fits(size(&dropped)) && (count == 0 || heads[start].role == "user") {
+        if fits(size(kept_bytes, kept_count)) && (count == 0 || heads[start].role == "user") {
             break;
         }
-        for d in &mut dropped[start..end] {
+        for (d, m) in dropped[start..end].iter_mut().zip(&items[start..end]) {
             *d = true;
+            kept_bytes = kept_bytes.saturating_sub(m.get().len());
         }
+        kept_count = kept_count.saturating_sub(end - start);
         count += end - start;
     }
-    if count == 0 || !fits(size(&dropped)) {
+    if count == 0 || !fits(size(kept_bytes, kept_count)) {
         return None;
     }
     let kept: Vec<&str> = (0..items.len())
@@ -246,5 +249,77 @@ mod tests {
         assert_eq!(fitted.raw("temperature"), Some("0.5"));
         assert!(fitted.stream);
         assert_eq!(fitted.raw("max_tokens"), Some("10"));
+    }
+
+    /// The rule stated once more, naively: drop the first `k` turns for the smallest `k` at which
+    /// the kept text fits and starts at a user turn, measuring the kept text itself each time.
+    fn reference(messages: &[String], window: u32) -> Option<usize> {
+        let role = |m: &String| {
+            serde_json::from_str::<serde_json::Value>(m).unwrap()["role"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        };
+        let mut turns: Vec<(usize, usize)> = Vec::new();
+        let mut i = 0;
+        while i < messages.len() {
+            let r = role(&messages[i]);
+            if r == "system" {
+                i += 1;
+                continue;
+            }
+            let mut end = i + 1;
+            if messages[i].contains("tool_calls") {
+                while end < messages.len() && role(&messages[end]) == "tool" {
+                    end += 1;
+                }
+            }
+            turns.push((i, end));
+            i = end;
+        }
+        let fits_after = |k: usize| {
+            let gone: Vec<usize> = turns[..k].iter().flat_map(|&(s, e)| s..e).collect();
+            let kept: Vec<&str> = (0..messages.len())
+                .filter(|i| !gone.contains(i))
+                .map(|i| messages[i].as_str())
+                .collect();
+            (estimate_tokens(format!("[{}]", kept.join(",")).len(), 0) <= u64::from(window))
+                .then_some(gone.len())
+        };
+        let last = turns.len().saturating_sub(1);
+        let k = (0..last)
+            .find(|&k| fits_after(k).is_some() && (k == 0 || role(&messages[turns[k].0]) == "user"))
+            .unwrap_or(last);
+        fits_after(k).filter(|dropped| *dropped > 0)
+    }
+
+    #[test]
+    fn the_linear_truncation_drops_exactly_what_the_rule_says_for_every_window() {
+        let call = |n: usize| {
+            format!(
+                r#"{{"role":"assistant","tool_calls":[{{"id":"c{n}","type":"function","function":{{"name":"f","arguments":"{{}}"}}}}]}}"#
+            )
+        };
+        let result =
+            |n: usize| format!(r#"{{"role":"tool","tool_call_id":"c{n}","content":"r{n}"}}"#);
+        let mut messages = vec![msg("system", "sys")];
+        for n in 0..12 {
+            messages.push(msg("user", &"u".repeat(n * 7 + 1)));
+            if n % 3 == 1 {
+                messages.push(call(n));
+                messages.push(result(n));
+                messages.push(result(n + 100));
+            }
+            messages.push(msg("assistant", &"a".repeat(n * 5 + 2)));
+            if n == 6 {
+                messages.push(msg("system", "mid"));
+            }
+        }
+        messages.push(msg("user", "q"));
+        let all = format!("[{}]", messages.join(","));
+        for window in 1..=estimate_tokens(all.len(), 0) as u32 + 1 {
+            let got = truncate_oldest(&all, window, 0).map(|(_, d)| d);
+            assert_eq!(got, reference(&messages, window), "window {window}");
+        }
     }
 }
