@@ -414,3 +414,35 @@ fn rate_limited_pool_does_not_count_toward_the_breaker() {
         .iter()
         .all(|r| !matches!(r.verdict, Verdict::Failure { .. })));
 }
+
+#[test]
+fn an_oversized_answer_moves_the_cascade_on_and_is_never_counted_by_a_breaker() {
+    let clock = FakeClock::default();
+    let w = World::new(&clock, 2, "failover");
+    for _ in 0..10 {
+        w.upstream.script("m1", &[Script::Oversized]);
+        let o = w.run("chain");
+        assert_eq!(served(&o), ("answer from m2".into(), 1));
+        assert_eq!(
+            failures(&o)[0],
+            ("m1".into(), Some(Failure::Oversized), Some(200))
+        );
+    }
+    // One call per request: the next key would get the same answer, so the pool is not rotated.
+    assert_eq!(
+        w.upstream
+            .keys_used()
+            .iter()
+            .filter(|k| k.starts_with("p1"))
+            .count(),
+        10
+    );
+    let o = w.run("chain");
+    assert_eq!(served(&o).1, 0, "m1's breaker is still closed");
+    assert!(w
+        .state
+        .reports
+        .borrow()
+        .iter()
+        .all(|r| !matches!(r.verdict, Verdict::Failure { .. })));
+}

@@ -24,6 +24,9 @@ pub enum Failure {
     /// The gateway never asked: the candidate's provider family cannot serve this surface
     /// (embeddings on an Anthropic provider). Says nothing about the provider's health.
     Unsupported,
+    /// A 2xx whose body is larger than `body_limit::MAX_SUCCESS_BODY`: this answer cannot be held,
+    /// but the provider did answer, so its breaker does not count it and the cascade moves on.
+    Oversized,
 }
 
 impl Failure {
@@ -41,12 +44,15 @@ impl Failure {
             Self::ContextWindow => "context_window",
             Self::LocalRateLimit => "local_rate_limit",
             Self::Unsupported => "unsupported",
+            Self::Oversized => "oversized",
         }
     }
 
     /// Failures that say the provider (for this model) is down, and so count toward its breaker.
     /// `auth` and `not_found` count too: they only surface once every key of the pool has been
     /// refused or the model is gone upstream, and every later request would pay for the same answer.
+    /// `oversized` does not: the provider answered, the answer was only too big for the isolate
+    /// (another request of the same model may well fit).
     pub fn counts_toward_breaker(self) -> bool {
         matches!(
             self,
@@ -139,5 +145,12 @@ mod tests {
         assert!(Failure::Server.counts_toward_breaker());
         assert!(Failure::Timeout.counts_toward_breaker());
         assert!(Failure::Network.counts_toward_breaker());
+    }
+
+    #[test]
+    fn an_oversized_answer_is_not_counted_by_a_breaker_nor_retried() {
+        assert_eq!(Failure::Oversized.as_str(), "oversized");
+        assert!(!Failure::Oversized.counts_toward_breaker());
+        assert!(!crate::cascade::retry::is_transient(Failure::Oversized));
     }
 }

@@ -101,6 +101,14 @@ impl<S: RoutingState, U: Upstream, C: Clock> Cascade<'_, S, U, C> {
                     tried.error = Some(detail);
                     StatusVerdict::NextCandidate(Failure::Server)
                 }
+                UpstreamReply::Oversized { status } => {
+                    tried.status = Some(status);
+                    tried.error = Some(format!(
+                        "body larger than {} bytes",
+                        super::body_limit::MAX_SUCCESS_BODY
+                    ));
+                    StatusVerdict::NextCandidate(Failure::Oversized)
+                }
             };
             let (failure, next_key) = match step {
                 StatusVerdict::NextKey(f) => (f, true),

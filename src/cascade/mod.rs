@@ -73,6 +73,10 @@ pub enum UpstreamReply<B> {
         status: u16,
         detail: String,
     },
+    /// A 2xx whose body passed `body_limit::MAX_SUCCESS_BODY` (failure `oversized`).
+    Oversized {
+        status: u16,
+    },
     /// The caller went away; nothing is held against the key or model.
     Cancelled,
     /// Never sent: the candidate cannot serve this kind of request.

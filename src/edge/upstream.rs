@@ -244,10 +244,7 @@ async fn full_body(
     let bytes = match read_bounded(&mut resp, buf, deadline, Capped::over).await {
         Bounded::Read(buf) if buf.over() => {
             controller.abort();
-            return UpstreamReply::Broken {
-                status,
-                detail: format!("body larger than {MAX_SUCCESS_BODY} bytes"),
-            };
+            return UpstreamReply::Oversized { status };
         }
         Bounded::Read(buf) => buf.into_bytes(),
         Bounded::Failed(e) => {

@@ -82,6 +82,8 @@ pub enum Script {
     Timeout,
     Network,
     Broken,
+    /// A 2xx past the success-body cap.
+    Oversized,
     Cancelled,
 }
 
@@ -163,6 +165,7 @@ impl Upstream for FakeUpstream<'_> {
                 status: 200,
                 detail: "body is not JSON".into(),
             },
+            Script::Oversized => UpstreamReply::Oversized { status: 200 },
             Script::Cancelled => UpstreamReply::Cancelled,
         }
     }
