@@ -22,7 +22,7 @@ pub enum ErrorType {
 /// Every refusal the gateway makes, by what went wrong.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorKind {
-    /// An admin body or query value that breaks a rule (the message names the field).
+    /// A body or query value that breaks a rule (the message and `param` name the field).
     InvalidRequest,
     InvalidBody,
     InvalidJson,

@@ -2,22 +2,27 @@
 //! `created` is when the entry's current definition was written (`updated_at`, in seconds): the
 //! tables have no creation time, and this is the real time the id took its present meaning. It
 //! comes with the cached config, so these routes make no D1 query on a warm isolate.
+//!
+//! A key with a `models` list sees only the names it may use (`KeyPolicy::allows`): any other
+//! name is absent from the list and 404 on its own, exactly as a name that does not exist, so a
+//! scoped key learns nothing of the rest of the catalog.
 
 use super::deployment::Deployment;
-use super::gateway::tenant_config;
+use super::gateway::caller_config;
 use super::http::{self, HttpReply};
 use super::metrics::Metrics;
 use crate::api::{ApiError, ErrorKind};
-use crate::config::TenantConfig;
+use crate::config::{KeyPolicy, TenantConfig};
 use serde_json::{json, Value};
 use worker::{Context, Env, Request};
 
-fn objects(cfg: &TenantConfig) -> Vec<Value> {
+/// The models and aliases `policy` may use, as OpenAI model objects.
+fn objects(cfg: &TenantConfig, policy: &KeyPolicy) -> Vec<Value> {
     let created = |id: &str| cfg.written_at.get(id).copied().unwrap_or(0);
-    let models = cfg.models.values().map(|m| {
+    let models = cfg.models.values().filter(|m| policy.allows(m.id.as_str())).map(|m| {
         json!({"id": m.id, "object": "model", "created": created(m.id.as_str()), "owned_by": m.provider})
     });
-    let aliases = cfg.aliases.keys().map(|a| {
+    let aliases = cfg.aliases.keys().filter(|a| policy.allows(a.as_str())).map(|a| {
         json!({"id": a, "object": "model", "created": created(a.as_str()), "owned_by": "cognigate-alias"})
     });
     models.chain(aliases).collect()
@@ -25,8 +30,11 @@ fn objects(cfg: &TenantConfig) -> Vec<Value> {
 
 pub async fn list_models(req: Request, env: &Env, ctx: &Context, dep: &Deployment) -> HttpReply {
     let metrics = Metrics::default();
-    let cfg = tenant_config(&req, env, ctx, dep, &metrics).await?;
-    http::json(200, &json!({"object": "list", "data": objects(&cfg)}))
+    let (key, cfg) = caller_config(&req, env, ctx, dep, &metrics).await?;
+    http::json(
+        200,
+        &json!({"object": "list", "data": objects(&cfg, &key.policy)}),
+    )
 }
 
 /// The SDKs' `models.retrieve`.
@@ -38,8 +46,8 @@ pub async fn retrieve_model(
     id: &str,
 ) -> HttpReply {
     let metrics = Metrics::default();
-    let cfg = tenant_config(&req, env, ctx, dep, &metrics).await?;
-    objects(&cfg)
+    let (key, cfg) = caller_config(&req, env, ctx, dep, &metrics).await?;
+    objects(&cfg, &key.policy)
         .into_iter()
         .find(|o| o["id"] == id)
         .map_or_else(

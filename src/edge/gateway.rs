@@ -67,18 +67,8 @@ pub(super) async fn caller(
     found.map(Some).ok_or_else(invalid_api_key)
 }
 
-pub(super) async fn tenant_config(
-    req: &Request,
-    env: &Env,
-    ctx: &Context,
-    dep: &Deployment,
-    metrics: &Metrics,
-) -> Result<Rc<TenantConfig>, ApiError> {
-    Ok(caller_config(req, env, ctx, dep, metrics).await?.1)
-}
-
 /// The caller key and its tenant's config; without a key, 401.
-async fn caller_config(
+pub(super) async fn caller_config(
     req: &Request,
     env: &Env,
     ctx: &Context,

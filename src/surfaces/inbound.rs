@@ -51,6 +51,16 @@ impl Inbound {
                 )?)
             }
             Surface::Embeddings => {
+                // Embeddings have no streamed form: refused here, the request is never sent, so
+                // no upstream's non-SSE answer can be read as a broken stream and count against
+                // a breaker.
+                if raw.stream {
+                    return Err(ApiError::new(
+                        ErrorKind::InvalidRequest,
+                        "Embeddings cannot be streamed: 'stream' must be false or absent.",
+                    )
+                    .with_param("stream"));
+                }
                 if raw.raw("input").is_none() {
                     return Err(
                         ApiError::new(ErrorKind::MissingInput, "'input' is required.")
@@ -209,6 +219,22 @@ mod tests {
 
     fn parse(surface: Surface, body: &str) -> Inbound {
         Inbound::parse(surface, body.as_bytes().to_vec(), 1_000, None, None).unwrap()
+    }
+
+    #[test]
+    fn embeddings_with_stream_true_are_a_400_invalid_request_naming_stream() {
+        let body = r#"{"model":"m","input":"x","stream":true}"#;
+        let e = Inbound::parse(Surface::Embeddings, body.into(), 1_000, None, None).unwrap_err();
+        assert_eq!(e.status(), 400);
+        assert_eq!(e.param(), Some("stream"));
+        let v: serde_json::Value = serde_json::from_str(&e.to_json()).unwrap();
+        assert_eq!(v["error"]["code"], "invalid_request");
+        assert_eq!(v["error"]["type"], "invalid_request_error");
+        let off = parse(
+            Surface::Embeddings,
+            r#"{"model":"m","input":"x","stream":false}"#,
+        );
+        assert!(!off.stream());
     }
 
     #[test]
