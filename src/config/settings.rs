@@ -1,7 +1,7 @@
 //! Routing settings: deployment defaults from `[vars]`, optionally overridden per tenant.
 
 pub use super::open_durations::OpenDurations;
-use super::RouteName;
+use super::{ConfigError, RouteName};
 use crate::config::{Budget, EndUserLimits};
 use serde::{Deserialize, Serialize};
 
@@ -22,9 +22,46 @@ pub struct SettingsOverrides {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<Budget>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub end_user: Option<EndUserLimits>,
+    pub end_user: Option<EndUserSettings>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_model: Option<RouteName>,
+}
+
+/// The tenant's `end_user` setting: limits applied to each end user separately (issue 15), and
+/// whether every request must name its end user (issue 21).
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EndUserSettings {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<Budget>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rpm: Option<u32>,
+    /// A request that names no end user is refused with 400, `param: "user"`, before any
+    /// upstream or ledger call.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub required: bool,
+}
+
+impl EndUserSettings {
+    /// The limits that need counters; `None` when only `required` is set (no ledger call).
+    pub fn limits(&self) -> Option<EndUserLimits> {
+        (self.budget.is_some() || self.rpm.is_some()).then_some(EndUserLimits {
+            budget: self.budget,
+            rpm: self.rpm,
+        })
+    }
+
+    /// An `end_user` object must say something: `null` is the way to have no end-user rules.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.limits().is_none() && !self.required {
+            return Err(ConfigError::invalid(
+                "end_user",
+                "must set budget, rpm or required: true (null for no end-user rules)",
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// Issue 15's tenant settings. None has a deployment default: absent is "no limit" and "no
@@ -35,12 +72,24 @@ pub struct TenantLimits {
     /// The whole tenant's budget (every key together).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<Budget>,
-    /// Limits applied to each end user separately.
+    /// Limits applied to each end user separately, and whether a request must name one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub end_user: Option<EndUserLimits>,
+    pub end_user: Option<EndUserSettings>,
     /// The name a request without `model` is served as.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_model: Option<RouteName>,
+}
+
+impl TenantLimits {
+    /// The per-end-user limits that need the ledger's counters.
+    pub fn end_user_limits(&self) -> Option<EndUserLimits> {
+        self.end_user.and_then(|e| e.limits())
+    }
+
+    /// `end_user.required`: every request must name its end user.
+    pub fn end_user_required(&self) -> bool {
+        self.end_user.is_some_and(|e| e.required)
+    }
 }
 
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
@@ -259,5 +308,37 @@ mod tests {
             br#"{"default_model":"no spaces"}"#,
         ));
         assert!(e.starts_with("default_model:"), "{e}");
+    }
+
+    #[test]
+    fn end_user_required_alone_is_a_setting_that_needs_no_counters() {
+        let parse = |body: &str| {
+            crate::config::admin_body::parse_body::<SettingsOverrides>(body.as_bytes())
+                .and_then(crate::config::admin_body::validate_settings)
+        };
+        let o = parse(r#"{"end_user":{"required":true}}"#).unwrap();
+        let s = Defaults::default().effective(&o);
+        assert!(s.limits.end_user_required());
+        assert_eq!(s.limits.end_user_limits(), None, "no ledger call for it");
+        let view = serde_json::to_value(&s).unwrap();
+        assert_eq!(view["end_user"], serde_json::json!({"required": true}));
+        let o = parse(r#"{"end_user":{"required":true,"rpm":3}}"#).unwrap();
+        let s = Defaults::default().effective(&o);
+        assert_eq!(s.limits.end_user_limits().and_then(|l| l.rpm), Some(3));
+        assert!(!Defaults::default()
+            .effective(&parse(r#"{"end_user":{"rpm":3}}"#).unwrap())
+            .limits
+            .end_user_required());
+        assert_eq!(
+            err_text(parse(r#"{"end_user":{"required":false}}"#)),
+            "end_user: must set budget, rpm or required: true (null for no end-user rules)"
+        );
+        assert!(
+            err_text(parse(r#"{"end_user":{"required":"yes"}}"#)).starts_with("end_user.required:")
+        );
+        assert_eq!(
+            err_text(parse(r#"{"end_user":{"required":true,"rpm":0}}"#)),
+            "end_user.rpm: must be 1 to 1000000"
+        );
     }
 }

@@ -58,13 +58,13 @@ pub async fn govern(
 ) -> Result<Governed, Refused> {
     let governed = Governed {
         urgent: false,
-        track_end_user: limits.end_user.is_some(),
+        track_end_user: limits.end_user_limits().is_some(),
     };
     let Some(ask) = AdmitRequest::needed(
         &key.id,
         &key.policy,
         limits.budget,
-        limits.end_user,
+        limits.end_user_limits(),
         end_user,
     ) else {
         return Ok(governed);

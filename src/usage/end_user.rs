@@ -1,7 +1,7 @@
 //! Who the caller says its end user is: `X-CogniGate-User`, else the request's `user` field.
 //! Read before the cascade (limits may admit per end user) and kept on the usage record.
 
-use crate::api::ChatRequest;
+use crate::api::{ApiError, ChatRequest, ErrorKind};
 
 /// End-user ids are cut to this many bytes (on a character boundary): enough for any id or
 /// email a caller would send, short enough that records and roll-up keys stay small.
@@ -21,6 +21,20 @@ pub fn end_user(header: Option<&str>, request: &ChatRequest) -> Option<String> {
     let clean: String = found.trim().chars().filter(|c| !c.is_control()).collect();
     let cut = crate::config::text::truncated(&clean, MAX_END_USER_BYTES);
     (!cut.is_empty()).then(|| cut.to_owned())
+}
+
+/// Settings `end_user.required`: a request that names no end user (after the cleaning above) is
+/// refused with 400, `param: "user"`, before any upstream or ledger call, so nothing is counted.
+pub fn require(required: bool, end_user: Option<&str>) -> Result<(), ApiError> {
+    if !required || end_user.is_some() {
+        return Ok(());
+    }
+    Err(ApiError::new(
+        ErrorKind::InvalidRequest,
+        "This tenant requires an end user: send the X-CogniGate-User header or the request's \
+         'user' field (on /v1/messages, 'metadata.user_id').",
+    )
+    .with_param("user"))
 }
 
 #[cfg(test)]
@@ -47,6 +61,18 @@ mod tests {
         assert_eq!(end_user(None, &req(r#"{"model":"m"}"#)), None);
         assert_eq!(end_user(None, &req(r#"{"model":"m","user":5}"#)), None);
         assert_eq!(end_user(None, &req(r#"{"model":"m","user":""}"#)), None);
+    }
+
+    #[test]
+    fn a_required_end_user_refuses_a_request_without_one_with_400_param_user() {
+        let blank = end_user(Some(" \u{7}  "), &req(r#"{"model":"m"}"#));
+        let e = require(true, blank.as_deref()).unwrap_err();
+        assert_eq!(e.status(), 400);
+        assert_eq!(e.param(), Some("user"));
+        let v: serde_json::Value = serde_json::from_str(&e.to_json()).unwrap();
+        assert_eq!(v["error"]["code"], "invalid_request");
+        assert!(require(true, Some("alice")).is_ok());
+        assert!(require(false, None).is_ok(), "not required: absent is fine");
     }
 
     #[test]
