@@ -147,7 +147,7 @@ fn an_error_body_is_read_only_to_64_kib_and_the_rest_is_never_waited_for() {
 }
 
 #[test]
-fn a_non_streamed_answer_over_16_mib_is_the_candidates_server_failure() {
+fn a_non_streamed_answer_over_16_mib_is_the_candidates_oversized_failure() {
     let gw = Gateway::shared();
     let (t, mock) = gw.tenant_with_mock("huge", &["sk-1"], "failover");
     let content = "a".repeat(17 * 1024 * 1024);
@@ -159,7 +159,7 @@ fn a_non_streamed_answer_over_16_mib_is_the_candidates_server_failure() {
     assert_eq!(r.status, 502, "{:.300}", r.text);
     assert_eq!(
         r.json()["error"]["attempts"],
-        json!([{"provider": "p", "model": "m", "failure": "server", "status": 200}])
+        json!([{"provider": "p", "model": "m", "failure": "oversized", "status": 200}])
     );
 }
 
