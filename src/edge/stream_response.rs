@@ -1,6 +1,7 @@
 //! A streamed answer on its way to the caller: bytes are forwarded as they arrive (never the whole
 //! body), the stream's end settles the candidate's breaker, and a caller who goes away cancels
-//! the upstream read without anything being held against the model.
+//! the upstream read (after the short late-usage read below) without anything being held against
+//! the model.
 //!
 //! Its usage record is handed off when the stream's state goes away, whichever way it ended: the
 //! reported usage, or the estimate (`usage::estimate`) when the usage event never came. When the
