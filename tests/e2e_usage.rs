@@ -185,7 +185,7 @@ fn a_stream_with_include_usage_passes_the_usage_chunk_and_records_it() {
 }
 
 #[test]
-fn a_streamed_answer_has_no_cost_header_and_a_cut_stream_is_recorded_with_unknown_tokens() {
+fn a_streamed_answer_has_no_cost_header_and_a_cut_stream_is_recorded_with_estimated_tokens() {
     let gw = Gateway::shared();
     let (t, mock) = priced(
         gw,
@@ -205,26 +205,37 @@ fn a_streamed_answer_has_no_cost_header_and_a_cut_stream_is_recorded_with_unknow
     assert!(r.text.contains("upstream_stream_error"), "{}", r.text);
     let rec = &records(gw, &t.id, 1)[0];
     assert_eq!(rec["outcome"], "served", "cut after the first byte: served");
-    assert!(
-        rec["tokens"].is_null() && rec["cost_usd"].is_null(),
-        "{rec}"
+    // Never free: the prompt estimate (ceil(bytes of `messages` / 4)) and "par" relayed (1 token).
+    let prompt = body["messages"].to_string().len().div_ceil(4) as u64;
+    assert_eq!(rec["usage_source"], "estimated", "{rec}");
+    assert_eq!(
+        rec["tokens"],
+        json!({"prompt": prompt, "completion": 1, "cached": 0})
     );
+    assert!((rec["cost_usd"].as_f64().unwrap() - prompt as f64 / 1e6).abs() < 1e-12);
 }
 
 #[test]
-fn an_answer_without_usage_has_no_cost_header_and_is_recorded_with_unknown_tokens() {
+fn an_answer_without_usage_carries_the_estimated_cost_and_is_recorded_as_estimated() {
     let gw = Gateway::shared();
     let (t, mock) = priced(gw, "no-usage", "openai", json!({"input_price_per_mtok": 1}));
     mock.set_default(Reply::json(
         200,
         r#"{"id":"c","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]}"#,
     ));
-    let r = post(&t, "/v1/chat/completions", &chat_body("m"), &[]);
+    let body = chat_body("m");
+    let r = post(&t, "/v1/chat/completions", &body, &[]);
     assert_eq!(r.status, 200, "{}", r.text);
-    assert_eq!(r.header("x-cognigate-cost-usd"), None);
+    let prompt = body["messages"].to_string().len().div_ceil(4) as u64;
+    let cost = cognigate::usage::usd_decimal(prompt as f64 / 1e6);
+    assert_eq!(r.header("x-cognigate-cost-usd"), Some(cost.as_str()));
     let rec = &records(gw, &t.id, 1)[0];
-    assert!(
-        rec["tokens"].is_null() && rec["cost_usd"].is_null(),
+    assert_eq!(
+        (rec["usage_source"].as_str(), &rec["tokens"]),
+        (
+            Some("estimated"),
+            &json!({"prompt": prompt, "completion": 1, "cached": 0})
+        ),
         "never a silent zero: {rec}"
     );
     assert_eq!(rec["outcome"], "served");

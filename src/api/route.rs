@@ -10,6 +10,8 @@ pub enum Route {
     RetrieveModel(String),
     ChatCompletions,
     Messages,
+    /// `POST /v1/messages/count_tokens` (Claude Code adds `?beta=true`, which is not part of the path).
+    CountTokens,
     Responses,
     Embeddings,
     OpenApi,
@@ -40,6 +42,7 @@ impl Route {
                 | Self::RetrieveModel(_)
                 | Self::ChatCompletions
                 | Self::Messages
+                | Self::CountTokens
                 | Self::Responses
                 | Self::Embeddings
         )
@@ -74,6 +77,7 @@ impl Route {
             ["v1", "models"] => Ok(Self::ListModels),
             ["v1", "chat", "completions"] => Ok(Self::ChatCompletions),
             ["v1", "messages"] => Ok(Self::Messages),
+            ["v1", "messages", "count_tokens"] => Ok(Self::CountTokens),
             ["v1", "responses"] => Ok(Self::Responses),
             ["v1", "embeddings"] => Ok(Self::Embeddings),
             // Model ids may hold `/`, sent raw or as `%2F`.
@@ -181,6 +185,7 @@ pub const ADMIN_OPERATIONS: &[(&str, &str)] = &[
 pub const CALLER_OPERATIONS: &[(&str, &str)] = &[
     ("post", "/v1/chat/completions"),
     ("post", "/v1/messages"),
+    ("post", "/v1/messages/count_tokens"),
     ("post", "/v1/responses"),
     ("post", "/v1/embeddings"),
     ("get", "/v1/models"),

@@ -60,6 +60,7 @@ async fn route(
                 .await
                 .map_err(|e| super::d1::storage_error("respond", e))
         }
+        (Method::Post, Route::CountTokens) => gateway::count_tokens(req, env, ctx, &dep).await,
         (Method::Get, Route::ListModels) => super::catalog::list_models(req, env, ctx, &dep).await,
         (Method::Get, Route::RetrieveModel(id)) => {
             super::catalog::retrieve_model(req, env, ctx, &dep, &id).await

@@ -18,7 +18,9 @@ use crate::cascade::log_line::RequestLog;
 use crate::cascade::{settle, Cascade, Clock, Ending, Limits, Outcome};
 use crate::config::{CallerKey, TenantConfig};
 use crate::routing::{build_chain, ChainError};
+use crate::surfaces::count_tokens::CountRequest;
 use crate::surfaces::{Inbound, Surface};
+use crate::usage::estimate::answer_tokens;
 use crate::usage::{end_user, usd_decimal, PendingUsage};
 use std::rc::Rc;
 use worker::{console_log, Context, Env, Request, Response};
@@ -99,6 +101,29 @@ fn chain_error(e: &ChainError) -> ApiError {
     }
 }
 
+/// `POST /v1/messages/count_tokens`: the caller key and name resolution of `/v1/messages`, then
+/// the gateway's own estimate. No upstream call, no rate-limit slot, no usage record.
+pub async fn count_tokens(
+    mut req: Request,
+    env: &Env,
+    ctx: &Context,
+    dep: &Deployment,
+) -> Result<Response, ApiError> {
+    let metrics = Metrics::default();
+    let (key, cfg) = caller_config(&req, env, ctx, dep, &metrics).await?;
+    let body = http::read_body(&mut req, dep.max_chat_body).await?;
+    let default_model = cfg.settings.limits.default_model.as_ref();
+    let count = CountRequest::parse(
+        body,
+        dep.max_chat_json_values,
+        default_model.map(|m| m.as_str()),
+    )?;
+    allowed(&key, &count.model)?;
+    build_chain(&cfg, &count.model).map_err(|e| chain_error(&e))?;
+    let resp = http::bytes(200, "application/json", count.answer())?;
+    with_memory_counter(resp, dep).map_err(|_| ApiError::internal())
+}
+
 /// Every caller surface (chat completions, Messages, Responses, embeddings): the same
 /// resolution, chain, cascade, headers and log line; only the request and answer are translated.
 pub async fn serve(
@@ -177,6 +202,7 @@ pub async fn serve(
         let usage = Metered {
             cfg: &cfg,
             pending,
+            prompt_estimate: inbound.prompt_tokens(),
             governed,
         };
         Ok(respond(outcome, &state, &log, dep, usage).await)
@@ -225,6 +251,8 @@ impl LogContext<'_> {
 struct Metered<'a> {
     cfg: &'a TenantConfig,
     pending: PendingUsage,
+    /// What the request's prompt is charged when the upstream reports no usage.
+    prompt_estimate: u64,
     /// How the record goes to the ledger.
     governed: Governed,
 }
@@ -239,6 +267,7 @@ async fn respond(
     Metered {
         cfg,
         pending,
+        prompt_estimate,
         governed,
     }: Metered<'_>,
 ) -> HttpReply {
@@ -268,7 +297,9 @@ async fn respond(
                 } => {
                     settle(state, settlement).await;
                     if let Some(model) = serving_model {
-                        let record = pending.served(now_ms(), model, usage);
+                        // No `usage` in the answer: charged the estimate, never nothing.
+                        let tokens = answer_tokens(usage, prompt_estimate, &bytes);
+                        let record = pending.served(now_ms(), model, tokens);
                         by.cost_usd = record.cost_usd.map(usd_decimal);
                         usage_sink::hand_off(state.env, state.ctx, record, governed);
                     }
@@ -285,7 +316,9 @@ async fn respond(
                         usage: serving_model.map(|model| StreamUsageOwner {
                             pending,
                             model: model.clone(),
+                            prompt_estimate,
                             hand_off: StreamHandOff::start(state.env, state.ctx, governed),
+                            late: StreamHandOff::start(state.env, state.ctx, governed),
                         }),
                     };
                     stream_response(status, streamed::body(start, owner, state.ctx))

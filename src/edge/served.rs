@@ -26,7 +26,7 @@ pub(super) struct ServedBy<'a> {
     pub model: &'a str,
     pub provider: &'a str,
     pub truncated: Option<usize>,
-    /// `X-CogniGate-Cost-Usd`: non-streamed answers whose usage is known.
+    /// `X-CogniGate-Cost-Usd`: non-streamed answers, at the reported usage or else the estimate.
     pub cost_usd: Option<String>,
 }
 

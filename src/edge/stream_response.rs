@@ -1,6 +1,14 @@
 //! A streamed answer on its way to the caller: bytes are forwarded as they arrive (never the whole
 //! body), the stream's end settles the candidate's breaker, and a caller who goes away cancels
-//! the upstream read without anything being held against the model.
+//! the upstream read (after the short late-usage read below) without anything being held against
+//! the model.
+//!
+//! Its usage record is handed off when the stream's state goes away, whichever way it ended: the
+//! reported usage, or the estimate (`usage::estimate`) when the usage event never came. When the
+//! caller went away before the usage event, the upstream is read on for a little while
+//! (`LATE_USAGE_MS`, `LATE_USAGE_BYTES`) under the request's `waitUntil`, nothing of it forwarded;
+//! if the usage event comes in that time, a second record with the same request id and
+//! `usage_source: reported` goes to the ledger, which settles only the difference.
 
 use super::body_read::{read_chunk, Read, WatchedBody};
 use super::http::now_ms;
@@ -12,7 +20,8 @@ use crate::config::{CatalogModel, TenantId};
 use crate::providers::StreamDecoder;
 use crate::stream::{Relay, RelayStep, StreamEnd};
 use crate::surfaces::Encoder;
-use crate::usage::PendingUsage;
+use crate::usage::{PendingUsage, UsageSource};
+use futures::channel::oneshot;
 use futures::stream::{self, Stream};
 use worker::{console_log, AbortController, ByteStream, Context, Env};
 
@@ -33,7 +42,62 @@ pub struct StreamUsageOwner {
     pub pending: PendingUsage,
     /// The model that serves the stream, whose prices it is charged at.
     pub model: CatalogModel,
+    /// The request's prompt estimate, charged when the stream reports no usage.
+    pub prompt_estimate: u64,
     pub hand_off: StreamHandOff,
+    /// For a late report's record, after an estimate was handed off.
+    pub late: StreamHandOff,
+}
+
+/// How long, and how many bytes, the upstream is read on for its usage event after the caller
+/// went away. Short: the provider keeps generating (and billing) while it is read.
+const LATE_USAGE_MS: u64 = 2_000;
+const LATE_USAGE_BYTES: usize = 256 * 1024;
+
+/// The upstream side of a stream: the body, the relay that meters it, and the decoder that puts
+/// it in chat (or marked native) events.
+struct UpstreamSide {
+    rest: WatchedBody,
+    relay: Relay,
+    decoder: StreamDecoder,
+}
+
+/// What reads on after the caller went away, to catch a late usage event.
+struct LateUsage {
+    upstream: UpstreamSide,
+    controller: Option<AbortController>,
+    pending: PendingUsage,
+    model: CatalogModel,
+    late: StreamHandOff,
+}
+
+impl LateUsage {
+    async fn run(mut self) {
+        let until = now_ms().saturating_add(LATE_USAGE_MS);
+        let mut read = 0usize;
+        let up = &mut self.upstream;
+        while !up.relay.usage().complete() && read < LATE_USAGE_BYTES {
+            let left = until.saturating_sub(now_ms());
+            if left == 0 {
+                break;
+            }
+            let Read::Chunk(bytes) = read_chunk(up.rest.body_mut(), left).await else {
+                break;
+            };
+            read = read.saturating_add(bytes.len());
+            if let RelayStep::Finish { .. } = up.relay.on_chunk(&up.decoder.decode(bytes)) {
+                break;
+            }
+        }
+        if let Some(c) = self.controller.take() {
+            c.abort();
+        }
+        let (tokens, source) = up.relay.usage().settle(0);
+        if source == UsageSource::Reported {
+            let record = self.pending.served(now_ms(), &self.model, (tokens, source));
+            self.late.send(record);
+        }
+    }
 }
 
 enum Phase {
@@ -75,21 +139,39 @@ impl Drop for CancelGuard {
 
 struct State {
     phase: Phase,
-    rest: WatchedBody,
-    relay: Relay,
-    decoder: StreamDecoder,
+    /// Taken by a late-usage read when the caller goes away.
+    upstream: Option<UpstreamSide>,
     encoder: Encoder,
     read_timeout_ms: u64,
     guard: CancelGuard,
     usage: Option<StreamUsageOwner>,
+    /// Starts the late-usage read under the request's `waitUntil`.
+    late: Option<oneshot::Sender<LateUsage>>,
 }
 
 /// However the stream ends, its state goes away once: that is when its usage is handed off.
 impl Drop for State {
     fn drop(&mut self) {
-        if let Some(mut u) = self.usage.take() {
-            let record = u.pending.served(now_ms(), &u.model, self.relay.tokens());
-            u.hand_off.send(record);
+        let (Some(mut u), Some(up)) = (self.usage.take(), self.upstream.take()) else {
+            return;
+        };
+        let (tokens, source) = up.relay.usage().settle(u.prompt_estimate);
+        let record = u
+            .pending
+            .clone()
+            .served(now_ms(), &u.model, (tokens, source));
+        u.hand_off.send(record);
+        // Only a caller who went away leaves an upstream that may still report.
+        let caller_left = !self.guard.finished;
+        if let (UsageSource::Estimated, true, Some(late)) = (source, caller_left, self.late.take())
+        {
+            let _ = late.send(LateUsage {
+                upstream: up,
+                controller: self.guard.controller.take(),
+                pending: u.pending,
+                model: u.model,
+                late: u.late,
+            });
         }
     }
 }
@@ -100,6 +182,14 @@ pub fn body(
     ctx: &Context,
 ) -> impl Stream<Item = worker::Result<Vec<u8>>> {
     let usage = owner.usage.take();
+    let (late_tx, late_rx) = oneshot::channel::<LateUsage>();
+    if usage.is_some() {
+        ctx.wait_until(async move {
+            if let Ok(late) = late_rx.await {
+                late.run().await;
+            }
+        });
+    }
     let reporter = StreamReport::start(
         ctx,
         StreamReportTarget {
@@ -113,9 +203,11 @@ pub fn body(
     );
     let state = State {
         phase: Phase::First(start.first, start.finished),
-        rest: WatchedBody::new(start.rest, start.read_timeout_ms),
-        relay: start.relay,
-        decoder: start.decoder,
+        upstream: Some(UpstreamSide {
+            rest: WatchedBody::new(start.rest, start.read_timeout_ms),
+            relay: start.relay,
+            decoder: start.decoder,
+        }),
         encoder: start.encoder,
         read_timeout_ms: start.read_timeout_ms,
         guard: CancelGuard {
@@ -125,6 +217,7 @@ pub fn body(
             reporter,
         },
         usage,
+        late: Some(late_tx),
     };
     stream::unfold(state, |mut st| async move {
         loop {
@@ -135,13 +228,14 @@ pub fn body(
                     return Some((Ok(bytes), st));
                 }
                 Phase::Reading => {
-                    let step = match st.rest.next().await {
-                        Read::Chunk(bytes) => st.relay.on_chunk(&st.decoder.decode(bytes)),
-                        Read::End => st.relay.on_end(),
+                    let up = st.upstream.as_mut()?;
+                    let step = match up.rest.next().await {
+                        Read::Chunk(bytes) => up.relay.on_chunk(&up.decoder.decode(bytes)),
+                        Read::End => up.relay.on_end(),
                         Read::Failed(e) => {
-                            st.relay.on_failure(format!("upstream read failed: {e}"))
+                            up.relay.on_failure(format!("upstream read failed: {e}"))
                         }
-                        Read::TimedOut => st
+                        Read::TimedOut => up
                             .relay
                             .on_failure(format!("no chunk within {} ms", st.read_timeout_ms)),
                     };
@@ -161,8 +255,8 @@ pub fn body(
                     }
                 }
                 Phase::Settle(end) => {
-                    if end == StreamEnd::Completed {
-                        drain(st.rest.body_mut()).await;
+                    if let (StreamEnd::Completed, Some(up)) = (&end, st.upstream.as_mut()) {
+                        drain(up.rest.body_mut()).await;
                     }
                     settle(&mut st.guard, end).await;
                     return None;

@@ -52,6 +52,11 @@ impl Relay {
         self.usage.tokens()
     }
 
+    /// The stream's usage as read so far: reported, partial, or what to estimate it from.
+    pub fn usage(&self) -> &StreamUsage {
+        &self.usage
+    }
+
     pub fn on_chunk(&mut self, chunk: &[u8]) -> RelayStep {
         let events = match self.parser.push(chunk) {
             Ok(events) => events,

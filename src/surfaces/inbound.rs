@@ -190,11 +190,21 @@ impl Inbound {
         Ok(Answer { bytes, usage })
     }
 
+    /// The prompt estimate (`usage::estimate`) of what this request sends: a Messages request's
+    /// own body (`system`, `messages`, `tools`; what `/v1/messages/count_tokens` counts), every
+    /// other surface's chat view.
+    pub fn prompt_tokens(&self) -> u64 {
+        match self {
+            Self::Messages { raw, .. } => crate::usage::estimate::prompt_tokens(raw),
+            _ => crate::usage::estimate::prompt_tokens(self.chat()),
+        }
+    }
+
     /// How the relayed (chat-shaped, or native) stream is put into this surface's events.
     pub fn encoder(&self, kind: ProviderKind) -> super::Encoder {
         match self {
             Self::Messages { .. } if self.native(kind) => super::Encoder::messages_native(),
-            Self::Messages { .. } => super::Encoder::messages(),
+            Self::Messages { .. } => super::Encoder::messages(self.prompt_tokens()),
             Self::Responses(_) => super::Encoder::responses(),
             _ => super::Encoder::Identity,
         }

@@ -69,9 +69,20 @@ pub struct Encoder {
     tools: BTreeMap<u64, u64>,
     stop: Option<&'static str>,
     usage: Value,
+    /// The prompt estimate (`usage::estimate`), shown in `message_start`: the upstream reports
+    /// its count only at the end, and clients (Claude Code) read their context size from the
+    /// start event.
+    input_estimate: u64,
 }
 
 impl Encoder {
+    pub fn with_input_estimate(input_tokens: u64) -> Self {
+        Self {
+            input_estimate: input_tokens,
+            ..Self::default()
+        }
+    }
+
     pub fn push(&mut self, bytes: &[u8]) -> Vec<u8> {
         let Ok(events) = self.parser.push(bytes) else {
             return anthropic_event("api_error", "event too large");
@@ -98,7 +109,7 @@ impl Encoder {
             let message = json!({
                 "id": message_id(c["id"].as_str().unwrap_or("")), "type": "message", "role": "assistant",
                 "model": c["model"], "content": [], "stop_reason": null, "stop_sequence": null,
-                "usage": {"input_tokens": 0, "output_tokens": 0},
+                "usage": {"input_tokens": self.input_estimate, "output_tokens": 0},
             });
             event(
                 out,
@@ -250,6 +261,28 @@ mod tests {
         assert!(text.contains(r#""partial_json":"{\"a\":1}""#));
         assert!(text.contains(r#""stop_reason":"tool_use""#));
         assert!(text.contains(r#""usage":{"input_tokens":2,"output_tokens":3}"#));
+    }
+
+    #[test]
+    fn message_start_carries_the_input_estimate_and_message_delta_the_reported_usage() {
+        let mut e = Encoder::with_input_estimate(1_234);
+        let first = json!({"id": "c1", "model": "gpt", "choices": [{"index": 0, "delta": {"content": "Hi"}}]});
+        let usage = json!({"id": "c1", "choices": [], "usage": {"prompt_tokens": 1_200, "completion_tokens": 3}});
+        let mut out = e.push(format!("data: {first}\n\ndata: {usage}\n\n").as_bytes());
+        out.extend(e.push(DONE));
+        let text = String::from_utf8(out).unwrap();
+        let start = text
+            .lines()
+            .find(|l| l.starts_with("data:") && l.contains("\"message_start\""))
+            .unwrap();
+        assert!(
+            start.contains(r#""usage":{"input_tokens":1234,"output_tokens":0}"#),
+            "{start}"
+        );
+        assert!(
+            text.contains(r#""usage":{"input_tokens":1200,"output_tokens":3}"#),
+            "{text}"
+        );
     }
 
     #[test]

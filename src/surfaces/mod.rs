@@ -3,6 +3,7 @@
 //! candidate gets the body its provider family speaks, and the answer leaves in the surface's own
 //! shape. Everything here is pure; the wasm edge only wires it.
 
+pub mod count_tokens;
 pub mod errors;
 pub mod inbound;
 pub mod messages_request;
@@ -39,7 +40,7 @@ impl Surface {
     /// comes back in the shape that caller's SDK reads.
     pub fn for_path(path: &str) -> Self {
         match path.trim_end_matches('/') {
-            "/v1/messages" => Self::Messages,
+            "/v1/messages" | "/v1/messages/count_tokens" => Self::Messages,
             "/v1/responses" => Self::Responses,
             "/v1/embeddings" => Self::Embeddings,
             _ => Self::Chat,

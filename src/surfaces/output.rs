@@ -13,8 +13,11 @@ pub enum Encoder {
 }
 
 impl Encoder {
-    pub fn messages() -> Self {
-        Self::Messages(Box::default())
+    /// `input_estimate`: the prompt estimate `message_start` shows (`usage::estimate`).
+    pub fn messages(input_estimate: u64) -> Self {
+        Self::Messages(Box::new(messages_stream::Encoder::with_input_estimate(
+            input_estimate,
+        )))
     }
 
     pub fn messages_native() -> Self {

@@ -5,6 +5,7 @@
 pub mod cost;
 pub mod end_user;
 pub mod estimate;
+pub mod generated;
 pub mod pending;
 pub mod record;
 pub mod rollup;

@@ -15,18 +15,20 @@ pub struct PendingUsage {
 
 impl PendingUsage {
     /// An answer from `model` (the candidate that served it, a fallback included), charged at
-    /// that model's prices; unknown tokens leave the cost unknown.
+    /// that model's prices: the tokens the upstream reported, or the gateway's estimate of them
+    /// (`source` says which). A served request is never free for want of a report.
     pub fn served(
         self,
         at_ms: u64,
         model: &CatalogModel,
-        tokens: Option<TokenCounts>,
+        (tokens, source): (TokenCounts, UsageSource),
     ) -> UsageRecord {
         UsageRecord {
-            cost_usd: tokens.map(|t| cost_usd(&t, model)),
+            cost_usd: Some(cost_usd(&tokens, model)),
             served_model: Some(model.id.clone()),
             provider: Some(model.provider.clone()),
-            tokens,
+            tokens: Some(tokens),
+            usage_source: source,
             outcome: Outcome::Served,
             ..self.record(at_ms)
         }
@@ -90,7 +92,7 @@ mod tests {
             completion: 0,
             cached: 0,
         };
-        let r = pending().served(9, &model("fallback", 3.0), Some(tokens));
+        let r = pending().served(9, &model("fallback", 3.0), (tokens, UsageSource::Reported));
         assert_eq!(
             r.served_model.as_ref().map(|m| m.as_str()),
             Some("fallback")
@@ -101,9 +103,15 @@ mod tests {
     }
 
     #[test]
-    fn unknown_tokens_leave_the_cost_unknown_never_zero() {
-        let r = pending().served(9, &model("m", 3.0), None);
-        assert_eq!((r.tokens, r.cost_usd), (None, None));
+    fn estimated_tokens_are_charged_like_reported_ones_and_say_so() {
+        let tokens = TokenCounts::new(2_000_000, 0, 0);
+        let r = pending().served(9, &model("m", 3.0), (tokens, UsageSource::Estimated));
+        assert_eq!((r.tokens, r.cost_usd), (Some(tokens), Some(6.0)));
+        assert_eq!(r.usage_source, UsageSource::Estimated);
+        assert_eq!(
+            r.request_id, "req_1",
+            "a late report settles against this id"
+        );
     }
 
     #[test]

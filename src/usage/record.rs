@@ -49,8 +49,8 @@ pub enum UsageSource {
     Estimated,
 }
 
-/// One caller request, after its answer. `tokens` and `cost_usd` are `None` when the upstream
-/// reported no usage: unknown, never a silent zero.
+/// One caller request, after its answer. A served request always has `tokens` and `cost_usd`,
+/// reported or estimated (`usage_source`); an exhausted one has unknown tokens and zero cost.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct UsageRecord {
     pub at_ms: u64,

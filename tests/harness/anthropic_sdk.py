@@ -2,7 +2,7 @@
 
     python3 tests/harness/anthropic_sdk.py GATEWAY_URL API_KEY MODEL SCENARIO
 
-Scenarios: plain, stream, tools, error. Prints one JSON summary line; the Rust e2e test asserts
+Scenarios: plain, stream, tools, error, count_tokens, stream_start. Prints one JSON summary line; the Rust e2e test asserts
 on it. Retries are off so each call is one gateway request.
 """
 import json
@@ -95,8 +95,56 @@ def error():
     return {"status": 200}
 
 
+def count_tokens():
+    """`messages.count_tokens` as a request grows: a system prompt, then tools, then more turns.
+    Also the beta call Claude Code makes (`?beta=true`), and an unknown model."""
+    turn = [{"role": "user", "content": "Weather in Oslo?"}]
+    steps = [
+        {"messages": turn},
+        {"messages": turn, "system": "You are a careful assistant. " * 20},
+        {"messages": turn, "system": "You are a careful assistant. " * 20, "tools": [WEATHER]},
+        {
+            "messages": turn
+            + [{"role": "assistant", "content": "Let me look."}, {"role": "user", "content": "Thanks, and Bergen?"}],
+            "system": "You are a careful assistant. " * 20,
+            "tools": [WEATHER],
+        },
+    ]
+    counts = [client.messages.count_tokens(model=model, **step).input_tokens for step in steps]
+    beta = client.beta.messages.count_tokens(model=model, **steps[-1]).input_tokens
+    try:
+        client.messages.count_tokens(model="no-such-model", messages=turn)
+        unknown = {"status": 200}
+    except anthropic.APIStatusError as e:
+        unknown = {"status": e.status_code, "class": type(e).__name__, "body": e.body}
+    return {"counts": counts, "beta": beta, "unknown": unknown}
+
+
+def stream_start():
+    """The usage a client sees at `message_start` (Claude Code reads its context size there) and
+    in the final message."""
+    with client.messages.stream(
+        model=model, max_tokens=256, system="Be brief.", messages=[{"role": "user", "content": "Hello " * 200}]
+    ) as s:
+        start = None
+        for event in s:
+            if event.type == "message_start":
+                start = event.message.usage.model_dump()
+        final = s.get_final_message()
+    return {"start": start, "final": final.usage.model_dump()}
+
+
+SCENARIOS = {
+    "plain": plain,
+    "stream": stream,
+    "tools": tools,
+    "error": error,
+    "count_tokens": count_tokens,
+    "stream_start": stream_start,
+}
+
 try:
-    out = {"ok": True, **{"plain": plain, "stream": stream, "tools": tools, "error": error}[scenario]()}
+    out = {"ok": True, **SCENARIOS[scenario]()}
 except Exception as e:  # the summary line says what failed
     out = {"ok": False, "error": repr(e)}
 print(json.dumps(out))

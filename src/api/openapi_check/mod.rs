@@ -151,6 +151,7 @@ const OPERATIONS: &[Op] = &[
     op("get", "/admin/v1/tenants/{tenant}/usage", None, "200", Some(resp::<UsageView>)),
     op("post", "/v1/chat/completions", None, "200", None),
     op("post", "/v1/messages", None, "200", None),
+    op("post", "/v1/messages/count_tokens", None, "200", None),
     op("post", "/v1/responses", None, "200", None),
     op("post", "/v1/embeddings", None, "200", None),
     op("get", "/v1/models", None, "200", None),
