@@ -6,6 +6,7 @@ use super::{json, not_found, Admin, AdminStore, Answer, ObjectControl};
 use crate::api::auth::{hash_key, mint_caller_key};
 use crate::api::views::{Deleted, KeyView, List, NewKeyView, PolicyView, SpendView};
 use crate::config::admin_body::parse_body;
+use crate::config::sealed::Kek;
 use crate::config::TenantId;
 use crate::config::{KeyPolicy, KeyPolicyChange, Period};
 use crate::usage::spend::Spend;
@@ -38,7 +39,8 @@ fn with_spend(row: &KeyRow, spend: Option<Spend>, now: u64) -> KeyView<'_> {
 impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
     pub(super) async fn create_key(&self, t: &TenantId, body: &[u8]) -> Answer {
         let policy = policy_change(body)?.apply_to(KeyPolicy::default())?;
-        let (id, key) = mint_caller_key(&self.random::<32>()?);
+        let mac = self.cx.kek.map(Kek::caller_key_mac);
+        let (id, key) = mint_caller_key(&self.random::<32>()?, mac);
         let stored = NewKey {
             id,
             key_hash: hash_key(&key),
