@@ -119,7 +119,13 @@ fn concurrent_patches_of_one_keys_policy_all_land() {
         }
     });
     let keys = gw.admin("GET", &t.path("/api-keys"), None).json();
-    for key in keys["data"].as_array().unwrap() {
+    let patched = keys["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|k| ids.iter().any(|id| k["id"] == id.as_str()));
+    assert_eq!(patched.clone().count(), ids.len());
+    for key in patched {
         for field in ["name", "models", "rpm", "tpm", "budget"] {
             assert!(!key[field].is_null(), "{field} was lost: {key}");
         }
