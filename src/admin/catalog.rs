@@ -11,6 +11,15 @@ use crate::config::{
 };
 use crate::routing::dead_entries;
 
+/// 409: a write's depth check failed, but no longer does when read again: another admin changed
+/// the depth or the rules in between.
+pub(super) fn depth_changed() -> Refusal {
+    conflict(
+        "The tenant's max_fallback_depth or routing rules changed during the write; try again."
+            .to_owned(),
+    )
+}
+
 impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
     pub(super) async fn list_providers(&self, t: &TenantId) -> Answer {
         let providers = self.store.list_providers(t).await?;
@@ -163,9 +172,13 @@ impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
             .store
             .put_rule(t, &matches, &chain, default_depth, self.cx.now);
         if written.await? == DepthWrite::DepthExceeded {
+            // Refused in the write: say why only while it is still true.
             let max = self.settings(t).await?.max_fallback_depth;
             let len = chain.len();
-            return Err(ConfigError::ChainTooLong { len, max }.into());
+            if len > max as usize {
+                return Err(ConfigError::ChainTooLong { len, max }.into());
+            }
+            return Err(depth_changed());
         }
         let view = WrittenRuleView {
             matches: &matches,

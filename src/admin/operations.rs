@@ -1,5 +1,6 @@
 //! Settings, breaker events and manual breaker resets.
 
+use super::catalog::depth_changed;
 use super::store::DepthWrite;
 use super::{json, not_found, query_param, Admin, AdminStore, Answer, ObjectControl, Refusal};
 use crate::api::views::{ClosedBreaker, EventView, List, ResetView};
@@ -31,11 +32,14 @@ impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
         let effective = self.cx.defaults.effective(&overrides);
         let depth = effective.max_fallback_depth;
         if self.store.put_settings(t, &overrides, depth).await? == DepthWrite::DepthExceeded {
+            // Refused in the write: name the rules only while they are still too long.
+            if !self.store.tenant_exists(t).await? {
+                return Err(not_found(&format!("Tenant '{t}'")));
+            }
             let rules = self.store.list_rules(t).await?;
             let too_long = rules_longer_than(&rules, depth);
             if too_long.is_empty() {
-                // Nothing too long remains: the tenant went away meanwhile.
-                return Err(not_found(&format!("Tenant '{t}'")));
+                return Err(depth_changed());
             }
             return Err(ConfigError::invalid(
                 "max_fallback_depth",
