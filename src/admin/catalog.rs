@@ -1,6 +1,6 @@
 //! A tenant's catalog: providers, models, aliases and routing rules.
 
-use super::store::{AliasWrite, ModelWrite, ProviderDelete};
+use super::store::{AliasWrite, DepthWrite, ModelWrite, ProviderDelete};
 use super::{conflict, json, not_found, Admin, AdminStore, Answer, ObjectControl, Refusal};
 use crate::api::views::{
     AliasView, Deleted, List, ModelView, ProviderView, RuleView, WrittenRuleView,
@@ -10,6 +10,15 @@ use crate::config::{
     AliasName, ConfigError, ModelId, ProviderName, RouteName, TenantConfig, TenantId,
 };
 use crate::routing::dead_entries;
+
+/// 409: a write's depth check failed, but no longer does when read again: another admin changed
+/// the depth or the rules in between.
+pub(super) fn depth_changed() -> Refusal {
+    conflict(
+        "The tenant's max_fallback_depth or routing rules changed during the write; try again."
+            .to_owned(),
+    )
+}
 
 impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
     pub(super) async fn list_providers(&self, t: &TenantId) -> Answer {
@@ -141,7 +150,8 @@ impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
     }
 
     /// A chain longer than the tenant's depth limit is refused; entries that would contribute no
-    /// candidate today are written anyway and named in `warnings`.
+    /// candidate today are written anyway and named in `warnings`. The store checks the depth
+    /// again in the write itself, so settings lowered meanwhile still hold.
     pub(super) async fn put_rule(&self, t: &TenantId, body: &[u8]) -> Answer {
         let settings = self.settings(t).await?;
         let (matches, chain) =
@@ -157,9 +167,19 @@ impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
         let warnings = dead_entries(&cfg, chain.entries(), |p| {
             snapshot.provider_names.contains(p)
         });
-        self.store
-            .put_rule(t, &matches, &chain, self.cx.now)
-            .await?;
+        let default_depth = self.cx.defaults.settings.max_fallback_depth;
+        let written = self
+            .store
+            .put_rule(t, &matches, &chain, default_depth, self.cx.now);
+        if written.await? == DepthWrite::DepthExceeded {
+            // Refused in the write: say why only while it is still true.
+            let max = self.settings(t).await?.max_fallback_depth;
+            let len = chain.len();
+            if len > max as usize {
+                return Err(ConfigError::ChainTooLong { len, max }.into());
+            }
+            return Err(depth_changed());
+        }
         let view = WrittenRuleView {
             matches: &matches,
             chain: &chain,

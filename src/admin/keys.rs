@@ -1,23 +1,15 @@
 //! Caller keys and their policies: minted with an optional policy, changed by PATCH, listed with
 //! the spend of the period their budget names (never the key itself).
 
-use super::store::{KeyRow, NewKey};
+use super::store::{KeyRow, NewKey, PolicyPatch};
 use super::{json, not_found, Admin, AdminStore, Answer, ObjectControl};
 use crate::api::auth::{hash_key, mint_caller_key};
 use crate::api::views::{Deleted, KeyView, List, NewKeyView, PolicyView, SpendView};
-use crate::config::admin_body::parse_body;
+use crate::config::admin_body::parse_optional_body;
+use crate::config::sealed::Kek;
 use crate::config::TenantId;
 use crate::config::{KeyPolicy, KeyPolicyChange, Period};
 use crate::usage::spend::Spend;
-
-/// An empty body (or none) is an unrestricted key.
-fn policy_change(body: &[u8]) -> Result<KeyPolicyChange, crate::config::ConfigError> {
-    if body.iter().all(u8::is_ascii_whitespace) {
-        Ok(KeyPolicyChange::default())
-    } else {
-        parse_body(body)
-    }
-}
 
 /// A key's row with its spend in the current window of its budget's period (all time for a key
 /// without a budget); `null` when the ledger could not be asked.
@@ -37,8 +29,9 @@ fn with_spend(row: &KeyRow, spend: Option<Spend>, now: u64) -> KeyView<'_> {
 
 impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
     pub(super) async fn create_key(&self, t: &TenantId, body: &[u8]) -> Answer {
-        let policy = policy_change(body)?.apply_to(KeyPolicy::default())?;
-        let (id, key) = mint_caller_key(&self.random::<32>()?);
+        let policy = parse_optional_body::<KeyPolicyChange>(body)?.apply_to(KeyPolicy::default())?;
+        let mac = self.cx.kek.map(Kek::caller_key_mac);
+        let (id, key) = mint_caller_key(&self.random::<32>()?, mac);
         let stored = NewKey {
             id,
             key_hash: hash_key(&key),
@@ -71,20 +64,18 @@ impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
         json(200, &List { data })
     }
 
-    /// Absent fields stay, `null` clears one, a value replaces it; the result is validated as a
-    /// whole before it is stored. Other isolates apply it within `CONFIG_TTL_MS`.
+    /// Absent fields stay, `null` clears one, a value replaces it. The change is merged into the
+    /// policy stored at the moment of the write, field by field, in one step: two PATCHes that
+    /// race both land, as they would applied one after the other. Other isolates apply it within
+    /// `CONFIG_TTL_MS`.
     pub(super) async fn patch_key(&self, t: &TenantId, id: &str, body: &[u8]) -> Answer {
-        let change = policy_change(body)?;
-        let row = self.store.key(t, id).await?;
+        let patch = PolicyPatch::new(parse_optional_body::<KeyPolicyChange>(body)?)?;
+        let row = self.store.merge_key_policy(t, id, &patch).await?;
         let row = row.ok_or_else(|| not_found(&format!("The API key '{id}'")))?;
-        let policy = change.apply_to(row.policy)?;
-        if !self.store.set_key_policy(t, id, &policy).await? {
-            return Err(not_found(&format!("The API key '{id}'")));
-        }
         let view = PolicyView {
             id: &row.id,
             created_at: row.created_at,
-            policy: &policy,
+            policy: &row.policy,
         };
         json(200, &view)
     }

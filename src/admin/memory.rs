@@ -2,10 +2,10 @@
 //! same refusals as the D1 adapter, so every admin rule can be proved without workerd.
 
 use super::store::{
-    AliasWrite, CatalogSnapshot, CatalogStore, Created, EventRow, KeyRow, ModelWrite, NewKey,
-    ProviderDelete, RoutingControl, Stored, TenantRecord, TenantRow, TenantStore,
+    AliasWrite, CatalogSnapshot, CatalogStore, Created, DepthWrite, EventRow, KeyRow, ModelWrite,
+    NewKey, PolicyPatch, ProviderDelete, RoutingControl, Stored, TenantRecord, TenantRow,
+    TenantStore,
 };
-use crate::config::KeyPolicy;
 use crate::config::{
     Alias, AliasName, CatalogModel, Chain, ModelId, ProviderName, RouteName, SettingsOverrides,
     StoredProvider, TenantId,
@@ -26,9 +26,30 @@ pub struct TenantData {
     pub rollups: Vec<(crate::usage::RollupKey, crate::usage::UsageSums)>,
 }
 
-#[derive(Debug, Default)]
+/// Another admin's write, landing at the start of this store's next write: what a concurrent
+/// request does between a command's reads and its write.
+type Interleaved = Box<dyn FnOnce(&mut TenantData)>;
+
+#[derive(Default)]
 pub struct MemoryStore {
     tenants: RefCell<BTreeMap<TenantId, TenantData>>,
+    interleaved: RefCell<Option<Interleaved>>,
+}
+
+impl std::fmt::Debug for MemoryStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemoryStore")
+            .field("tenants", &self.tenants)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The depth a tenant's rules must fit: its override, else the deployment's.
+fn depth_of(d: &TenantData, default_depth: u32) -> u32 {
+    d.record
+        .as_ref()
+        .and_then(|r| r.settings.max_fallback_depth)
+        .unwrap_or(default_depth)
 }
 
 impl MemoryStore {
@@ -53,6 +74,12 @@ impl MemoryStore {
         }
     }
 
+    /// Runs `f` on the tenant's data just before the next write lands, as a concurrent admin
+    /// request would, to prove what a write does with what changed since its command read.
+    pub fn before_next_write(&self, f: impl FnOnce(&mut TenantData) + 'static) {
+        *self.interleaved.borrow_mut() = Some(Box::new(f));
+    }
+
     pub(super) fn with_data(&self, t: &TenantId, f: impl FnOnce(&mut TenantData)) {
         if let Some(d) = self.tenants.borrow_mut().get_mut(t) {
             f(d);
@@ -67,12 +94,21 @@ impl MemoryStore {
     }
 
     fn write<T: Default>(&self, t: &TenantId, f: impl FnOnce(&mut TenantData) -> T) -> Stored<T> {
-        Ok(self
-            .tenants
-            .borrow_mut()
-            .get_mut(t)
-            .map(f)
-            .unwrap_or_default())
+        Ok(self.write_or(t, T::default(), f))
+    }
+
+    /// One atomic write to the tenant's data (`absent` when there is no such tenant), after any
+    /// write interleaved before it.
+    fn write_or<T>(&self, t: &TenantId, absent: T, f: impl FnOnce(&mut TenantData) -> T) -> T {
+        let interleaved = self.interleaved.borrow_mut().take();
+        let mut tenants = self.tenants.borrow_mut();
+        let Some(d) = tenants.get_mut(t) else {
+            return absent;
+        };
+        if let Some(other) = interleaved {
+            other(d);
+        }
+        f(d)
     }
 }
 
@@ -127,12 +163,24 @@ impl TenantStore for MemoryStore {
         Ok(())
     }
 
-    async fn put_settings(&self, t: &TenantId, settings: &SettingsOverrides) -> Stored<()> {
-        self.write(t, |d| {
-            if let Some(r) = d.record.as_mut() {
-                r.settings = settings.clone();
+    async fn put_settings(
+        &self,
+        t: &TenantId,
+        settings: &SettingsOverrides,
+        max_depth: u32,
+    ) -> Stored<DepthWrite> {
+        Ok(self.write_or(t, DepthWrite::DepthExceeded, |d| {
+            if d.rules.values().any(|c| c.len() > max_depth as usize) {
+                return DepthWrite::DepthExceeded;
             }
-        })
+            match d.record.as_mut() {
+                Some(r) => {
+                    r.settings = settings.clone();
+                    DepthWrite::Written
+                }
+                None => DepthWrite::DepthExceeded,
+            }
+        }))
     }
 
     async fn insert_key(&self, t: &TenantId, key: &NewKey) -> Stored<()> {
@@ -153,13 +201,18 @@ impl TenantStore for MemoryStore {
         self.read(t, |d| d.keys.get(id).map(key_row))
     }
 
-    async fn set_key_policy(&self, t: &TenantId, id: &str, policy: &KeyPolicy) -> Stored<bool> {
-        self.write(t, |d| match d.keys.get_mut(id) {
+    async fn merge_key_policy(
+        &self,
+        t: &TenantId,
+        id: &str,
+        patch: &PolicyPatch,
+    ) -> Stored<Option<KeyRow>> {
+        self.write_or(t, Ok(None), |d| match d.keys.get_mut(id) {
             Some(k) => {
-                k.policy = policy.clone();
-                true
+                k.policy = patch.apply(&k.policy)?;
+                Ok(Some(key_row(k)))
             }
-            None => false,
+            None => Ok(None),
         })
     }
 
@@ -294,11 +347,16 @@ impl CatalogStore for MemoryStore {
         t: &TenantId,
         name: &RouteName,
         chain: &Chain,
+        default_depth: u32,
         _now: u64,
-    ) -> Stored<()> {
-        self.write(t, |d| {
+    ) -> Stored<DepthWrite> {
+        Ok(self.write_or(t, DepthWrite::DepthExceeded, |d| {
+            if chain.len() > depth_of(d, default_depth) as usize {
+                return DepthWrite::DepthExceeded;
+            }
             d.rules.insert(name.clone(), chain.clone());
-        })
+            DepthWrite::Written
+        }))
     }
 
     async fn delete_rule(&self, t: &TenantId, name: &RouteName) -> Stored<bool> {

@@ -7,6 +7,7 @@
 mod catalog;
 mod keys;
 mod operations;
+mod policy_patch;
 pub mod store;
 mod tenants;
 mod usage;

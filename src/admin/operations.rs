@@ -1,9 +1,11 @@
 //! Settings, breaker events and manual breaker resets.
 
+use super::catalog::depth_changed;
+use super::store::DepthWrite;
 use super::{json, not_found, query_param, Admin, AdminStore, Answer, ObjectControl, Refusal};
 use crate::api::views::{ClosedBreaker, EventView, List, ResetView};
 use crate::api::{ApiError, ErrorKind};
-use crate::config::admin_body::{parse_body, validate_settings, BreakerReset};
+use crate::config::admin_body::{parse_body, parse_optional_body, validate_settings, BreakerReset};
 use crate::config::{Chain, ConfigError, RouteName, SettingsOverrides, TenantId};
 
 /// Events listed per request at most; a caller pages on with `since`.
@@ -23,24 +25,31 @@ impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
         json(200, &self.settings(t).await?)
     }
 
-    /// A depth limit below an existing rule's chain is refused: the rule would stop loading.
+    /// A depth limit below an existing rule's chain is refused: the rule would stop loading. The
+    /// store checks it again in the write itself, so a rule written meanwhile is seen.
     pub(super) async fn put_settings(&self, t: &TenantId, body: &[u8]) -> Answer {
         let overrides = parse_body::<SettingsOverrides>(body).and_then(validate_settings)?;
         let effective = self.cx.defaults.effective(&overrides);
-        let rules = self.store.list_rules(t).await?;
-        let too_long = rules_longer_than(&rules, effective.max_fallback_depth);
-        if !too_long.is_empty() {
+        let depth = effective.max_fallback_depth;
+        if self.store.put_settings(t, &overrides, depth).await? == DepthWrite::DepthExceeded {
+            // Refused in the write: name the rules only while they are still too long.
+            if !self.store.tenant_exists(t).await? {
+                return Err(not_found(&format!("Tenant '{t}'")));
+            }
+            let rules = self.store.list_rules(t).await?;
+            let too_long = rules_longer_than(&rules, depth);
+            if too_long.is_empty() {
+                return Err(depth_changed());
+            }
             return Err(ConfigError::invalid(
                 "max_fallback_depth",
                 format!(
-                    "{} would be below the chain length of routing rules {}",
-                    effective.max_fallback_depth,
+                    "{depth} would be below the chain length of routing rules {}",
                     too_long.join(", ")
                 ),
             )
             .into());
         }
-        self.store.put_settings(t, &overrides).await?;
         json(200, &effective)
     }
 
@@ -72,11 +81,7 @@ impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
 
     /// Closes breakers by hand: one provider's (optionally one model's), or every provider's.
     pub(super) async fn reset_breakers(&self, t: &TenantId, body: &[u8]) -> Answer {
-        let target: BreakerReset = if body.iter().all(u8::is_ascii_whitespace) {
-            BreakerReset::default()
-        } else {
-            parse_body(body)?
-        };
+        let target: BreakerReset = parse_optional_body(body)?;
         let names = self.store.provider_names(t).await?;
         let providers = match &target.provider {
             Some(p) if !names.contains(p) => return Err(not_found(&format!("The provider '{p}'"))),

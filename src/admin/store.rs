@@ -3,6 +3,7 @@
 //! provider exists, an alias is not a model id), the store checks it inside that step and says
 //! which rule refused.
 
+pub use super::policy_patch::PolicyPatch;
 use crate::config::KeyPolicy;
 use crate::config::{
     Alias, AliasName, CatalogModel, Chain, ModelId, ProviderName, RouteName, SettingsOverrides,
@@ -109,6 +110,14 @@ pub enum ProviderDelete {
     InUse(Vec<ModelId>),
 }
 
+/// A write that must keep every chain within `max_fallback_depth`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DepthWrite {
+    Written,
+    /// A chain would be longer than the depth (or the tenant is gone); nothing was written.
+    DepthExceeded,
+}
+
 /// One stored breaker event: its order and its JSON body as written.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EventRow {
@@ -136,13 +145,27 @@ pub trait TenantStore {
     async fn tenant(&self, t: &TenantId) -> Stored<Option<TenantRecord>>;
     /// Everything the tenant owns goes with it, in one step.
     async fn delete_tenant(&self, t: &TenantId) -> Stored<()>;
-    async fn put_settings(&self, t: &TenantId, settings: &SettingsOverrides) -> Stored<()>;
+    /// Writes the settings only if no routing rule's chain is longer than `max_depth` (the depth
+    /// they allow) at that moment, in one step, so a rule written meanwhile cannot outgrow it.
+    async fn put_settings(
+        &self,
+        t: &TenantId,
+        settings: &SettingsOverrides,
+        max_depth: u32,
+    ) -> Stored<DepthWrite>;
 
     async fn insert_key(&self, t: &TenantId, key: &NewKey) -> Stored<()>;
     async fn list_keys(&self, t: &TenantId) -> Stored<Vec<KeyRow>>;
     async fn key(&self, t: &TenantId, id: &str) -> Stored<Option<KeyRow>>;
-    /// Replaces the key's policy; false when the key does not exist.
-    async fn set_key_policy(&self, t: &TenantId, id: &str, policy: &KeyPolicy) -> Stored<bool>;
+    /// Merges `patch` into the policy stored at this moment, field by field, in one step: two
+    /// PATCHes that race both land, as if applied one after the other. The key as it now is;
+    /// None when it does not exist.
+    async fn merge_key_policy(
+        &self,
+        t: &TenantId,
+        id: &str,
+        patch: &PolicyPatch,
+    ) -> Stored<Option<KeyRow>>;
     async fn delete_key(&self, t: &TenantId, id: &str) -> Stored<bool>;
     /// At most `limit` events at or after `since`, oldest first.
     async fn events(&self, t: &TenantId, since: u64, limit: u32) -> Stored<Vec<EventRow>>;
@@ -175,8 +198,16 @@ pub trait CatalogStore {
     async fn delete_alias(&self, t: &TenantId, name: &AliasName) -> Stored<bool>;
 
     async fn list_rules(&self, t: &TenantId) -> Stored<Vec<(RouteName, Chain)>>;
-    async fn put_rule(&self, t: &TenantId, name: &RouteName, chain: &Chain, now: u64)
-        -> Stored<()>;
+    /// Writes the rule only if its chain fits the tenant's `max_fallback_depth` at that moment
+    /// (its override, else `default_depth`), in one step, so settings lowered meanwhile hold.
+    async fn put_rule(
+        &self,
+        t: &TenantId,
+        name: &RouteName,
+        chain: &Chain,
+        default_depth: u32,
+        now: u64,
+    ) -> Stored<DepthWrite>;
     async fn delete_rule(&self, t: &TenantId, name: &RouteName) -> Stored<bool>;
 
     async fn catalog(&self, t: &TenantId) -> Stored<CatalogSnapshot>;

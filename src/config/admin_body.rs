@@ -26,6 +26,17 @@ pub fn parse_body<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ConfigError> {
     })
 }
 
+/// A body that may be left out: an empty one (no bytes at all) is `T::default()`, the "no change"
+/// of a PATCH. A body that is present must be a JSON object, so whitespace alone, `null` or `[]`
+/// is a 400, never taken for "no change".
+pub fn parse_optional_body<T: DeserializeOwned + Default>(bytes: &[u8]) -> Result<T, ConfigError> {
+    if bytes.is_empty() {
+        Ok(T::default())
+    } else {
+        parse_body(bytes)
+    }
+}
+
 /// serde_json appends "at line 1 column 42"; the field path already says where.
 fn strip_position(msg: &str) -> String {
     match msg.rfind(" at line ") {

@@ -16,3 +16,88 @@ pub struct CallerKey {
     #[serde(default)]
     pub policy: Rc<KeyPolicy>,
 }
+
+/// The deployment secret that caller keys carry a MAC under: HMAC-SHA256 keyed by `CG_KEK` over
+/// a fixed label, so it is a key of its own (neither the KEK nor anything sealed under it).
+#[derive(Clone)]
+pub struct CallerKeyMac([u8; 32]);
+
+impl std::fmt::Debug for CallerKeyMac {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CallerKeyMac(…)")
+    }
+}
+
+type HmacSha256 = hmac::Hmac<sha2::Sha256>;
+
+/// Bytes of HMAC-SHA256 a key carries: 128 bits, so a forged tag is a 2^-128 guess.
+pub const MAC_BYTES: usize = 16;
+
+const DERIVATION_LABEL: &[u8] = b"cognigate caller-key mac v1";
+
+/// HMAC-SHA256 under a 32-byte key. RFC 2104 pads a key shorter than the block (64 bytes) with
+/// zeros, so the padded key is the same key; taking it whole makes construction infallible.
+fn hmac(key: &[u8; 32], msg: &[u8]) -> HmacSha256 {
+    use hmac::digest::KeyInit;
+    use hmac::Mac;
+    let mut block = [0u8; 64];
+    block[..32].copy_from_slice(key);
+    let mut mac = <HmacSha256 as KeyInit>::new(&block.into());
+    mac.update(msg);
+    mac
+}
+
+impl CallerKeyMac {
+    /// Derived from the 32 bytes of `CG_KEK`.
+    pub fn derive(kek: &[u8; 32]) -> Self {
+        use hmac::Mac;
+        Self(hmac(kek, DERIVATION_LABEL).finalize().into_bytes().into())
+    }
+
+    /// The tag of `body` (the key without its tag).
+    pub fn tag(&self, body: &str) -> [u8; MAC_BYTES] {
+        use hmac::Mac;
+        let full = hmac(&self.0, body.as_bytes()).finalize().into_bytes();
+        let mut tag = [0u8; MAC_BYTES];
+        tag.copy_from_slice(&full[..MAC_BYTES]);
+        tag
+    }
+
+    /// `tag` is `body`'s, compared in constant time.
+    pub fn verify(&self, body: &str, tag: &[u8]) -> bool {
+        use hmac::Mac;
+        tag.len() == MAC_BYTES
+            && hmac(&self.0, body.as_bytes())
+                .verify_truncated_left(tag)
+                .is_ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hmac::Mac;
+
+    #[test]
+    fn the_padded_key_is_the_same_hmac_key() {
+        let key = [0x42u8; 32];
+        let mut plain = <HmacSha256 as Mac>::new_from_slice(&key).unwrap();
+        plain.update(b"msg");
+        assert_eq!(
+            hmac(&key, b"msg").finalize().into_bytes(),
+            plain.finalize().into_bytes()
+        );
+    }
+
+    #[test]
+    fn the_mac_key_is_neither_the_kek_nor_the_same_under_another_kek() {
+        let a = CallerKeyMac::derive(&[1; 32]);
+        let b = CallerKeyMac::derive(&[2; 32]);
+        assert_ne!(a.0, [1; 32]);
+        assert_ne!(a.tag("cg_x"), b.tag("cg_x"));
+        assert!(a.verify("cg_x", &a.tag("cg_x")));
+        assert!(!b.verify("cg_x", &a.tag("cg_x")));
+        assert!(!a.verify("cg_y", &a.tag("cg_x")));
+        assert!(!a.verify("cg_x", &a.tag("cg_x")[..8]), "a short tag");
+    }
+}

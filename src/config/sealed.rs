@@ -2,14 +2,16 @@
 //! nonce per key, and the tenant and provider bound as associated data, so a row copied to another
 //! tenant or provider does not open. Keys may instead name a Worker secret, resolved at load.
 
+use super::caller_key::CallerKeyMac;
 use super::names::{ProviderName, TenantId};
 use super::ConfigError;
 use aes_gcm::aead::{Aead, Payload};
 use aes_gcm::{Aes256Gcm, KeyInit, Nonce};
 
-/// The key-encryption key: 32 bytes, given as 64 hex characters.
+/// The key-encryption key: 32 bytes, given as 64 hex characters. It also yields the MAC key of
+/// caller keys (`CallerKeyMac`), derived from it so a deployment has one secret to keep.
 #[derive(Clone)]
-pub struct Kek(Aes256Gcm);
+pub struct Kek(Aes256Gcm, CallerKeyMac);
 
 impl std::fmt::Debug for Kek {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -39,12 +41,17 @@ fn aad(tenant: &TenantId, provider: &ProviderName) -> Vec<u8> {
 
 impl Kek {
     pub fn from_hex(s: &str) -> Result<Self, SealError> {
-        let bytes = unhex(s.trim())
-            .filter(|b| b.len() == 32)
+        let bytes: [u8; 32] = unhex(s.trim())
+            .and_then(|b| b.try_into().ok())
             .ok_or(SealError::BadKek)?;
         Aes256Gcm::new_from_slice(&bytes)
-            .map(Self)
+            .map(|aead| Self(aead, CallerKeyMac::derive(&bytes)))
             .map_err(|_| SealError::BadKek)
+    }
+
+    /// The MAC key caller keys are minted and checked with.
+    pub fn caller_key_mac(&self) -> &CallerKeyMac {
+        &self.1
     }
 
     /// `v1:<nonce hex>:<ciphertext+tag hex>`. The nonce must never repeat under one KEK: the edge

@@ -7,9 +7,10 @@ use super::d1::{config::ConfigRows, logged, storage_error, Db};
 use super::metrics::Metrics;
 use crate::api::ApiError;
 use crate::cache::{CachePolicy, Lookup, Ticket, TtlCache};
+use crate::config::caller_key::CallerKeyMac;
 use crate::config::sealed::Kek;
 use crate::config::{CallerKey, Defaults, TenantConfig, TenantId};
-use std::cell::RefCell;
+use std::cell::{OnceCell, RefCell};
 use std::collections::BTreeMap;
 use std::rc::Rc;
 use worker::{console_error, Context, Env};
@@ -38,6 +39,7 @@ const UNSET: CachePolicy = CachePolicy {
 thread_local! {
     static CONFIGS: RefCell<TtlCache<TenantId, Rc<TenantConfig>>> = RefCell::new(TtlCache::new(UNSET));
     static CALLERS: RefCell<TtlCache<String, CallerKey>> = RefCell::new(TtlCache::new(UNSET));
+    static CALLER_MAC: OnceCell<Option<CallerKeyMac>> = const { OnceCell::new() };
 }
 
 /// Drops this isolate's cached config for `tenant` after an admin write, its caller keys, every
@@ -210,6 +212,18 @@ pub async fn load_config(
         written_at,
         resolved: Default::default(),
     }))
+}
+
+/// The MAC key of caller keys, derived from `CG_KEK` once per isolate (the secret cannot change
+/// under it). None without a usable KEK: tokens are then looked up without a MAC check.
+pub fn caller_key_mac(env: &Env) -> Option<CallerKeyMac> {
+    CALLER_MAC.with(|c| {
+        c.get_or_init(|| {
+            // A malformed CG_KEK is logged by `kek`; the request path goes on without a MAC check.
+            kek(env).ok().flatten().map(|k| k.caller_key_mac().clone())
+        })
+        .clone()
+    })
 }
 
 /// The key-encryption key, if the deployment has one (`wrangler secret put CG_KEK`).

@@ -2,7 +2,8 @@
 
 use super::{changes, js, num, parse_stored, to_stored, Db};
 use crate::admin::store::{
-    AliasWrite, CatalogSnapshot, CatalogStore, ModelWrite, ProviderDelete, StoreError, Stored,
+    AliasWrite, CatalogSnapshot, CatalogStore, DepthWrite, ModelWrite, ProviderDelete, StoreError,
+    Stored,
 };
 use crate::config::{
     Alias, AliasName, CatalogModel, Chain, ModelId, ProviderName, RouteName, StoredProvider,
@@ -267,21 +268,38 @@ impl CatalogStore for Db {
             .collect()
     }
 
+    /// One statement: the chain is written only if it fits the depth the tenant's row allows at
+    /// that moment (its override, else `default_depth`); no row, no write.
     async fn put_rule(
         &self,
         t: &TenantId,
         name: &RouteName,
         chain: &Chain,
+        default_depth: u32,
         now: u64,
-    ) -> Stored<()> {
+    ) -> Stored<DepthWrite> {
         let stored = to_stored(chain)?;
-        self.run(
-            "INSERT INTO routing_rules (tenant_id, match_name, chain, updated_at) VALUES (?1, ?2, ?3, ?4) \
-             ON CONFLICT (tenant_id, match_name) DO UPDATE SET chain = excluded.chain, updated_at = excluded.updated_at",
-            &[js(t.as_str()), js(name.as_str()), js(&stored), num(now)],
-        )
-        .await
-        .map(|_| ())
+        let r = self
+            .run(
+                "INSERT INTO routing_rules (tenant_id, match_name, chain, updated_at) \
+                 SELECT ?1, ?2, ?3, ?4 \
+                 WHERE json_array_length(?3) <= (SELECT COALESCE(json_extract(settings, '$.max_fallback_depth'), ?5) \
+                   FROM tenants WHERE id = ?1) \
+                 ON CONFLICT (tenant_id, match_name) DO UPDATE SET chain = excluded.chain, updated_at = excluded.updated_at",
+                &[
+                    js(t.as_str()),
+                    js(name.as_str()),
+                    js(&stored),
+                    num(now),
+                    num(u64::from(default_depth)),
+                ],
+            )
+            .await?;
+        Ok(if changes(&r) > 0 {
+            DepthWrite::Written
+        } else {
+            DepthWrite::DepthExceeded
+        })
     }
 
     async fn delete_rule(&self, t: &TenantId, name: &RouteName) -> Stored<bool> {

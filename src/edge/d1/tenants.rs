@@ -2,9 +2,9 @@
 
 use super::{changes, js, num, parse_stored, to_stored, Db};
 use crate::admin::store::{
-    Created, EventRow, KeyRow, NewKey, Stored, TenantRecord, TenantRow, TenantStore,
+    Created, DepthWrite, EventRow, KeyRow, NewKey, PolicyPatch, Stored, TenantRecord, TenantRow,
+    TenantStore,
 };
-use crate::config::KeyPolicy;
 use crate::config::{Alias, AliasName, SettingsOverrides, TenantId};
 use serde::Deserialize;
 
@@ -129,14 +129,27 @@ impl TenantStore for Db {
         self.batch(stmts).await.map(|_| ())
     }
 
-    async fn put_settings(&self, t: &TenantId, settings: &SettingsOverrides) -> Stored<()> {
+    /// One statement: written only while no rule's chain is longer than `max_depth`.
+    async fn put_settings(
+        &self,
+        t: &TenantId,
+        settings: &SettingsOverrides,
+        max_depth: u32,
+    ) -> Stored<DepthWrite> {
         let stored = to_stored(settings)?;
-        self.run(
-            "UPDATE tenants SET settings = ?2 WHERE id = ?1",
-            &[js(t.as_str()), js(&stored)],
-        )
-        .await
-        .map(|_| ())
+        let r = self
+            .run(
+                "UPDATE tenants SET settings = ?2 WHERE id = ?1 \
+                 AND NOT EXISTS (SELECT 1 FROM routing_rules \
+                   WHERE tenant_id = ?1 AND json_array_length(chain) > ?3)",
+                &[js(t.as_str()), js(&stored), num(u64::from(max_depth))],
+            )
+            .await?;
+        Ok(if changes(&r) > 0 {
+            DepthWrite::Written
+        } else {
+            DepthWrite::DepthExceeded
+        })
     }
 
     async fn insert_key(&self, t: &TenantId, key: &NewKey) -> Stored<()> {
@@ -174,14 +187,22 @@ impl TenantStore for Db {
         found.into_iter().next().map(KeyRowStored::open).transpose()
     }
 
-    async fn set_key_policy(&self, t: &TenantId, id: &str, policy: &KeyPolicy) -> Stored<bool> {
-        let r = self
-            .run(
-                "UPDATE caller_keys SET policy = ?3 WHERE tenant_id = ?1 AND id = ?2",
-                &[js(t.as_str()), js(id), js(&to_stored(policy)?)],
+    /// One statement: SQLite's `json_patch` is RFC 7396, the merge `PolicyPatch::apply` does,
+    /// applied to the policy stored at the moment of the write.
+    async fn merge_key_policy(
+        &self,
+        t: &TenantId,
+        id: &str,
+        patch: &PolicyPatch,
+    ) -> Stored<Option<KeyRow>> {
+        let found: Vec<KeyRowStored> = self
+            .all(
+                "UPDATE caller_keys SET policy = json_patch(policy, ?3) \
+                 WHERE tenant_id = ?1 AND id = ?2 RETURNING id, created_at, policy",
+                &[js(t.as_str()), js(id), js(&patch.to_json())],
             )
             .await?;
-        Ok(changes(&r) > 0)
+        found.into_iter().next().map(KeyRowStored::open).transpose()
     }
 
     async fn delete_key(&self, t: &TenantId, id: &str) -> Stored<bool> {
