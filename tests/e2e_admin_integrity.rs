@@ -17,13 +17,9 @@ fn gw() -> &'static Gateway {
 /// The D1 queries the request's log line counted.
 fn d1_queries_of(gw: &Gateway, r: &Resp) -> u64 {
     let id = r.header("x-cognigate-request-id").unwrap();
-    gw.log_containing(&format!("\"request_id\":\"{id}\""))
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .find(|l| l["request_id"] == id && l["msg"] == "request")
-        .unwrap_or_else(|| panic!("no log line for {id}"))["d1_queries"]
+    gw.request_line(id)["d1_queries"]
         .as_u64()
-        .unwrap()
+        .unwrap_or_else(|| panic!("no log line for {id}"))
 }
 
 fn chat_as(gw: &Gateway, key: &str) -> Resp {

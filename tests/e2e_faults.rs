@@ -133,12 +133,8 @@ fn run_cell(gw: &Gateway, fault: Fault, position: usize) -> Observed {
         Some(&body.to_string()),
     );
     let id = r.header("x-cognigate-request-id").unwrap().to_owned();
-    let log = gw.log_containing(&format!("\"request_id\":\"{id}\""));
-    let line: Value = log
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .find(|l| l["request_id"] == id.as_str() && l["msg"] == "request")
-        .expect("one log line per request");
+    let line = gw.request_line(&id);
+    assert!(!line.is_null(), "one log line per request");
     let attempts = line["attempts"]
         .as_array()
         .unwrap()

@@ -184,12 +184,8 @@ fn an_oversized_answer_falls_through_to_the_next_candidate_without_opening_a_bre
     assert_eq!((big.count(), small.count()), (1, 1));
     assert_eq!(breakers(&t), Vec::<Value>::new(), "no breaker counted it");
     let id = r.header("x-cognigate-request-id").unwrap().to_owned();
-    let log = gw.log_containing(&format!("\"request_id\":\"{id}\""));
-    let line: Value = log
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .find(|l| l["request_id"] == id.as_str() && l["msg"] == "request")
-        .expect("the request's log line");
+    let line = gw.request_line(&id);
+    assert!(!line.is_null(), "the request's log line");
     assert_eq!(line["attempts"][0]["failure"], "oversized", "{line}");
     // And the big model is still tried first: its breaker is closed.
     let r = t.chat("chain");

@@ -100,13 +100,9 @@ fn a_key_in_steady_use_is_reloaded_in_the_background_without_a_d1_query_on_the_r
 
 fn d1_queries_of(gw: &Gateway, r: &Resp) -> u64 {
     let id = r.header("x-cognigate-request-id").unwrap();
-    gw.log_containing(&format!("\"request_id\":\"{id}\""))
-        .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .find(|l| l["request_id"] == id && l["msg"] == "request")
-        .unwrap_or_else(|| panic!("no log line for {id}"))["d1_queries"]
+    gw.request_line(id)["d1_queries"]
         .as_u64()
-        .unwrap()
+        .unwrap_or_else(|| panic!("no log line for {id}"))
 }
 
 #[test]

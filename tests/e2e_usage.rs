@@ -11,24 +11,6 @@ use std::time::Duration;
 use support::gateway::{agent, header_list, Gateway, Resp, Tenant};
 use support::sdk::openai_sdk;
 
-/// The usage records of `tenant` once there are `n` of them (each test has its own tenant).
-fn records(gw: &Gateway, tenant: &str, n: usize) -> Vec<Value> {
-    let start = std::time::Instant::now();
-    loop {
-        let found: Vec<Value> = gw
-            .log()
-            .lines()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .filter(|l| l["msg"] == "usage" && l["tenant"] == tenant)
-            .collect();
-        if found.len() >= n || start.elapsed() > Duration::from_secs(10) {
-            assert_eq!(found.len(), n, "usage records of {tenant}: {found:?}");
-            return found;
-        }
-        std::thread::sleep(Duration::from_millis(25));
-    }
-}
-
 /// POST `body` to `path` with the tenant's key and extra headers.
 fn post(t: &Tenant<'_>, path: &str, body: &Value, headers: &[(&str, &str)]) -> Resp {
     let mut req = ureq::http::Request::builder()
@@ -91,7 +73,7 @@ fn a_priced_models_answer_carries_its_cost_and_one_usage_record_with_the_end_use
     );
     assert_eq!(r.status, 200, "{}", r.text);
     assert_eq!(r.header("x-cognigate-cost-usd"), Some("0.0000825"));
-    let rec = &records(gw, &t.id, 1)[0];
+    let rec = &gw.usage_records(&t.id, 1, Duration::from_secs(10))[0];
     assert_eq!(
         rec["tokens"],
         json!({"prompt": 5, "completion": 7, "cached": 0})
@@ -118,7 +100,10 @@ fn a_priced_models_answer_carries_its_cost_and_one_usage_record_with_the_end_use
     // Without the header, the body's `user` field (the SDK sends it) names the end user.
     let v = openai_sdk(&t, "m", "chat_cost", &[]);
     assert_eq!(v["cost"], "0.0000825");
-    assert_eq!(records(gw, &t.id, 2)[1]["end_user"], "sdk-user");
+    assert_eq!(
+        gw.usage_records(&t.id, 2, Duration::from_secs(10))[1]["end_user"],
+        "sdk-user"
+    );
 }
 
 #[test]
@@ -143,7 +128,7 @@ fn a_fallback_answer_is_charged_at_the_prices_of_the_model_that_served_it() {
     assert_eq!(r.header("x-cognigate-model"), Some("m"));
     // 5 prompt tokens at $1000 per million, output free.
     assert_eq!(r.header("x-cognigate-cost-usd"), Some("0.005"));
-    let rec = &records(gw, &t.id, 1)[0];
+    let rec = &gw.usage_records(&t.id, 1, Duration::from_secs(10))[0];
     assert_eq!(rec["served_model"], "m");
     assert_eq!(rec["requested"], "chain");
 }
@@ -161,7 +146,7 @@ fn a_stream_without_include_usage_has_no_usage_chunk_while_the_record_has_the_to
         json!({"include_usage": true}),
         "the upstream is asked for usage all the same"
     );
-    let rec = &records(gw, &t.id, 1)[0];
+    let rec = &gw.usage_records(&t.id, 1, Duration::from_secs(10))[0];
     assert_eq!(
         rec["tokens"],
         json!({"prompt": 5, "completion": 7, "cached": 0})
@@ -181,7 +166,10 @@ fn a_stream_with_include_usage_passes_the_usage_chunk_and_records_it() {
     let v = openai_sdk(&t, "m", "chat_stream", &["include_usage"]);
     assert_eq!(v["usage_chunks"], 1, "{v}");
     assert_eq!(v["usage"], json!({"prompt": 5, "completion": 7}));
-    assert_eq!(records(gw, &t.id, 1)[0]["tokens"]["prompt"], 5);
+    assert_eq!(
+        gw.usage_records(&t.id, 1, Duration::from_secs(10))[0]["tokens"]["prompt"],
+        5
+    );
 }
 
 #[test]
@@ -203,7 +191,7 @@ fn a_streamed_answer_has_no_cost_header_and_a_cut_stream_is_recorded_with_estima
     assert_eq!(r.status, 200);
     assert_eq!(r.header("x-cognigate-cost-usd"), None);
     assert!(r.text.contains("upstream_stream_error"), "{}", r.text);
-    let rec = &records(gw, &t.id, 1)[0];
+    let rec = &gw.usage_records(&t.id, 1, Duration::from_secs(10))[0];
     assert_eq!(rec["outcome"], "served", "cut after the first byte: served");
     // Never free: the prompt estimate (ceil(bytes of `messages` / 4)) and "par" relayed (1 token).
     let prompt = body["messages"].to_string().len().div_ceil(4) as u64;
@@ -229,7 +217,7 @@ fn an_answer_without_usage_carries_the_estimated_cost_and_is_recorded_as_estimat
     let prompt = body["messages"].to_string().len().div_ceil(4) as u64;
     let cost = cognigate::usage::usd_decimal(prompt as f64 / 1e6);
     assert_eq!(r.header("x-cognigate-cost-usd"), Some(cost.as_str()));
-    let rec = &records(gw, &t.id, 1)[0];
+    let rec = &gw.usage_records(&t.id, 1, Duration::from_secs(10))[0];
     assert_eq!(
         (rec["usage_source"].as_str(), &rec["tokens"]),
         (
@@ -254,7 +242,10 @@ fn openai_cached_tokens_are_charged_at_the_cached_input_price() {
     let r = post(&t, "/v1/chat/completions", &chat_body("m"), &[]);
     // 200 × 2 + 800 × 0.5 = 800 per million.
     assert_eq!(r.header("x-cognigate-cost-usd"), Some("0.0008"));
-    assert_eq!(records(gw, &t.id, 1)[0]["tokens"]["cached"], 800);
+    assert_eq!(
+        gw.usage_records(&t.id, 1, Duration::from_secs(10))[0]["tokens"]["cached"],
+        800
+    );
 }
 
 #[test]
@@ -281,7 +272,7 @@ fn an_anthropic_upstreams_cache_reads_are_counted_and_charged_at_the_cached_pric
     let r = post(&t, "/v1/messages", &body, &[]);
     assert_eq!(r.status, 200, "{}", r.text);
     assert_eq!(r.header("x-cognigate-cost-usd"), Some("0.00135"));
-    let recs = records(gw, &t.id, 2);
+    let recs = gw.usage_records(&t.id, 2, Duration::from_secs(10));
     for rec in &recs {
         assert_eq!(
             rec["tokens"],
@@ -306,7 +297,7 @@ fn an_anthropic_stream_is_metered_from_its_own_usage_and_the_usage_chunk_stays_s
     assert!(r.text.ends_with("data: [DONE]\n\n"), "{}", r.text);
     assert!(!r.text.contains("\"usage\""), "not asked for: {}", r.text);
     // The mock's Messages stream: 5 input tokens at message_start, 7 output at message_delta.
-    let rec = &records(gw, &t.id, 1)[0];
+    let rec = &gw.usage_records(&t.id, 1, Duration::from_secs(10))[0];
     assert_eq!(
         rec["tokens"],
         json!({"prompt": 5, "completion": 7, "cached": 0})
@@ -316,7 +307,7 @@ fn an_anthropic_stream_is_metered_from_its_own_usage_and_the_usage_chunk_stays_s
         "messages": [{"role": "user", "content": "hi"}]});
     let r = post(&t, "/v1/messages", &body, &[]);
     assert!(r.text.contains("message_stop"), "{}", r.text);
-    let rec = &records(gw, &t.id, 2)[1];
+    let rec = &gw.usage_records(&t.id, 2, Duration::from_secs(10))[1];
     assert_eq!(
         rec["tokens"],
         json!({"prompt": 5, "completion": 7, "cached": 0})
@@ -359,7 +350,7 @@ fn the_messages_responses_and_embeddings_surfaces_carry_the_cost_header_too() {
             r.text
         );
     }
-    let recs = records(gw, &t.id, 3);
+    let recs = gw.usage_records(&t.id, 3, Duration::from_secs(10));
     assert_eq!(
         recs[2]["tokens"],
         json!({"prompt": 3, "completion": 0, "cached": 0})
@@ -379,7 +370,7 @@ fn an_exhausted_request_is_recorded_with_zero_cost_and_unknown_tokens() {
     let r = post(&t, "/v1/chat/completions", &chat_body("m"), &[]);
     assert_eq!(r.status, 502);
     assert_eq!(r.header("x-cognigate-cost-usd"), None);
-    let rec = &records(gw, &t.id, 1)[0];
+    let rec = &gw.usage_records(&t.id, 1, Duration::from_secs(10))[0];
     assert_eq!(rec["outcome"], "exhausted");
     assert_eq!(rec["cost_usd"], 0.0);
     assert!(

@@ -218,6 +218,34 @@ impl Gateway {
         }
     }
 
+    /// The `{"msg":"request",...}` log line of one request, once it has reached the log.
+    pub fn request_line(&self, request_id: &str) -> Value {
+        let log = self.log_containing(&format!("\"request_id\":\"{request_id}\""));
+        log.lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .find(|l| l["request_id"] == request_id && l["msg"] == "request")
+            .unwrap_or(Value::Null)
+    }
+
+    /// The `{"msg":"usage",...}` records of `tenant` once there are `n` of them (each test has its
+    /// own tenant), waiting at most `within`; asserts the count.
+    pub fn usage_records(&self, tenant: &str, n: usize, within: Duration) -> Vec<Value> {
+        let start = std::time::Instant::now();
+        loop {
+            let found: Vec<Value> = self
+                .log()
+                .lines()
+                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+                .filter(|l| l["msg"] == "usage" && l["tenant"] == tenant)
+                .collect();
+            if found.len() >= n || start.elapsed() > within {
+                assert_eq!(found.len(), n, "usage records of {tenant}: {found:?}");
+                return found;
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+    }
+
     /// Sends a request and hands back the response with its body unread (for streams).
     pub fn send(
         &self,
