@@ -1,10 +1,10 @@
-//! An in-memory `AdminStore` and `RoutingControl` for host tests: the same atomic steps and the
+//! An in-memory `AdminStore` for host tests (routing state: `memory_routing`): the same atomic steps and the
 //! same refusals as the D1 adapter, so every admin rule can be proved without workerd.
 
+pub use super::memory_routing::MemoryRouting;
 use super::store::{
     AliasWrite, CatalogSnapshot, CatalogStore, Created, DepthWrite, EventRow, KeyRow, ModelWrite,
-    NewKey, PolicyPatch, ProviderDelete, RoutingControl, Stored, TenantRecord, TenantRow,
-    TenantStore,
+    NewKey, PolicyPatch, ProviderDelete, Stored, TenantRecord, TenantRow, TenantStore,
 };
 use crate::config::{
     Alias, AliasName, CatalogModel, Chain, ModelId, ProviderName, RouteName, SettingsOverrides,
@@ -373,44 +373,5 @@ impl CatalogStore for MemoryStore {
                 .map(|(n, a)| (n.clone(), a.clone()))
                 .collect(),
         })
-    }
-}
-
-/// Routing state as the admin side sees it: which providers were wiped, and which breakers are
-/// open (by provider, model) for resets to close.
-#[derive(Debug, Default)]
-pub struct MemoryRouting {
-    pub wiped: RefCell<Vec<(TenantId, ProviderName)>>,
-    pub open: RefCell<Vec<(TenantId, ProviderName, ModelId)>>,
-    /// The ledger's spend per (tenant, key), as tests set it.
-    pub spends: RefCell<BTreeMap<(TenantId, String), crate::usage::spend::Spend>>,
-    pub ledgers_wiped: RefCell<Vec<TenantId>>,
-}
-
-impl RoutingControl for MemoryRouting {
-    async fn wipe(&self, t: &TenantId, provider: &ProviderName) {
-        self.wiped.borrow_mut().push((t.clone(), provider.clone()));
-        self.open
-            .borrow_mut()
-            .retain(|(ot, op, _)| !(ot == t && op == provider));
-    }
-
-    async fn reset(
-        &self,
-        t: &TenantId,
-        provider: &ProviderName,
-        model: Option<&ModelId>,
-    ) -> Stored<Vec<ModelId>> {
-        let mut open = self.open.borrow_mut();
-        let hit = |(ot, op, m): &(TenantId, ProviderName, ModelId)| {
-            ot == t && op == provider && model.is_none_or(|want| want == m)
-        };
-        let closed: Vec<ModelId> = open
-            .iter()
-            .filter(|e| hit(e))
-            .map(|e| e.2.clone())
-            .collect();
-        open.retain(|e| !hit(e));
-        Ok(closed)
     }
 }

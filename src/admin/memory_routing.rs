@@ -1,0 +1,46 @@
+//! In-memory routing state and ledger spends for host tests: what the admin side wipes, resets
+//! and reads through `RoutingControl`, recorded so a test can see it.
+
+use super::store::{RoutingControl, Stored};
+use crate::config::{ModelId, ProviderName, TenantId};
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+
+/// Routing state as the admin side sees it: which providers were wiped, and which breakers are
+/// open (by provider, model) for resets to close.
+#[derive(Debug, Default)]
+pub struct MemoryRouting {
+    pub wiped: RefCell<Vec<(TenantId, ProviderName)>>,
+    pub open: RefCell<Vec<(TenantId, ProviderName, ModelId)>>,
+    /// The ledger's spend per (tenant, key), as tests set it.
+    pub spends: RefCell<BTreeMap<(TenantId, String), crate::usage::spend::Spend>>,
+    pub ledgers_wiped: RefCell<Vec<TenantId>>,
+}
+
+impl RoutingControl for MemoryRouting {
+    async fn wipe(&self, t: &TenantId, provider: &ProviderName) {
+        self.wiped.borrow_mut().push((t.clone(), provider.clone()));
+        self.open
+            .borrow_mut()
+            .retain(|(ot, op, _)| !(ot == t && op == provider));
+    }
+
+    async fn reset(
+        &self,
+        t: &TenantId,
+        provider: &ProviderName,
+        model: Option<&ModelId>,
+    ) -> Stored<Vec<ModelId>> {
+        let mut open = self.open.borrow_mut();
+        let hit = |(ot, op, m): &(TenantId, ProviderName, ModelId)| {
+            ot == t && op == provider && model.is_none_or(|want| want == m)
+        };
+        let closed: Vec<ModelId> = open
+            .iter()
+            .filter(|e| hit(e))
+            .map(|e| e.2.clone())
+            .collect();
+        open.retain(|e| !hit(e));
+        Ok(closed)
+    }
+}
