@@ -108,6 +108,8 @@ pub struct Ledger {
     pub(super) scopes: BTreeMap<ScopeId, Scope>,
     pub(super) settled: SettledIds,
     released: Vec<Released>,
+    /// The earliest expiry of any hold (a scan visits every scope, so it runs only then).
+    next_expiry: Option<u64>,
 }
 
 impl Ledger {
@@ -134,6 +136,10 @@ impl Ledger {
     }
 
     pub(super) fn expire_holds(&mut self, now_ms: u64) {
+        if self.next_expiry.is_none_or(|at| now_ms < at) {
+            return;
+        }
+        self.next_expiry = None;
         for (id, scope) in self.scopes.iter_mut() {
             for (hold_id, hold) in scope.holds.expire(now_ms) {
                 self.released.push(Released {
@@ -142,6 +148,7 @@ impl Ledger {
                     hold,
                 });
             }
+            self.next_expiry = min_of(self.next_expiry, scope.holds.next_expiry(), u64::min);
         }
     }
 
@@ -165,6 +172,7 @@ impl Ledger {
             for scope in self.scopes.values_mut() {
                 scope.holds.returned(ret, drain_until);
             }
+            self.next_expiry = min_of(self.next_expiry, Some(drain_until), u64::min);
         }
         let limits = req.limits();
         if let Some(request_id) = &req.request_id {
@@ -213,6 +221,7 @@ impl Ledger {
     }
 
     fn place(&mut self, req: &AdmitRequest, id: &str, hold: &Hold) {
+        self.next_expiry = min_of(self.next_expiry, Some(hold.expires_ms), u64::min);
         for scope in req.held_scopes() {
             if let Some(s) = self.scopes.get_mut(&scope) {
                 s.holds.place(id, hold.clone());

@@ -62,6 +62,10 @@ impl Holds {
         self.by_id.is_empty()
     }
 
+    pub fn next_expiry(&self) -> Option<u64> {
+        self.by_id.values().map(|h| h.expires_ms).min()
+    }
+
     pub fn place(&mut self, id: &str, hold: Hold) {
         if !hold.is_empty() {
             self.by_id.insert(id.to_owned(), hold);
