@@ -169,8 +169,10 @@ impl Ledger {
         self.expire_holds(now_ms);
         let drain_until = now_ms.saturating_add(req.release_after());
         for ret in &req.returns {
-            for scope in self.scopes.values_mut() {
-                scope.holds.returned(ret, drain_until);
+            for id in &ret.scopes {
+                if let Some(scope) = self.scopes.get_mut(id) {
+                    scope.holds.returned(ret, drain_until);
+                }
             }
             self.next_expiry = min_of(self.next_expiry, Some(drain_until), u64::min);
         }

@@ -107,6 +107,7 @@ impl Holds {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::governance::ScopeId;
 
     fn hold(requests: u64, tokens: u64, usd: f64) -> Hold {
         Hold {
@@ -133,6 +134,7 @@ mod tests {
         h.returned(
             &SliceReturn {
                 id: "s1".into(),
+                scopes: vec![ScopeId::Key("k".into())],
                 unused_requests: 2,
                 unused_tokens: 200,
                 unused_usd: 0.2,

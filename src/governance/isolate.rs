@@ -46,6 +46,16 @@ struct Held {
     limits: AdmitRequest,
 }
 
+impl Held {
+    /// The unused part, addressed to the scopes it was held on.
+    fn give_back(self) -> SliceReturn {
+        SliceReturn {
+            scopes: self.limits.scopes(),
+            ..self.slice.give_back()
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 struct TenantBook {
     slices: HashMap<Subject, Held>,
@@ -56,7 +66,25 @@ struct TenantBook {
     retained: Retained,
 }
 
+/// Slices kept per tenant before those past any use are dropped (one per key, or per key and
+/// end user where end users are limited: a tenant with many end users would otherwise grow).
+const PRUNE_AFTER: usize = 256;
+
 impl TenantBook {
+    /// Gives back and forgets slices that can no longer admit anything, once there are many.
+    fn prune(&mut self, now: u64) {
+        if self.slices.len() <= PRUNE_AFTER {
+            return;
+        }
+        let (dead, live): (HashMap<_, _>, HashMap<_, _>) = std::mem::take(&mut self.slices)
+            .into_iter()
+            .partition(|(_, h)| !h.slice.is_live_in_outage(now));
+        self.slices = live;
+        self.returns.extend(dead.into_values().map(Held::give_back));
+        self.asking
+            .retain(|_, since| now < since.saturating_add(SLICE_LEASE_MS));
+    }
+
     fn asking(&self, s: &Subject, now: u64) -> bool {
         self.asking
             .get(s)
@@ -103,6 +131,11 @@ impl IsolateLedger {
 
     fn book(&mut self, tenant: &str) -> &mut TenantBook {
         self.tenants.entry(tenant.to_owned()).or_default()
+    }
+
+    /// Slices held for the tenant's subjects.
+    pub fn slices(&self, tenant: &str) -> usize {
+        self.tenants.get(tenant).map_or(0, |b| b.slices.len())
     }
 
     pub fn retained(&self, tenant: &str) -> usize {
@@ -179,9 +212,10 @@ impl IsolateLedger {
                 limits: ask.clone(),
             };
             if let Some(old) = book.slices.insert(s, held) {
-                book.returns.push(old.slice.give_back());
+                book.returns.push(old.give_back());
             }
         }
+        book.prune(now);
     }
 
     fn failed(&mut self, tenant: &str, ask: AdmitRequest) {

@@ -236,3 +236,30 @@ fn a_slice_lapsed_past_the_outage_grace_admits_nothing() {
     assert_eq!(after.via, Via::Outage);
     assert_ne!(after.verdict, Verdict::Admit);
 }
+
+#[test]
+fn slices_of_many_end_users_past_any_use_are_given_back_and_forgotten() {
+    let port = FaultyLedger::default();
+    port.now.set(T0);
+    let book = RefCell::new(IsolateLedger::new("iso"));
+    let limits = crate::config::policy::EndUserLimits {
+        budget: budget(1_000.0, Period::Day),
+        rpm: None,
+    };
+    let for_user = |u: usize, now: u64| {
+        let ask = AdmitRequest {
+            end_user: Some((format!("user-{u}"), limits)),
+            key_budget: None,
+            ..limited(&format!("r{u}"))
+        };
+        block_on(isolate::admit(&port, &book, "t", ask, now))
+    };
+    for u in 0..300 {
+        assert_eq!(for_user(u, T0).verdict, Verdict::Admit);
+    }
+    assert_eq!(book.borrow().slices("t"), 300);
+    let later = T0 + SLICE_LEASE_MS + OUTAGE_GRACE_MS;
+    port.now.set(later);
+    assert_eq!(for_user(300, later).verdict, Verdict::Admit);
+    assert_eq!(book.borrow().slices("t"), 1);
+}

@@ -188,6 +188,7 @@ fn a_returned_slice_frees_its_unused_part_and_its_used_requests_count_as_they_se
                 slice_id: None,
                 returns: vec![SliceReturn {
                     id: "probe".into(),
+                    scopes: vec![ScopeId::Key("k".into())],
                     unused_requests: n,
                     unused_tokens: 0,
                     unused_usd: 1.0,
@@ -217,6 +218,7 @@ fn a_returned_slice_frees_its_unused_part_and_its_used_requests_count_as_they_se
             slice_id: None,
             returns: vec![SliceReturn {
                 id: s.id.clone(),
+                scopes: vec![ScopeId::Key("k".into())],
                 unused_requests: 60,
                 unused_tokens: 0,
                 unused_usd: s.allowance.usd.unwrap() - 0.002,

@@ -10,6 +10,7 @@
 //! - "nearly spent": when any limit has less left than `SLICE_DIVISOR × MIN_SLICE_REQUESTS`
 //!   (64) requests' worth, no slice is granted and each request makes its own round trip.
 
+use super::admission::ScopeId;
 use super::reserve::{HoldRef, Need};
 use serde::{Deserialize, Serialize};
 
@@ -44,6 +45,9 @@ pub struct SliceGrant {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SliceReturn {
     pub id: String,
+    /// The scopes it was held on (the ledger visits only those).
+    #[serde(default)]
+    pub scopes: Vec<ScopeId>,
     pub unused_requests: u64,
     pub unused_tokens: u64,
     pub unused_usd: f64,
@@ -169,6 +173,7 @@ impl LocalSlice {
     pub fn give_back(&self) -> SliceReturn {
         SliceReturn {
             id: self.id.clone(),
+            scopes: Vec::new(),
             unused_requests: self.left.requests,
             unused_tokens: self.left.tokens.unwrap_or(0),
             unused_usd: self.left.usd.unwrap_or(0.0).max(0.0),
