@@ -8,6 +8,7 @@ mod support;
 use cognigate::mock::Reply;
 use serde_json::{json, Value};
 use std::sync::{Arc, Barrier};
+use std::time::Duration;
 use support::gateway::{Gateway, Tenant};
 
 /// A key of `t` with this policy (the POST body).
@@ -84,4 +85,49 @@ fn thirty_two_concurrent_requests_on_a_key_with_a_tpm_worth_5_answers_are_served
         "{statuses:?}"
     );
     assert_eq!(mock.count(), served);
+}
+
+/// The key's spend in the admin list.
+fn key_spend(t: &Tenant<'_>, id: &str) -> f64 {
+    let keys = t.gw.admin("GET", &t.path("/api-keys"), None).json();
+    let row = keys["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["id"] == id)
+        .cloned()
+        .unwrap();
+    row["spend"]["usd"].as_f64().unwrap_or(0.0)
+}
+
+#[test]
+fn a_warm_limited_key_is_admitted_from_its_slice_with_no_round_trip_and_every_answer_is_charged() {
+    let gw = Gateway::shared();
+    let (t, _mock) = gw.tenant_with_mock("slice-spend", &["sk-1"], "round_robin");
+    t.model("m", "p", 100.0, 8000);
+    let r = gw.admin(
+        "POST",
+        &t.path("/api-keys"),
+        Some(json!({"rpm": 100000, "budget": {"usd": 1000, "period": "day"}})),
+    );
+    assert_eq!(r.status, 201, "{}", r.text);
+    let (id, key) = (
+        r.json()["id"].as_str().unwrap().to_owned(),
+        r.json()["key"].as_str().unwrap().to_owned(),
+    );
+    let body = json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]}).to_string();
+    let mut round_trips = 0;
+    for i in 0..20 {
+        let r = gw.request("POST", "/v1/chat/completions", Some(&key), Some(&body));
+        assert_eq!(r.status, 200, "{}", r.text);
+        let calls: u64 = r.header("x-cognigate-do-calls").unwrap().parse().unwrap();
+        if i >= 2 {
+            round_trips += calls;
+        }
+    }
+    assert_eq!(round_trips, 0, "warm requests are admitted from the slice");
+    // Each answer costs $0.0012; the records go to the ledger in the isolate's batch.
+    support::gateway::eventually("every answer charged", Duration::from_secs(10), || {
+        (key_spend(&t, &id) - 20.0 * 0.0012).abs() < 1e-9
+    });
 }
