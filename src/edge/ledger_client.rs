@@ -17,7 +17,7 @@ use crate::governance::{AdmitAnswer, AdmitRequest, SettleEntry};
 use crate::usage::spend::Spend;
 use serde::de::DeserializeOwned;
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 use std::time::Duration;
 use worker::{console_error, Delay, Env, Headers, Method, Request, RequestInit, Result};
@@ -26,9 +26,14 @@ use worker::{console_error, Delay, Env, Headers, Method, Request, RequestInit, R
 const BATCH_WINDOW_MS: u64 = 1_000;
 /// A buffer this full is sent at once instead of waiting for the window.
 const MAX_BATCH: usize = 256;
+/// After a failed settle, one task per tenant tries again on this schedule (within the 30 s a
+/// `waitUntil` may run), so kept records also reach the ledger when no further request comes.
+const RETRY_AFTER_MS: [u64; 3] = [1_000, 3_000, 9_000];
 
 thread_local! {
     static BUFFERS: RefCell<BTreeMap<TenantId, Vec<SettleEntry>>> = const { RefCell::new(BTreeMap::new()) };
+    /// Tenants with a retry task running in this isolate.
+    static RETRYING: RefCell<BTreeSet<TenantId>> = const { RefCell::new(BTreeSet::new()) };
     static BOOK: Rc<RefCell<IsolateLedger>> = Rc::new(RefCell::new(IsolateLedger::new(
         random_bytes::<6>().map_or_else(|_| format!("iso{}", now_ms()), ::hex::encode),
     )));
@@ -181,17 +186,50 @@ pub async fn flush_kept(env: &Env, tenant: &TenantId) {
     send(env, tenant, Vec::new()).await;
 }
 
+/// Ends a tenant's retry task however it ends (done, or its `waitUntil` cancelled).
+struct Retrying(TenantId);
+
+impl Drop for Retrying {
+    fn drop(&mut self) {
+        RETRYING.with(|r| r.borrow_mut().remove(&self.0));
+    }
+}
+
 async fn send(env: &Env, tenant: &TenantId, batch: Vec<SettleEntry>) {
+    if deliver(env, tenant, batch).await {
+        return;
+    }
+    let first = RETRYING.with(|r| r.borrow_mut().insert(tenant.clone()));
+    if !first {
+        return;
+    }
+    let _retrying = Retrying(tenant.clone());
+    for wait in RETRY_AFTER_MS {
+        Delay::from(Duration::from_millis(wait)).await;
+        // Read in its own statement: no borrow of the book may live across the send.
+        let kept = book().borrow().retained(tenant.as_str());
+        if kept == 0 || deliver(env, tenant, Vec::new()).await {
+            return;
+        }
+    }
+}
+
+/// Sends the kept records and `batch`; false (logged) if the ledger did not take them.
+async fn deliver(env: &Env, tenant: &TenantId, batch: Vec<SettleEntry>) -> bool {
     let port = ObjectPort {
         env,
         tenant,
         metrics: None,
     };
     let book = book();
-    if let Err((kept, e)) = isolate::settle(&port, &book, tenant.as_str(), batch).await {
-        console_error!(
-            "{}",
-            serde_json::json!({"msg": "usage records not settled; kept for the next call", "tenant": tenant, "kept": kept, "error": e})
-        );
+    match isolate::settle(&port, &book, tenant.as_str(), batch).await {
+        Ok(()) => true,
+        Err((kept, e)) => {
+            console_error!(
+                "{}",
+                serde_json::json!({"msg": "usage records not settled; kept for the next call", "tenant": tenant, "kept": kept, "error": e})
+            );
+            false
+        }
     }
 }
