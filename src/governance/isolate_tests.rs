@@ -263,3 +263,18 @@ fn slices_of_many_end_users_past_any_use_are_given_back_and_forgotten() {
     assert_eq!(for_user(300, later).verdict, Verdict::Admit);
     assert_eq!(book.borrow().slices("t"), 1);
 }
+
+#[test]
+fn a_changed_policy_is_not_admitted_from_a_slice_granted_under_the_old_one() {
+    let port = FaultyLedger::default();
+    port.now.set(T0);
+    let book = RefCell::new(IsolateLedger::new("iso"));
+    assert_eq!(admit(&port, &book, 0, T0).via, Via::Ledger);
+    assert!(matches!(admit(&port, &book, 1, T0).via, Via::Slice { .. }));
+    let tighter = AdmitRequest {
+        key_budget: budget(0.5, Period::Day),
+        ..limited("r2")
+    };
+    let a = block_on(isolate::admit(&port, &book, "t", tighter, T0));
+    assert_eq!(a.via, Via::Ledger);
+}
