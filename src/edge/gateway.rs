@@ -2,7 +2,7 @@
 
 use super::deployment::Deployment;
 use super::http::{self, header, now_ms, random_bytes, HttpReply};
-use super::limits::{allowed, govern, Governed};
+use super::limits::{allowed, govern, Admitting, Governed};
 use super::metrics::Metrics;
 use super::routing_object::RoutingClient;
 use super::served::{
@@ -13,14 +13,16 @@ use super::stream_response::{self as streamed, StreamOwner, StreamUsageOwner};
 use super::upstream::{FetchUpstream, UpstreamBody};
 use super::usage_sink::{self, StreamHandOff};
 use crate::api::auth::{bearer, hash_key, may_be_caller_key};
+use crate::api::ChatRequest;
 use crate::api::{ApiError, ErrorKind};
 use crate::cascade::log_line::RequestLog;
 use crate::cascade::{settle, Cascade, Clock, Ending, Limits, Outcome};
 use crate::config::{CallerKey, TenantConfig};
-use crate::routing::{build_chain, ChainError};
+use crate::governance::Need;
+use crate::routing::{build_chain, Candidate, ChainError};
 use crate::surfaces::count_tokens::CountRequest;
 use crate::surfaces::{Inbound, Surface};
-use crate::usage::estimate::answer_tokens;
+use crate::usage::estimate::{answer_tokens, requested_output};
 use crate::usage::{end_user, usd_decimal, PendingUsage};
 use std::rc::Rc;
 use worker::{console_log, Context, Env, Request, Response};
@@ -166,16 +168,16 @@ pub async fn serve(
         };
         crate::usage::end_user::require(limits.end_user_required(), pending.end_user.as_deref())?;
         let chain = build_chain(&cfg, inbound.model()).map_err(|e| chain_error(&e))?;
-        let governed = match govern(
-            env,
-            &cfg.tenant,
-            &key,
+        let admitting = Admitting {
+            tenant: &cfg.tenant,
+            key: &key,
             limits,
-            pending.end_user.as_deref(),
-            &metrics,
-        )
-        .await
-        {
+            end_user: pending.end_user.as_deref(),
+            request_id,
+            need: reservation(&inbound, &chain),
+            request_budget_ms: dep.defaults.request_budget_ms,
+        };
+        let governed = match govern(env, ctx, admitting, &metrics).await {
             Ok(g) => g,
             Err(refused) => {
                 log.emit("limited", refused.error.status(), &[]);
@@ -351,6 +353,18 @@ async fn respond(
     };
     log.emit(label, status, &attempts);
     result
+}
+
+/// What admission holds for the request: the prompt estimate (the context guard's) and
+/// `max_tokens`, priced at the chain's most expensive candidate, since any of them may serve.
+fn reservation(inbound: &Inbound, chain: &[Candidate<'_>]) -> Need {
+    Need::of_request(
+        inbound.prompt_tokens(),
+        requested_output(inbound.chat()),
+        chain
+            .iter()
+            .map(|c| (c.model.input_price_per_mtok, c.model.output_price_per_mtok)),
+    )
 }
 
 /// `X-CogniGate-Truncate: oldest` asks for truncation instead of a `context_window` skip.

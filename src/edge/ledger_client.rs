@@ -1,19 +1,24 @@
-//! The client side of the tenant's ledger object: admission for requests that have a limit (one
-//! round trip), and finished requests handed over for settling and roll-ups.
+//! The client side of the tenant's ledger object: admission for requests that have a limit
+//! (from this isolate's slices, else one round trip), and finished requests handed over for
+//! settling and roll-ups. Every decision is `governance::isolate`'s; this file is its port.
 //!
-//! Requests of a tenant and key without limits never wait on the ledger: their records are
-//! gathered per isolate and sent about once a second, by the `waitUntil` of the request whose
-//! record found the buffer empty (it sleeps on its own timer, then sends what the buffer holds
-//! by then; workerd lets a `waitUntil` future await only its own timers and fetches). Records of
-//! a request that has a limit are sent at once, so its spend counts as early as possible.
+//! Records are gathered per isolate and sent about once a second, by the `waitUntil` of the
+//! request whose record found the buffer empty (it sleeps on its own timer, then sends what the
+//! buffer holds by then; workerd lets a `waitUntil` future await only its own timers and
+//! fetches). Records of a request the ledger admitted itself (a limit nearly spent) are sent at
+//! once, so its spend counts as early as possible. Records the ledger did not take are kept in
+//! the isolate and go first with the next call.
 
+use super::http::{now_ms, random_bytes};
 use super::metrics::Metrics;
 use crate::config::TenantId;
-use crate::governance::{AdmitRequest, SettleEntry, Verdict};
+use crate::governance::isolate::{self, Admission, IsolateLedger, LedgerPort, Via};
+use crate::governance::{AdmitAnswer, AdmitRequest, SettleEntry};
 use crate::usage::spend::Spend;
 use serde::de::DeserializeOwned;
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::rc::Rc;
 use std::time::Duration;
 use worker::{console_error, Delay, Env, Headers, Method, Request, RequestInit, Result};
 
@@ -21,9 +26,21 @@ use worker::{console_error, Delay, Env, Headers, Method, Request, RequestInit, R
 const BATCH_WINDOW_MS: u64 = 1_000;
 /// A buffer this full is sent at once instead of waiting for the window.
 const MAX_BATCH: usize = 256;
+/// After a failed settle, one task per tenant tries again on this schedule (within the 30 s a
+/// `waitUntil` may run), so kept records also reach the ledger when no further request comes.
+const RETRY_AFTER_MS: [u64; 3] = [1_000, 3_000, 9_000];
 
 thread_local! {
     static BUFFERS: RefCell<BTreeMap<TenantId, Vec<SettleEntry>>> = const { RefCell::new(BTreeMap::new()) };
+    /// Tenants with a retry task running in this isolate.
+    static RETRYING: RefCell<BTreeSet<TenantId>> = const { RefCell::new(BTreeSet::new()) };
+    static BOOK: Rc<RefCell<IsolateLedger>> = Rc::new(RefCell::new(IsolateLedger::new(
+        random_bytes::<6>().map_or_else(|_| format!("iso{}", now_ms()), ::hex::encode),
+    )));
+}
+
+fn book() -> Rc<RefCell<IsolateLedger>> {
+    BOOK.with(Rc::clone)
 }
 
 async fn call<T: DeserializeOwned>(
@@ -50,23 +67,70 @@ async fn call<T: DeserializeOwned>(
     resp.json().await
 }
 
-/// Asks the ledger whether the request may go upstream. Fails open: a ledger that cannot be
-/// reached must not become a gateway outage (the failure is logged; limits resume with it).
-pub async fn admit(env: &Env, tenant: &TenantId, req: &AdmitRequest, metrics: &Metrics) -> Verdict {
-    metrics.durable_object_call();
-    let body = match serde_json::to_string(req) {
-        Ok(b) => b,
-        Err(_) => return Verdict::Admit,
-    };
-    match call(env, tenant, "/admit", body).await {
-        Ok(verdict) => verdict,
-        Err(e) => {
-            console_error!(
-                "{}",
-                serde_json::json!({"msg": "ledger unreachable; request admitted", "tenant": tenant, "error": e.to_string()})
-            );
-            Verdict::Admit
+/// The tenant's ledger object as `governance::isolate` sees it.
+struct ObjectPort<'a> {
+    env: &'a Env,
+    tenant: &'a TenantId,
+    metrics: Option<&'a Metrics>,
+}
+
+impl LedgerPort for ObjectPort<'_> {
+    async fn acquire(&self, ask: &AdmitRequest) -> std::result::Result<AdmitAnswer, String> {
+        if let Some(m) = self.metrics {
+            m.durable_object_call();
         }
+        let body = serde_json::to_string(ask).map_err(|e| e.to_string())?;
+        call(self.env, self.tenant, "/acquire", body)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    async fn settle(&self, entries: &[SettleEntry]) -> std::result::Result<(), String> {
+        let body = serde_json::to_string(entries).map_err(|e| e.to_string())?;
+        call::<serde_json::Value>(self.env, self.tenant, "/settle", body)
+            .await
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// Decides whether the request may go upstream: from a slice, else with one round trip. With
+/// the ledger unreachable, from what is left of the last slice, else refused (logged).
+pub async fn admit(
+    env: &Env,
+    tenant: &TenantId,
+    ask: AdmitRequest,
+    metrics: &Metrics,
+) -> Admission {
+    let port = ObjectPort {
+        env,
+        tenant,
+        metrics: Some(metrics),
+    };
+    let book = book();
+    let admission = isolate::admit(&port, &book, tenant.as_str(), ask, now_ms()).await;
+    if admission.via == Via::Outage {
+        console_error!(
+            "{}",
+            serde_json::json!({"msg": "ledger unreachable; admitted from this isolate's slice or refused", "tenant": tenant, "admitted": admission.hold.is_some()})
+        );
+    }
+    admission
+}
+
+/// Renews a slice in the background (under `waitUntil`); a failure keeps the current slice.
+pub async fn renew(env: &Env, tenant: &TenantId, ask: AdmitRequest) {
+    let port = ObjectPort {
+        env,
+        tenant,
+        metrics: None,
+    };
+    let book = book();
+    if let Err(e) = isolate::renew(&port, &book, tenant.as_str(), ask, now_ms()).await {
+        console_error!(
+            "{}",
+            serde_json::json!({"msg": "slice not renewed; the current one is kept until it lapses", "tenant": tenant, "error": e})
+        );
     }
 }
 
@@ -90,7 +154,8 @@ pub async fn wipe(env: &Env, tenant: &TenantId) -> Result<()> {
 }
 
 /// Hands a finished request to its tenant's ledger; to be awaited inside a `waitUntil`.
-/// `urgent`: the request had a limit, so its record goes at once rather than with the batch.
+/// `urgent`: the ledger admitted the request itself, so its record goes at once rather than
+/// with the batch.
 pub async fn settle(env: &Env, entry: SettleEntry, urgent: bool) {
     let tenant = entry.record.tenant.clone();
     if urgent {
@@ -116,16 +181,55 @@ pub async fn settle(env: &Env, entry: SettleEntry, urgent: bool) {
     }
 }
 
+/// Sends the records kept from failed calls (after the ledger answered again).
+pub async fn flush_kept(env: &Env, tenant: &TenantId) {
+    send(env, tenant, Vec::new()).await;
+}
+
+/// Ends a tenant's retry task however it ends (done, or its `waitUntil` cancelled).
+struct Retrying(TenantId);
+
+impl Drop for Retrying {
+    fn drop(&mut self) {
+        RETRYING.with(|r| r.borrow_mut().remove(&self.0));
+    }
+}
+
 async fn send(env: &Env, tenant: &TenantId, batch: Vec<SettleEntry>) {
-    let count = batch.len();
-    let sent = match serde_json::to_string(&batch) {
-        Ok(body) => call::<serde_json::Value>(env, tenant, "/settle", body).await,
-        Err(e) => Err(e.into()),
+    if deliver(env, tenant, batch).await {
+        return;
+    }
+    let first = RETRYING.with(|r| r.borrow_mut().insert(tenant.clone()));
+    if !first {
+        return;
+    }
+    let _retrying = Retrying(tenant.clone());
+    for wait in RETRY_AFTER_MS {
+        Delay::from(Duration::from_millis(wait)).await;
+        // Read in its own statement: no borrow of the book may live across the send.
+        let kept = book().borrow().retained(tenant.as_str());
+        if kept == 0 || deliver(env, tenant, Vec::new()).await {
+            return;
+        }
+    }
+}
+
+/// Sends the kept records and `batch`; false (logged) if the ledger did not take them.
+async fn deliver(env: &Env, tenant: &TenantId, batch: Vec<SettleEntry>) -> bool {
+    let port = ObjectPort {
+        env,
+        tenant,
+        metrics: None,
     };
-    if let Err(e) = sent {
-        console_error!(
-            "{}",
-            serde_json::json!({"msg": "usage records not settled", "tenant": tenant, "records": count, "error": e.to_string()})
-        );
+    let book = book();
+    match isolate::settle(&port, &book, tenant.as_str(), batch).await {
+        Ok(()) => true,
+        Err((kept, e)) => {
+            console_error!(
+                "{}",
+                serde_json::json!({"msg": "usage records not settled; kept for the next call", "tenant": tenant, "kept": kept, "error": e})
+            );
+            false
+        }
     }
 }

@@ -7,6 +7,7 @@ use super::d1::{Db, MAX_ROWS_PER_FLUSH};
 use super::http::now_ms;
 use crate::config::TenantId;
 use crate::governance::admission::KEY_SPEND_PREFIX;
+use crate::governance::settle::Rollup;
 use crate::governance::{AdmitRequest, Ledger, ScopeId, SettleEntry};
 use crate::usage::spend::Spend;
 use crate::usage::PendingRollups;
@@ -84,13 +85,15 @@ impl DurableObject for LedgerObject {
 
     async fn fetch(&self, mut req: Request) -> Result<Response> {
         match (req.method(), req.path().as_str()) {
-            (Method::Post, "/admit") => {
+            (Method::Post, "/acquire") => {
                 let body: AdmitRequest = req.json().await?;
                 self.load_scopes(body.scopes()).await?;
                 // Decided on memory with no await in between: concurrent requests each see
-                // the others' counts. Rates are memory only, so admission writes nothing.
-                let verdict = self.ledger.borrow_mut().admit(&body, now_ms());
-                Response::from_json(&verdict)
+                // the others' counts and holds. Rates and holds are memory only, so admission
+                // writes nothing.
+                let answer = self.ledger.borrow_mut().acquire(&body, now_ms());
+                self.log_released();
+                Response::from_json(&answer)
             }
             (Method::Post, "/settle") => {
                 let entries: Vec<SettleEntry> = req.json().await?;
@@ -205,6 +208,16 @@ impl LedgerObject {
         Ok(())
     }
 
+    /// Reservations and slices released unsettled at their expiry: a record that never came.
+    fn log_released(&self) {
+        for r in self.ledger.borrow_mut().take_released() {
+            console_error!(
+                "{}",
+                serde_json::json!({"msg": "reservation released unsettled", "scope": r.scope, "hold": r.id, "usd": r.hold.usd, "tokens": r.hold.tokens, "requests": r.hold.requests})
+            );
+        }
+    }
+
     /// Adds each finished request to its scopes and to the roll-ups, then stores the spends that
     /// changed and the roll-ups together. Memory is not rolled back if that write fails: it then
     /// holds more spend than storage, which can only refuse sooner, never overspend.
@@ -219,12 +232,18 @@ impl LedgerObject {
             let mut unflushed = self.unflushed.borrow_mut();
             let u = unflushed.get_or_insert_with(Unflushed::default);
             for entry in &entries {
-                changed.extend(ledger.settle(entry, now));
+                let settled = ledger.settle(entry, now);
+                changed.extend(settled.changed);
                 u.tenant.get_or_insert_with(|| entry.record.tenant.clone());
-                u.rows.add(&entry.record);
+                match settled.rollup {
+                    Rollup::Record(requests) => u.rows.add_counted(&entry.record, requests),
+                    Rollup::Difference(delta) => u.rows.add_counted(&delta, 0),
+                    Rollup::Nothing => {}
+                }
             }
             ledger.forget_idle_end_users(now);
         }
+        self.log_released();
         changed.sort();
         changed.dedup();
         let mut writes = Vec::with_capacity(changed.len() + 1);

@@ -1,7 +1,8 @@
 //! Governance on the request path, before the cascade: the key's allow-list (from the cached
 //! policy, no round trip, checked before the name is resolved so a scoped key learns nothing of
 //! names it may not use), then, only when the key or the tenant has a limit that needs counters,
-//! one call to the tenant's ledger.
+//! admission with the request's reservation: from this isolate's slice with no round trip, else
+//! one call to the tenant's ledger (`ledger_client`).
 
 use super::http::{self, HttpReply};
 use super::ledger_client;
@@ -9,18 +10,36 @@ use super::metrics::Metrics;
 use crate::api::ApiError;
 use crate::config::settings::TenantLimits;
 use crate::config::{CallerKey, TenantId};
+use crate::governance::admission::RELEASE_MARGIN_MS;
+use crate::governance::isolate::Via;
 use crate::governance::refusals::{check_model, refused};
-use crate::governance::{AdmitRequest, Verdict};
+use crate::governance::{AdmitRequest, HoldRef, Need, Verdict};
 use crate::surfaces::Surface;
-use worker::Env;
+use worker::{Context, Env};
 
 /// How a request's finished record goes to the ledger.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Governed {
-    /// The request was held to a limit: its record is sent at once, not with the batch.
+    /// The ledger admitted the request itself (a limit nearly spent): its record is sent at
+    /// once, not with the batch.
     pub urgent: bool,
     /// The tenant limits end users: the ledger keeps this end user's spend.
     pub track_end_user: bool,
+    /// The reservation the record replaces.
+    pub hold: Option<HoldRef>,
+}
+
+/// The request as admission sees it.
+pub struct Admitting<'a> {
+    pub tenant: &'a TenantId,
+    pub key: &'a CallerKey,
+    pub limits: &'a TenantLimits,
+    pub end_user: Option<&'a str>,
+    pub request_id: &'a str,
+    /// The request's reservation (`Need::of_request`).
+    pub need: Need,
+    /// `REQUEST_BUDGET_MS`: with `RELEASE_MARGIN_MS`, how long its reservation may stay unsettled.
+    pub request_budget_ms: u64,
 }
 
 /// A refusal on its way out: the error, and `Retry-After` for a rate limit.
@@ -47,31 +66,42 @@ pub fn allowed(key: &CallerKey, requested: &str) -> Result<(), ApiError> {
 }
 
 /// Decides whether the request may go upstream, once its name resolved (an unknown name costs
-/// no rate-limit slot).
+/// no rate-limit slot). A renewal due, or records kept from a failed call, go under `waitUntil`.
 pub async fn govern(
     env: &Env,
-    tenant: &TenantId,
-    key: &CallerKey,
-    limits: &TenantLimits,
-    end_user: Option<&str>,
+    ctx: &Context,
+    a: Admitting<'_>,
     metrics: &Metrics,
 ) -> Result<Governed, Refused> {
     let governed = Governed {
-        urgent: false,
-        track_end_user: limits.end_user_limits().is_some(),
+        track_end_user: a.limits.end_user_limits().is_some(),
+        ..Governed::default()
     };
-    let Some(ask) = AdmitRequest::needed(
-        &key.id,
-        &key.policy,
-        limits.budget,
-        limits.end_user_limits(),
-        end_user,
+    let Some(mut ask) = AdmitRequest::needed(
+        &a.key.id,
+        &a.key.policy,
+        a.limits.budget,
+        a.limits.end_user_limits(),
+        a.end_user,
     ) else {
         return Ok(governed);
     };
-    match ledger_client::admit(env, tenant, &ask, metrics).await {
+    ask.need = a.need;
+    ask.request_id = Some(a.request_id.to_owned());
+    ask.release_after_ms = a.request_budget_ms.saturating_add(RELEASE_MARGIN_MS);
+    let admission = ledger_client::admit(env, a.tenant, ask.clone(), metrics).await;
+    if admission.via == (Via::Slice { renew: true }) {
+        let (env, tenant) = (env.clone(), a.tenant.clone());
+        ctx.wait_until(async move { ledger_client::renew(&env, &tenant, ask).await });
+    }
+    if admission.flush {
+        let (env, tenant) = (env.clone(), a.tenant.clone());
+        ctx.wait_until(async move { ledger_client::flush_kept(&env, &tenant).await });
+    }
+    match admission.verdict {
         Verdict::Admit => Ok(Governed {
-            urgent: true,
+            urgent: admission.via == Via::Ledger,
+            hold: admission.hold,
             ..governed
         }),
         Verdict::Refuse {

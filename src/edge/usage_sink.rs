@@ -58,9 +58,6 @@ async fn deliver(env: &Env, record: UsageRecord, governed: Governed) {
         record: &record,
     };
     console_log!("{}", serde_json::to_string(&line).unwrap_or_default());
-    let entry = SettleEntry {
-        record,
-        track_end_user: governed.track_end_user,
-    };
+    let entry = SettleEntry::new(record, governed.track_end_user, governed.hold);
     ledger_client::settle(env, entry, governed.urgent).await;
 }

@@ -1,22 +1,28 @@
-//! The ledger's decisions: whether a request may go upstream (`admit`), and what a finished
-//! request adds to each scope it belongs to (`settle`). One ledger per tenant holds every scope
-//! of that tenant: the tenant itself, each caller key, each end user.
+//! The ledger's decisions: whether a request may go upstream, and which slice an isolate may
+//! admit from on its own (`acquire`); what a finished request adds to each scope (`settle`, in
+//! `settle.rs`). One ledger per tenant holds every scope of that tenant: the tenant itself, each
+//! caller key, each end user.
 //!
-//! Request counts and token counts of the rolling minute live in memory only (an object that is
-//! evicted forgets at most one minute of them); spend is durable, so `settle` names the scopes
-//! whose spend changed and the edge stores exactly those.
+//! Request counts, token counts and holds live in memory only (an object that is evicted
+//! forgets at most one minute of counts, and the holds outstanding then); spend is durable, so
+//! `settle` names the scopes whose spend changed and the edge stores exactly those.
 
+use super::ask::Limit;
+pub use super::ask::{AdmitAnswer, AdmitRequest, SettleEntry};
+use super::holds::{Hold, Holds};
+use super::refusals::{Refusal, Verdict};
+use super::settled::SettledIds;
+use super::slice::{self, Remaining, SliceGrant, OUTAGE_GRACE_MS, SLICE_LEASE_MS};
 use super::window::MinuteWindow;
-use crate::api::error::ErrorKind;
-use crate::config::policy::{Budget, EndUserLimits, KeyPolicy};
 use crate::usage::spend::Spend;
-use crate::usage::UsageRecord;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// End users kept in memory before idle ones (nothing in their current minute) are dropped;
-/// their spend stays in storage and is read again when they return.
+/// End users kept in memory before idle ones (nothing in their current minute, nothing held)
+/// are dropped; their spend stays in storage and is read again when they return.
 pub const MAX_END_USERS_IN_MEMORY: usize = 10_000;
+/// A reservation is released this long after the request budget if its record never came.
+pub const RELEASE_MARGIN_MS: u64 = 10_000;
 
 /// A scope's storage identity.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -40,148 +46,70 @@ impl ScopeId {
 
 pub const KEY_SPEND_PREFIX: &str = "spend:key:";
 
-/// The limits one request is held to, sent by the isolate (which has them from its cached
-/// config), so the ledger needs no config of its own.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AdmitRequest {
-    pub key_id: String,
-    pub key_rpm: Option<u32>,
-    pub key_tpm: Option<u64>,
-    pub key_budget: Option<Budget>,
-    pub tenant_budget: Option<Budget>,
-    /// The end user and the tenant's per-end-user limits, when both exist.
-    pub end_user: Option<(String, EndUserLimits)>,
-}
-
-impl AdmitRequest {
-    /// What the ledger must be asked for this request, or `None` when nothing it holds can
-    /// refuse it: then the request makes no round trip for admission at all.
-    pub fn needed(
-        key_id: &str,
-        key: &KeyPolicy,
-        tenant_budget: Option<Budget>,
-        end_user_limits: Option<EndUserLimits>,
-        end_user: Option<&str>,
-    ) -> Option<Self> {
-        let end_user = end_user
-            .zip(end_user_limits)
-            .map(|(u, l)| (u.to_owned(), l));
-        let needed = key.is_limited() || tenant_budget.is_some() || end_user.is_some();
-        needed.then(|| Self {
-            key_id: key_id.to_owned(),
-            key_rpm: key.rpm,
-            key_tpm: key.tpm,
-            key_budget: key.budget,
-            tenant_budget,
-            end_user,
-        })
-    }
-
-    /// The scopes the ledger must have loaded to decide.
-    pub fn scopes(&self) -> Vec<ScopeId> {
-        let mut s = vec![ScopeId::Tenant, ScopeId::Key(self.key_id.clone())];
-        if let Some((u, _)) = &self.end_user {
-            s.push(ScopeId::EndUser(u.clone()));
-        }
-        s
-    }
-}
-
-/// Why a request was refused, each with its status and error code.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Refusal {
-    KeyBudget,
-    TenantBudget,
-    EndUserBudget,
-    KeyRpm,
-    KeyTpm,
-    EndUserRpm,
-}
-
-impl Refusal {
-    /// Status, `type` and `code` come from the one error vocabulary.
-    pub fn error_kind(self) -> ErrorKind {
-        match self {
-            Self::KeyBudget => ErrorKind::BudgetExceeded,
-            Self::TenantBudget => ErrorKind::TenantBudgetExceeded,
-            Self::EndUserBudget => ErrorKind::EndUserBudgetExceeded,
-            Self::KeyRpm | Self::KeyTpm | Self::EndUserRpm => ErrorKind::RateLimitExceeded,
-        }
-    }
-
-    pub fn status(self) -> u16 {
-        self.error_kind().parts().0
-    }
-
-    pub fn code(self) -> &'static str {
-        self.error_kind().parts().2
-    }
-
-    pub fn message(self) -> &'static str {
-        match self {
-            Self::KeyBudget => "This API key has spent its budget for the current period.",
-            Self::TenantBudget => "The tenant has spent its budget for the current period.",
-            Self::EndUserBudget => "This end user has spent their budget for the current period.",
-            Self::KeyRpm => "This API key is over its requests-per-minute limit.",
-            Self::KeyTpm => "This API key is over its tokens-per-minute limit.",
-            Self::EndUserRpm => "This end user is over their requests-per-minute limit.",
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "verdict")]
-pub enum Verdict {
-    Admit,
-    Refuse {
-        refusal: Refusal,
-        /// Whole seconds, at least 1, on rate-limit refusals.
-        retry_after_secs: Option<u64>,
-    },
-}
-
-/// One finished request as the ledger receives it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SettleEntry {
-    pub record: UsageRecord,
-    /// The tenant limits end users: their spend is kept (otherwise it is not, so a tenant
-    /// without end-user limits stores nothing per end user).
-    pub track_end_user: bool,
-}
-
 #[derive(Debug, Clone, Default)]
 pub struct Scope {
     pub spend: Spend,
-    requests: MinuteWindow,
-    tokens: MinuteWindow,
+    pub(super) requests: MinuteWindow,
+    pub(super) tokens: MinuteWindow,
+    pub(super) holds: Holds,
 }
 
 impl Scope {
-    fn over_budget(&self, budget: Option<Budget>, now_ms: u64) -> bool {
-        budget.is_some_and(|b| b.reached(self.spend.in_period(b.period, now_ms)))
+    /// `Some(retry_after)` when this limit refuses one more request.
+    fn refusal(&mut self, limit: Limit, now_ms: u64) -> Option<Option<u64>> {
+        let (w, held, limit) = match limit {
+            Limit::Budget(b) => {
+                let held = self.spend.in_period(b.period, now_ms) + self.holds.usd();
+                return b.reached(held).then_some(None);
+            }
+            Limit::Requests(n) => (&mut self.requests, self.holds.requests(), n),
+            Limit::Tokens(n) => (&mut self.tokens, self.holds.tokens(), n),
+        };
+        (w.total(now_ms).saturating_add(held) >= limit)
+            .then(|| Some(w.retry_after_secs(now_ms, limit.saturating_sub(held))))
     }
 
-    fn rate_refusal(&mut self, window: Which, limit: Option<u64>, now_ms: u64) -> Option<u64> {
-        let limit = limit?;
-        let w = match window {
-            Which::Requests => &mut self.requests,
-            Which::Tokens => &mut self.tokens,
-        };
-        (w.total(now_ms) >= limit).then(|| w.retry_after_secs(now_ms, limit))
+    /// What this limit has left after every hold.
+    fn remaining(&mut self, limit: Limit, now_ms: u64) -> Remaining {
+        match limit {
+            Limit::Budget(b) => Remaining {
+                usd: Some(b.usd - self.spend.in_period(b.period, now_ms) - self.holds.usd()),
+                ..Remaining::default()
+            },
+            Limit::Requests(n) => Remaining {
+                requests: Some(
+                    n.saturating_sub(self.requests.total(now_ms))
+                        .saturating_sub(self.holds.requests()),
+                ),
+                ..Remaining::default()
+            },
+            Limit::Tokens(n) => Remaining {
+                tokens: Some(
+                    n.saturating_sub(self.tokens.total(now_ms))
+                        .saturating_sub(self.holds.tokens()),
+                ),
+                ..Remaining::default()
+            },
+        }
     }
 }
 
-#[derive(Clone, Copy)]
-enum Which {
-    Requests,
-    Tokens,
+/// A hold released at its expiry, unsettled: logged by the edge.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Released {
+    pub scope: ScopeId,
+    pub id: String,
+    pub hold: Hold,
 }
 
 /// Every scope of one tenant that the ledger has loaded.
 #[derive(Debug, Default)]
 pub struct Ledger {
-    scopes: BTreeMap<ScopeId, Scope>,
+    pub(super) scopes: BTreeMap<ScopeId, Scope>,
+    pub(super) settled: SettledIds,
+    released: Vec<Released>,
+    /// The earliest expiry of any hold (a scan visits every scope, so it runs only then).
+    next_expiry: Option<u64>,
 }
 
 impl Ledger {
@@ -202,112 +130,137 @@ impl Ledger {
         self.scopes.get(id).map(|s| s.spend)
     }
 
-    /// Budgets first (the tenant's, the key's, the end user's), then rates (the key's requests
-    /// and tokens, the end user's requests). An admitted request counts toward every request
-    /// rate at once; a refused one counts toward nothing. Scopes not loaded count as empty.
+    /// Holds released unsettled since the last call, for the log.
+    pub fn take_released(&mut self) -> Vec<Released> {
+        std::mem::take(&mut self.released)
+    }
+
+    pub(super) fn expire_holds(&mut self, now_ms: u64) {
+        if self.next_expiry.is_none_or(|at| now_ms < at) {
+            return;
+        }
+        self.next_expiry = None;
+        for (id, scope) in self.scopes.iter_mut() {
+            for (hold_id, hold) in scope.holds.expire(now_ms) {
+                self.released.push(Released {
+                    scope: id.clone(),
+                    id: hold_id,
+                    hold,
+                });
+            }
+            self.next_expiry = min_of(self.next_expiry, scope.holds.next_expiry(), u64::min);
+        }
+    }
+
+    /// Admission alone (no slice), as `acquire` decides it.
     pub fn admit(&mut self, req: &AdmitRequest, now_ms: u64) -> Verdict {
-        let key_id = ScopeId::Key(req.key_id.clone());
-        let user_id = req
-            .end_user
-            .as_ref()
-            .map(|(u, _)| ScopeId::EndUser(u.clone()));
+        self.acquire(req, now_ms).verdict
+    }
+
+    /// Takes back the returned slices; then, if `request_id` is set, admits that request (every
+    /// limit checked against counts plus holds; an admitted request counts toward each request
+    /// rate at once and holds its reservation until it settles; a refused one counts toward
+    /// nothing); then, if asked and no limit is nearly spent, grants a slice. Scopes not loaded
+    /// count as empty.
+    pub fn acquire(&mut self, req: &AdmitRequest, now_ms: u64) -> AdmitAnswer {
         for id in req.scopes() {
             self.load(id, None);
         }
-        let refuse = |refusal, retry_after_secs| Verdict::Refuse {
-            refusal,
-            retry_after_secs,
-        };
-        let budget_checks = [
-            (ScopeId::Tenant, req.tenant_budget, Refusal::TenantBudget),
-            (key_id.clone(), req.key_budget, Refusal::KeyBudget),
-        ]
-        .into_iter()
-        .chain(
-            req.end_user
-                .as_ref()
-                .zip(user_id.clone())
-                .map(|((_, l), id)| (id, l.budget, Refusal::EndUserBudget)),
-        );
-        for (id, budget, refusal) in budget_checks {
-            if self
-                .scopes
-                .get(&id)
-                .is_some_and(|s| s.over_budget(budget, now_ms))
-            {
-                return refuse(refusal, None);
+        self.expire_holds(now_ms);
+        let drain_until = now_ms.saturating_add(req.release_after());
+        for ret in &req.returns {
+            for id in &ret.scopes {
+                if let Some(scope) = self.scopes.get_mut(id) {
+                    scope.holds.returned(ret, drain_until);
+                }
             }
+            self.next_expiry = min_of(self.next_expiry, Some(drain_until), u64::min);
         }
-        let rate_checks = [
-            (
-                key_id.clone(),
-                Which::Requests,
-                req.key_rpm.map(u64::from),
-                Refusal::KeyRpm,
-            ),
-            (key_id.clone(), Which::Tokens, req.key_tpm, Refusal::KeyTpm),
-        ]
-        .into_iter()
-        .chain(
-            req.end_user
-                .as_ref()
-                .zip(user_id.clone())
-                .map(|((_, l), id)| {
-                    (
-                        id,
-                        Which::Requests,
-                        l.rpm.map(u64::from),
-                        Refusal::EndUserRpm,
-                    )
-                }),
-        );
-        for (id, which, limit, refusal) in rate_checks {
-            let wait = self
-                .scopes
-                .get_mut(&id)
-                .and_then(|s| s.rate_refusal(which, limit, now_ms));
-            if let Some(secs) = wait {
-                return refuse(refusal, Some(secs));
+        let limits = req.limits();
+        if let Some(request_id) = &req.request_id {
+            for (id, limit, refusal) in &limits {
+                let over = self
+                    .scopes
+                    .get_mut(id)
+                    .and_then(|s| s.refusal(*limit, now_ms));
+                if let Some(retry_after_secs) = over {
+                    return AdmitAnswer {
+                        verdict: Verdict::Refuse {
+                            refusal: *refusal,
+                            retry_after_secs,
+                        },
+                        slice: None,
+                    };
+                }
             }
-        }
-        for id in [Some(key_id), user_id].into_iter().flatten() {
-            if let Some(s) = self.scopes.get_mut(&id) {
-                s.requests.add(now_ms, 1);
+            let counted = [
+                Some(ScopeId::Key(req.key_id.clone())),
+                req.end_user
+                    .as_ref()
+                    .map(|(u, _)| ScopeId::EndUser(u.clone())),
+            ];
+            for id in counted.into_iter().flatten() {
+                if let Some(s) = self.scopes.get_mut(&id) {
+                    s.requests.add(now_ms, 1);
+                }
             }
+            let hold = Hold {
+                requests: 0,
+                tokens: req.need.tokens,
+                usd: req.need.usd,
+                expires_ms: drain_until,
+            };
+            self.place(req, request_id, &hold);
         }
-        Verdict::Admit
-    }
-
-    /// The scopes a finished request settles into; those not loaded must be loaded first.
-    pub fn scopes_of(entry: &SettleEntry) -> Vec<ScopeId> {
-        let mut s = vec![ScopeId::Tenant, ScopeId::Key(entry.record.key_id.clone())];
-        if let Some(u) = entry
-            .record
-            .end_user
+        let slice = req
+            .slice_id
             .as_ref()
-            .filter(|_| entry.track_end_user)
-        {
-            s.push(ScopeId::EndUser(u.clone()));
+            .and_then(|id| self.grant_slice(req, id, &limits, now_ms));
+        AdmitAnswer {
+            verdict: Verdict::Admit,
+            slice,
         }
-        s
     }
 
-    /// Adds a finished request's tokens and cost to each of its scopes; returns the scopes
-    /// whose spend changed (to be stored). Tokens count toward `tpm` now, when they are known.
-    pub fn settle(&mut self, entry: &SettleEntry, now_ms: u64) -> Vec<ScopeId> {
-        let tokens = entry.record.tokens.map(|t| t.total()).unwrap_or(0);
-        let cost = entry.record.cost_usd.unwrap_or(0.0);
-        let mut changed = Vec::new();
-        for id in Self::scopes_of(entry) {
-            let scope = self.scopes.entry(id.clone()).or_default();
-            scope.tokens.add(now_ms, tokens);
-            let before = scope.spend;
-            scope.spend.add(now_ms, cost);
-            if scope.spend != before {
-                changed.push(id);
+    fn place(&mut self, req: &AdmitRequest, id: &str, hold: &Hold) {
+        self.next_expiry = min_of(self.next_expiry, Some(hold.expires_ms), u64::min);
+        for scope in req.held_scopes() {
+            if let Some(s) = self.scopes.get_mut(&scope) {
+                s.holds.place(id, hold.clone());
             }
         }
-        changed
+    }
+
+    fn grant_slice(
+        &mut self,
+        req: &AdmitRequest,
+        id: &str,
+        limits: &[(ScopeId, Limit, Refusal)],
+        now_ms: u64,
+    ) -> Option<SliceGrant> {
+        let mut left = Remaining::default();
+        for (scope, limit, _) in limits {
+            let r = self.scopes.get_mut(scope)?.remaining(*limit, now_ms);
+            left.requests = min_of(left.requests, r.requests, u64::min);
+            left.tokens = min_of(left.tokens, r.tokens, u64::min);
+            left.usd = min_of(left.usd, r.usd, f64::min);
+        }
+        let allowance = slice::size(left, req.need)?;
+        let until_ms = now_ms.saturating_add(SLICE_LEASE_MS);
+        let hold = Hold {
+            requests: allowance.requests,
+            tokens: allowance.tokens.unwrap_or(0),
+            usd: allowance.usd.unwrap_or(0.0),
+            expires_ms: until_ms
+                .saturating_add(OUTAGE_GRACE_MS)
+                .saturating_add(req.release_after()),
+        };
+        self.place(req, id, &hold);
+        Some(SliceGrant {
+            id: id.to_owned(),
+            until_ms,
+            allowance,
+        })
     }
 
     /// Drops idle end users from memory once there are more than `MAX_END_USERS_IN_MEMORY`.
@@ -322,8 +275,16 @@ impl Ledger {
                 matches!(id, ScopeId::EndUser(_))
                     && s.requests.is_idle(now_ms)
                     && s.tokens.is_idle(now_ms)
+                    && s.holds.is_empty()
             };
             self.scopes.retain(|id, s| !idle_user(id, s));
         }
+    }
+}
+
+fn min_of<T: Copy>(a: Option<T>, b: Option<T>, min: fn(T, T) -> T) -> Option<T> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(min(a, b)),
+        (a, b) => a.or(b),
     }
 }

@@ -1,15 +1,17 @@
 //! The ledger's rules, with time passed in.
 
 use super::admission::*;
+use super::refusals::{Refusal, Verdict};
+use super::reserve::Need;
 use crate::config::policy::{Budget, EndUserLimits, KeyPolicy};
 use crate::config::Period;
 use crate::config::TenantId;
 use crate::usage::{Outcome, TokenCounts, UsageRecord};
 
 // 2024-03-10T12:00:00Z
-const T0: u64 = 1_710_072_000_000;
+pub(super) const T0: u64 = 1_710_072_000_000;
 
-fn req(key: &str) -> AdmitRequest {
+pub(super) fn req(key: &str) -> AdmitRequest {
     AdmitRequest {
         key_id: key.into(),
         key_rpm: None,
@@ -17,14 +19,19 @@ fn req(key: &str) -> AdmitRequest {
         key_budget: None,
         tenant_budget: None,
         end_user: None,
+        need: Need::default(),
+        request_id: Some("req".into()),
+        slice_id: None,
+        returns: Vec::new(),
+        release_after_ms: 0,
     }
 }
 
-fn budget(usd: f64, period: Period) -> Option<Budget> {
+pub(super) fn budget(usd: f64, period: Period) -> Option<Budget> {
     Some(Budget { usd, period })
 }
 
-fn served(key: &str, user: Option<&str>, tokens: u64, cost: f64) -> SettleEntry {
+pub(super) fn served(key: &str, user: Option<&str>, tokens: u64, cost: f64) -> SettleEntry {
     SettleEntry {
         record: UsageRecord {
             at_ms: T0,
@@ -45,6 +52,8 @@ fn served(key: &str, user: Option<&str>, tokens: u64, cost: f64) -> SettleEntry 
             outcome: Outcome::Served,
         },
         track_end_user: true,
+        hold: None,
+        merged: 0,
     }
 }
 
@@ -139,7 +148,7 @@ fn a_key_budget_refuses_with_402_once_its_period_spend_reaches_it() {
         ..req("k")
     };
     assert_eq!(l.admit(&r, T0), Verdict::Admit);
-    let changed = l.settle(&served("k", None, 10, 0.0006), T0);
+    let changed = l.settle(&served("k", None, 10, 0.0006), T0).changed;
     assert!(changed.contains(&ScopeId::Key("k".into())));
     assert_eq!(l.admit(&r, T0), Verdict::Admit);
     l.settle(&served("k", None, 10, 0.0006), T0);
@@ -229,7 +238,7 @@ fn end_user_spend_is_kept_only_for_a_tenant_that_limits_end_users() {
     let mut l = Ledger::default();
     let mut e = served("k", Some("alice"), 1, 1.0);
     e.track_end_user = false;
-    let changed = l.settle(&e, T0);
+    let changed = l.settle(&e, T0).changed;
     assert_eq!(changed, vec![ScopeId::Tenant, ScopeId::Key("k".into())]);
     assert!(!l.is_loaded(&ScopeId::EndUser("alice".into())));
 }

@@ -1,10 +1,71 @@
 //! What a caller sees when governance refuses a request: the OpenAI error shape, before any
 //! upstream call.
 
-use super::admission::Refusal;
 use crate::api::error::ErrorKind;
 use crate::api::ApiError;
 use crate::config::policy::KeyPolicy;
+use serde::{Deserialize, Serialize};
+
+/// Why a request was refused, each with its status and error code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Refusal {
+    KeyBudget,
+    TenantBudget,
+    EndUserBudget,
+    KeyRpm,
+    KeyTpm,
+    EndUserRpm,
+    /// The ledger cannot be reached and this isolate has no slice left to admit from.
+    LedgerUnreachable,
+}
+
+impl Refusal {
+    /// Status, `type` and `code` come from the one error vocabulary.
+    pub fn error_kind(self) -> ErrorKind {
+        match self {
+            Self::KeyBudget => ErrorKind::BudgetExceeded,
+            Self::TenantBudget => ErrorKind::TenantBudgetExceeded,
+            Self::EndUserBudget => ErrorKind::EndUserBudgetExceeded,
+            Self::KeyRpm | Self::KeyTpm | Self::EndUserRpm | Self::LedgerUnreachable => {
+                ErrorKind::RateLimitExceeded
+            }
+        }
+    }
+
+    pub fn status(self) -> u16 {
+        self.error_kind().parts().0
+    }
+
+    pub fn code(self) -> &'static str {
+        self.error_kind().parts().2
+    }
+
+    pub fn message(self) -> &'static str {
+        match self {
+            Self::KeyBudget => "This API key has spent its budget for the current period.",
+            Self::TenantBudget => "The tenant has spent its budget for the current period.",
+            Self::EndUserBudget => "This end user has spent their budget for the current period.",
+            Self::KeyRpm => "This API key is over its requests-per-minute limit.",
+            Self::KeyTpm => "This API key is over its tokens-per-minute limit.",
+            Self::EndUserRpm => "This end user is over their requests-per-minute limit.",
+            Self::LedgerUnreachable => {
+                "Limits cannot be checked right now (the ledger is unreachable); retry shortly."
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "verdict")]
+pub enum Verdict {
+    Admit,
+    Refuse {
+        refusal: Refusal,
+        /// Whole seconds, at least 1, on rate-limit refusals.
+        retry_after_secs: Option<u64>,
+    },
+}
 
 /// The allow-list check, made from the cached policy alone (no counters, no round trip).
 pub fn check_model(policy: &KeyPolicy, requested: &str) -> Result<(), ApiError> {
@@ -78,6 +139,12 @@ mod tests {
             ),
             (
                 Refusal::EndUserRpm,
+                429,
+                "rate_limit_exceeded",
+                "rate_limit_error",
+            ),
+            (
+                Refusal::LedgerUnreachable,
                 429,
                 "rate_limit_exceeded",
                 "rate_limit_error",

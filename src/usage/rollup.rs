@@ -71,6 +71,12 @@ impl PendingRollups {
     }
 
     pub fn add(&mut self, record: &UsageRecord) {
+        self.add_counted(record, 1);
+    }
+
+    /// A record standing for `requests` requests: several folded into one by an isolate that
+    /// could not hand them over, or 0 for a late report's difference (its request is counted).
+    pub fn add_counted(&mut self, record: &UsageRecord, requests: u64) {
         let key = RollupKey {
             minute: record.at_ms - record.at_ms % 60_000,
             model: record
@@ -86,7 +92,11 @@ impl PendingRollups {
             key_id: record.key_id.clone(),
             end_user: record.end_user.clone().unwrap_or_default(),
         };
-        self.merge(key, UsageSums::of(record));
+        let sums = UsageSums {
+            requests,
+            ..UsageSums::of(record)
+        };
+        self.merge(key, sums);
     }
 
     fn merge(&mut self, key: RollupKey, sums: UsageSums) {

@@ -1,0 +1,106 @@
+//! Records an isolate could not hand to its ledger (a failed `settle`), kept and sent again with
+//! the next call; never dropped. Past `MAX_RETAINED` records, those of one roll-up row (minute,
+//! model, provider, key, end user) and one outcome are folded into one record that carries their
+//! summed tokens and cost and how many requests it stands for, so money and the usage API's
+//! counts lose nothing; only the per-request ids of folded records are given up.
+
+use super::ask::SettleEntry;
+use crate::usage::TokenCounts;
+use std::collections::BTreeMap;
+
+pub const MAX_RETAINED: usize = 1_024;
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Retained {
+    entries: Vec<SettleEntry>,
+}
+
+type FoldKey = (u64, String, String, String, String, String, bool, String);
+
+fn fold_key(e: &SettleEntry) -> FoldKey {
+    let r = &e.record;
+    (
+        r.at_ms - r.at_ms % 60_000,
+        r.key_id.clone(),
+        r.end_user.clone().unwrap_or_default(),
+        r.served_model
+            .as_ref()
+            .map(ToString::to_string)
+            .unwrap_or_default(),
+        r.provider
+            .as_ref()
+            .map(ToString::to_string)
+            .unwrap_or_default(),
+        format!("{:?}/{:?}", r.outcome, r.usage_source),
+        e.track_end_user,
+        e.hold.as_ref().map(|h| h.id.clone()).unwrap_or_default(),
+    )
+}
+
+fn add_tokens(a: Option<TokenCounts>, b: Option<TokenCounts>) -> Option<TokenCounts> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(TokenCounts::new(
+            a.prompt.saturating_add(b.prompt),
+            a.completion.saturating_add(b.completion),
+            a.cached.saturating_add(b.cached),
+        )),
+        (a, b) => a.or(b),
+    }
+}
+
+fn fold(into: &mut SettleEntry, e: SettleEntry) {
+    let (r, o) = (&mut into.record, e.record);
+    r.tokens = add_tokens(r.tokens, o.tokens);
+    r.cost_usd = match (r.cost_usd, o.cost_usd) {
+        (Some(a), Some(b)) => Some(a + b),
+        (a, b) => a.or(b),
+    };
+    r.at_ms = r.at_ms.min(o.at_ms);
+    if !r.request_id.starts_with("folded:") {
+        r.request_id = format!("folded:{}", r.request_id);
+    }
+    into.merged = into.merged.saturating_add(e.merged).saturating_add(1);
+    if let (Some(h), Some(o)) = (into.hold.as_mut(), e.hold.as_ref()) {
+        h.absorb(o);
+    }
+}
+
+impl Retained {
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Everything kept, to be sent (first) with the next call.
+    pub fn take(&mut self) -> Vec<SettleEntry> {
+        std::mem::take(&mut self.entries)
+    }
+
+    /// Keeps records that were not handed over; folds them once there are too many.
+    pub fn keep(&mut self, batch: Vec<SettleEntry>) {
+        self.entries.extend(batch);
+        if self.entries.len() <= MAX_RETAINED {
+            return;
+        }
+        let mut rows: BTreeMap<FoldKey, SettleEntry> = BTreeMap::new();
+        for e in std::mem::take(&mut self.entries) {
+            match rows.entry(fold_key(&e)) {
+                std::collections::btree_map::Entry::Occupied(mut o) => fold(o.get_mut(), e),
+                std::collections::btree_map::Entry::Vacant(v) => {
+                    v.insert(e);
+                }
+            }
+        }
+        self.entries = rows.into_values().collect();
+    }
+
+    /// Requests these records stand for.
+    pub fn requests(&self) -> u64 {
+        self.entries
+            .iter()
+            .fold(0u64, |n, e| n.saturating_add(e.merged).saturating_add(1))
+    }
+}

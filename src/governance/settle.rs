@@ -1,0 +1,90 @@
+//! What a finished request adds to its scopes: its reservation is replaced by its actual charge,
+//! once per request id (`settled`).
+
+use super::admission::{Ledger, ScopeId, SettleEntry};
+use super::settled::Seen;
+use crate::usage::{TokenCounts, UsageRecord};
+
+/// What the roll-ups get from one settled entry.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Rollup {
+    /// The record, counting this many requests.
+    Record(u64),
+    /// A late report's difference, counting no request (its request was counted already).
+    Difference(Box<UsageRecord>),
+    /// Nothing: the entry was settled before.
+    Nothing,
+}
+
+/// What settling one entry changed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settled {
+    /// Scopes whose spend changed (to be stored).
+    pub changed: Vec<ScopeId>,
+    pub rollup: Rollup,
+}
+
+impl Ledger {
+    /// The scopes a finished request settles into; those not loaded must be loaded first.
+    pub fn scopes_of(entry: &SettleEntry) -> Vec<ScopeId> {
+        let mut s = vec![ScopeId::Tenant, ScopeId::Key(entry.record.key_id.clone())];
+        if let Some(u) = entry
+            .record
+            .end_user
+            .as_ref()
+            .filter(|_| entry.track_end_user)
+        {
+            s.push(ScopeId::EndUser(u.clone()));
+        }
+        s
+    }
+
+    /// Settles a finished request: the first record of a request releases its hold and adds
+    /// its tokens (toward `tpm`, now that they are known) and cost; a request admitted from a
+    /// slice counts toward `rpm` now. A later record of the same request adds only what a late
+    /// report raised; a repeated one adds nothing.
+    pub fn settle(&mut self, entry: &SettleEntry, now_ms: u64) -> Settled {
+        self.expire_holds(now_ms);
+        let record = &entry.record;
+        let (tokens, cost, rollup) = match self.settled.check(record, now_ms) {
+            Seen::New => (
+                record.tokens.unwrap_or_default(),
+                record.cost_usd.unwrap_or(0.0),
+                Rollup::Record(entry.merged.saturating_add(1)),
+            ),
+            Seen::Duplicate => {
+                return Settled {
+                    changed: Vec::new(),
+                    rollup: Rollup::Nothing,
+                }
+            }
+            Seen::Difference(tokens, usd) => (
+                tokens,
+                usd,
+                Rollup::Difference(Box::new(UsageRecord {
+                    tokens: Some(tokens),
+                    cost_usd: Some(usd),
+                    ..record.clone()
+                })),
+            ),
+        };
+        let first = matches!(rollup, Rollup::Record(_));
+        let mut changed = Vec::new();
+        for id in Self::scopes_of(entry) {
+            let scope = self.scopes.entry(id.clone()).or_default();
+            if let (true, Some(hold)) = (first, &entry.hold) {
+                scope.holds.release(hold);
+                if hold.requests > 0 && !matches!(id, ScopeId::Tenant) {
+                    scope.requests.add(now_ms, hold.requests);
+                }
+            }
+            scope.tokens.add(now_ms, TokenCounts::total(&tokens));
+            let before = scope.spend;
+            scope.spend.add(now_ms, cost);
+            if scope.spend != before {
+                changed.push(id);
+            }
+        }
+        Settled { changed, rollup }
+    }
+}
