@@ -158,6 +158,7 @@ pub async fn load_config(
     };
     let ConfigRows {
         settings,
+        generation,
         providers: stored_providers,
         models: model_rows,
         aliases: alias_rows,
@@ -202,6 +203,7 @@ pub async fn load_config(
     }
     Ok(Some(TenantConfig {
         tenant: tenant.clone(),
+        generation,
         providers,
         models,
         aliases,

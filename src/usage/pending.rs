@@ -11,6 +11,8 @@ pub struct PendingUsage {
     pub key_id: String,
     pub end_user: Option<String>,
     pub requested: String,
+    /// The tenant generation of the config serving the request.
+    pub generation: u64,
 }
 
 impl PendingUsage {
@@ -53,6 +55,7 @@ impl PendingUsage {
             tokens: None,
             cost_usd: None,
             usage_source: UsageSource::Reported,
+            generation: self.generation,
             outcome: Outcome::Exhausted,
         }
     }
@@ -71,6 +74,7 @@ mod tests {
             key_id: "key_1".into(),
             end_user: Some("u1".into()),
             requested: "fast".into(),
+            generation: 1,
         }
     }
 
