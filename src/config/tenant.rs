@@ -9,9 +9,6 @@ use std::collections::BTreeMap;
 #[derive(Debug, Clone, PartialEq)]
 pub struct TenantConfig {
     pub tenant: TenantId,
-    /// Which creation of this tenant id the config is (`usage::generation`); its usage records
-    /// carry it so the ledger drops those of a deleted tenant.
-    pub generation: u64,
     pub providers: BTreeMap<ProviderName, Provider>,
     pub models: BTreeMap<ModelId, CatalogModel>,
     pub aliases: BTreeMap<AliasName, Alias>,
@@ -30,7 +27,6 @@ impl TenantConfig {
     pub fn empty(tenant: TenantId, settings: Settings) -> Self {
         Self {
             tenant,
-            generation: 0,
             providers: BTreeMap::new(),
             models: BTreeMap::new(),
             aliases: BTreeMap::new(),

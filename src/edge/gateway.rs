@@ -146,7 +146,7 @@ pub async fn serve(
             key_id: key.id.clone(),
             end_user: end_user(header(&req, "x-cognigate-user").as_deref(), inbound.chat()),
             requested: inbound.model().to_owned(),
-            generation: cfg.generation,
+            generation: key.generation,
         };
         let chain = build_chain(&cfg, inbound.model()).map_err(|e| chain_error(&e))?;
         let governed = match govern(

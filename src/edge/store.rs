@@ -158,7 +158,6 @@ pub async fn load_config(
     };
     let ConfigRows {
         settings,
-        generation,
         providers: stored_providers,
         models: model_rows,
         aliases: alias_rows,
@@ -203,7 +202,6 @@ pub async fn load_config(
     }
     Ok(Some(TenantConfig {
         tenant: tenant.clone(),
-        generation,
         providers,
         models,
         aliases,

@@ -13,8 +13,6 @@ use serde::Deserialize;
 /// each model or alias took its current definition (epoch seconds).
 pub struct ConfigRows {
     pub settings: SettingsOverrides,
-    /// Which creation of the tenant id this is (`usage::generation`).
-    pub generation: u64,
     pub providers: Vec<StoredProvider>,
     pub models: Vec<(CatalogModel, u64)>,
     pub aliases: Vec<(AliasName, Alias, u64)>,
@@ -28,10 +26,12 @@ impl Db {
             id: String,
             tenant_id: TenantId,
             policy: String,
+            generation: Option<f64>,
         }
         let found: Vec<Row> = self
             .all(
-                "SELECT id, tenant_id, policy FROM caller_keys WHERE key_hash = ?1",
+                "SELECT k.id, k.tenant_id, k.policy, t.generation FROM caller_keys k \
+                 LEFT JOIN tenants t ON t.id = k.tenant_id WHERE k.key_hash = ?1",
                 &[js(key_hash)],
             )
             .await?;
@@ -43,6 +43,7 @@ impl Db {
                     tenant: r.tenant_id,
                     id: r.id,
                     policy: std::rc::Rc::new(parse_stored(&r.policy)?),
+                    generation: r.generation.unwrap_or(0.0).max(0.0) as u64,
                 })
             })
             .transpose()
@@ -53,7 +54,6 @@ impl Db {
         #[derive(Deserialize)]
         struct TenantRow {
             settings: String,
-            generation: Option<f64>,
         }
         #[derive(Deserialize)]
         struct Spec {
@@ -78,7 +78,7 @@ impl Db {
         let t = [js(tenant.as_str())];
         let results = self
             .batch(vec![
-                self.stmt("SELECT settings, generation FROM tenants WHERE id = ?1", &t)?,
+                self.stmt("SELECT settings FROM tenants WHERE id = ?1", &t)?,
                 self.stmt("SELECT spec FROM providers WHERE tenant_id = ?1", &t)?,
                 self.stmt(
                     "SELECT spec, updated_at FROM models WHERE tenant_id = ?1",
@@ -106,7 +106,6 @@ impl Db {
         let secs = |ms: f64| (ms / 1000.0) as u64;
         Ok(Some(ConfigRows {
             settings: parse_stored(&tenant_row.settings)?,
-            generation: tenant_row.generation.unwrap_or(0.0).max(0.0) as u64,
             providers: rows::<Spec>(p_rows)?
                 .iter()
                 .map(|r| parse_stored(&r.spec))
