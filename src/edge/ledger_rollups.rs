@@ -16,9 +16,9 @@ use crate::usage::rollup_store::{
 use crate::usage::{PendingRollups, UsageRecord};
 use serde::Deserialize;
 use std::cell::{Cell, RefCell};
-use worker::js_sys::{Object, Reflect};
+use worker::js_sys::{Date, Object, Reflect};
 use worker::wasm_bindgen::JsValue;
-use worker::{console_error, console_log, ListOptions, Result, Storage};
+use worker::{console_error, console_log, ListOptions, Result, ScheduledTime, Storage};
 
 /// The value the pre-row layout kept under `LEGACY_KEY`.
 #[derive(Deserialize)]
@@ -198,8 +198,10 @@ impl Rollups {
     }
 
     async fn set_alarm(&self, storage: &Storage, alarm: Option<u64>) -> Result<()> {
-        if let Some(at) = alarm.and_then(|a| i64::try_from(a).ok()) {
-            storage.set_alarm(at).await?;
+        if let Some(at_ms) = alarm {
+            // An absolute time: `ScheduledTime` reads a bare integer as an offset from now.
+            let at = Date::new(&JsValue::from_f64(at_ms as f64));
+            storage.set_alarm(ScheduledTime::new(at)).await?;
         }
         Ok(())
     }
