@@ -246,3 +246,32 @@ fn a_flush_whose_number_d1_already_applied_is_not_counted_twice() {
     );
     assert_eq!(flushes[0]["last_flush"], 1, "{flushes:?}");
 }
+
+/// D1 refuses the flush for a while (its table is renamed away on a private gateway): the
+/// ledger retries 2 s after the first failure, then 4 s, 8 s, … up to a minute, so usage is in
+/// the usage API within seconds of D1 coming back, counted once.
+#[test]
+fn a_failed_flush_retries_with_backoff_and_lands_soon_after_d1_is_back() {
+    let gw = Gateway::start(&[]);
+    let (t, _mock) = gw.tenant_with_mock("retry", &["sk-1"], "round_robin");
+    t.model("m", "p", 100.0, 8000);
+    gw.sql(
+        "ALTER TABLE usage_rollups RENAME TO usage_rollups_away",
+        &[],
+    );
+    assert_eq!(chat_as(&t, "u"), 200);
+    eventually("a failed flush", SETTLED, || {
+        gw.log_containing(&t.id).contains("roll-ups not flushed")
+    });
+    gw.sql(
+        "ALTER TABLE usage_rollups_away RENAME TO usage_rollups",
+        &[],
+    );
+    let back = Instant::now();
+    eventually("the retried flush", Duration::from_secs(8), || {
+        usage_total(&t)["requests"] == 1
+    });
+    assert!(back.elapsed() < Duration::from_secs(8));
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(usage_total(&t)["requests"], 1, "counted once");
+}

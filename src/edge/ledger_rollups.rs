@@ -209,6 +209,21 @@ impl Rollups {
     /// Sends one flush: the one in flight again, else the next rows under a new number. The
     /// rows are stored as taken before D1 sees them, so a restart sends the same flush again.
     pub async fn flush(&self, storage: &Storage, db: Result<Db>) -> Result<()> {
+        let Err(e) = self.try_flush(storage, db).await else {
+            return Ok(());
+        };
+        // Storage itself failed: the flush is retried like a failed D1 write, so the schedule
+        // never stays "flushing" with no alarm left to end it.
+        console_error!(
+            "{}",
+            serde_json::json!({"msg": "usage roll-up flush failed in storage; retried", "error": e.to_string()})
+        );
+        let (next, alarm) = self.schedule.get().alarm_fired().failed(now_ms());
+        self.schedule.set(next);
+        self.set_alarm(storage, alarm).await
+    }
+
+    async fn try_flush(&self, storage: &Storage, db: Result<Db>) -> Result<()> {
         self.ensure_loaded(storage).await?;
         self.schedule.set(self.schedule.get().alarm_fired());
         let next_seq = self.meta.borrow().next_seq;
