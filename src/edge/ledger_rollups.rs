@@ -9,7 +9,6 @@ use super::ledger_object::get_json;
 use crate::config::TenantId;
 use crate::governance::SettleEntry;
 use crate::usage::flush_schedule::FlushSchedule;
-use crate::usage::generation::GenerationVerdict;
 use crate::usage::rollup_store::{
     LedgerMeta, RollupRows, StorageWrites, LEGACY_KEY, MAX_KEYS_PER_CALL, META_KEY, ROW_PREFIX,
 };
@@ -123,32 +122,23 @@ impl Rollups {
     /// arrived, so the caller must forget every counter (`reset`) before settling.
     pub fn gate(&self, entries: Vec<SettleEntry>) -> (Vec<SettleEntry>, bool) {
         let mut meta = self.meta.borrow_mut();
-        let mut kept: Vec<SettleEntry> = Vec::with_capacity(entries.len());
-        let (mut reset, mut dropped) = (false, 0usize);
-        for entry in entries {
-            let generation = entry.record.generation;
-            match meta.gate.verdict(generation) {
-                GenerationVerdict::Drop => {
-                    dropped += 1;
-                    continue;
-                }
-                GenerationVerdict::ResetThenAccept => {
-                    dropped += kept.len();
-                    kept.clear();
-                    reset = true;
-                }
-                GenerationVerdict::Accept => {}
-            }
-            if meta.gate.current != Some(generation) {
-                meta.gate.serve(generation);
-                self.meta_dirty.set(true);
-            }
-            kept.push(entry);
+        let generations: Vec<u64> = entries.iter().map(|e| e.record.generation).collect();
+        let before = meta.gate;
+        let (keep, reset) = meta.gate.sort(&generations);
+        if meta.gate != before {
+            self.meta_dirty.set(true);
         }
-        if dropped > 0 {
+        let total = entries.len();
+        let tenant = entries.first().map(|e| e.record.tenant.clone());
+        let kept: Vec<SettleEntry> = entries
+            .into_iter()
+            .zip(keep)
+            .filter_map(|(e, k)| k.then_some(e))
+            .collect();
+        if kept.len() < total {
             console_log!(
                 "{}",
-                serde_json::json!({"msg": "usage of a deleted tenant generation dropped", "tenant": meta.tenant, "records": dropped})
+                serde_json::json!({"msg": "usage of a deleted tenant generation dropped", "tenant": tenant, "records": total - kept.len()})
             );
         }
         (kept, reset)

@@ -47,6 +47,30 @@ impl GenerationGate {
         self.current = Some(generation);
     }
 
+    /// One hand-off of records, by their generations: which to keep, and whether the ledger
+    /// must forget everything first. A newer generation in the middle makes the records of the
+    /// older one before it stale too.
+    pub fn sort(&mut self, generations: &[u64]) -> (Vec<bool>, bool) {
+        let mut keep = Vec::with_capacity(generations.len());
+        let mut reset = false;
+        for &g in generations {
+            match self.verdict(g) {
+                GenerationVerdict::Drop => {
+                    keep.push(false);
+                    continue;
+                }
+                GenerationVerdict::ResetThenAccept => {
+                    keep.iter_mut().for_each(|k| *k = false);
+                    reset = true;
+                }
+                GenerationVerdict::Accept => {}
+            }
+            self.serve(g);
+            keep.push(true);
+        }
+        (keep, reset)
+    }
+
     /// The tenant was deleted: `dead_through` is the last generation D1 gave the id before the
     /// deletion, when the wipe could read it. Whatever this ledger served is dead too.
     pub fn wipe(&mut self, dead_through: Option<u64>) {
@@ -101,6 +125,15 @@ mod tests {
         g.serve(2);
         assert_eq!(g.verdict(1), Drop);
         assert_eq!(g.verdict(2), Accept);
+    }
+
+    #[test]
+    fn a_hand_off_mixing_generations_keeps_only_the_newest_and_resets_once() {
+        let mut g = GenerationGate::default();
+        g.serve(1);
+        let (keep, reset) = g.sort(&[1, 2, 1, 2]);
+        assert_eq!((keep, reset), (vec![false, true, false, true], true));
+        assert_eq!(g.sort(&[2, 2]), (vec![true, true], false));
     }
 
     #[test]
