@@ -141,6 +141,10 @@ fn requests_from_2500_distinct_128_byte_end_users_in_one_minute_all_appear_in_us
     // local runtime does not enforce, so it is checked here); one value of every pending row
     // would be hundreds of KiB by now.
     let peak = peak.expect("the ledger's storage was read");
+    eprintln!(
+        "largest ledger value {peak} bytes; sent in {:?}",
+        started.elapsed()
+    );
     assert!(peak < 4 * 1024, "largest stored ledger value: {peak} bytes");
     assert!(
         started.elapsed() < Duration::from_secs(60),
