@@ -15,6 +15,11 @@ pub struct CallerKey {
     /// Shared: every request of the key clones the cached entry.
     #[serde(default)]
     pub policy: Rc<KeyPolicy>,
+    /// The generation of its tenant (`usage::generation`), read with the key: a key belongs to
+    /// the creation of the tenant it was minted in, so usage of a key that outlived its tenant
+    /// in a cache carries a deleted generation and is dropped.
+    #[serde(default)]
+    pub generation: u64,
 }
 
 /// The deployment secret that caller keys carry a MAC under: HMAC-SHA256 keyed by `CG_KEK` over

@@ -165,6 +165,7 @@ pub async fn serve(
             key_id: key.id.clone(),
             end_user: end_user(header(&req, "x-cognigate-user").as_deref(), inbound.chat()),
             requested: inbound.model().to_owned(),
+            generation: key.generation,
         };
         crate::usage::end_user::require(limits.end_user_required(), pending.end_user.as_deref())?;
         let chain = build_chain(&cfg, inbound.model()).map_err(|e| chain_error(&e))?;

@@ -146,9 +146,22 @@ pub async fn spend(
     call(env, tenant, "/spend", body).await
 }
 
-/// Forgets every counter and pending roll-up of a deleted tenant.
+/// Forgets every counter and pending roll-up of a deleted tenant, and tells the ledger which
+/// generations of the id are gone so that their usage arriving later is dropped. Without D1's
+/// answer the ledger still drops the generation it served.
 pub async fn wipe(env: &Env, tenant: &TenantId) -> Result<()> {
-    call::<serde_json::Value>(env, tenant, "/wipe", "{}".to_owned())
+    let dead_through = match super::d1::Db::open(env) {
+        Ok(db) => db.dead_generations_through(tenant).await.unwrap_or_else(|e| {
+            console_error!(
+                "{}",
+                serde_json::json!({"msg": "tenant generation unread; ledger wiped without it", "tenant": tenant, "error": e.cause()})
+            );
+            None
+        }),
+        Err(_) => None,
+    };
+    let body = serde_json::to_string(&super::ledger_rollups::WipeRequest { dead_through })?;
+    call::<serde_json::Value>(env, tenant, "/wipe", body)
         .await
         .map(|_| ())
 }

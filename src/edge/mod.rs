@@ -12,6 +12,7 @@ mod health;
 mod http;
 mod ledger_client;
 mod ledger_object;
+mod ledger_rollups;
 mod limits;
 mod local_grants;
 mod metrics;

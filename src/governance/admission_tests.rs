@@ -49,6 +49,7 @@ pub(super) fn served(key: &str, user: Option<&str>, tokens: u64, cost: f64) -> S
             }),
             cost_usd: Some(cost),
             usage_source: Default::default(),
+            generation: 0,
             outcome: Outcome::Served,
         },
         track_end_user: true,

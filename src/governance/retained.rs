@@ -1,6 +1,6 @@
 //! Records an isolate could not hand to its ledger (a failed `settle`), kept and sent again with
 //! the next call; never dropped. Past `MAX_RETAINED` records, those of one roll-up row (minute,
-//! model, provider, key, end user) and one outcome are folded into one record that carries their
+//! model, provider, key, end user), one outcome and one tenant generation are folded into one record that carries their
 //! summed tokens and cost and how many requests it stands for, so money and the usage API's
 //! counts lose nothing; only the per-request ids of folded records are given up.
 
@@ -31,7 +31,7 @@ fn fold_key(e: &SettleEntry) -> FoldKey {
             .as_ref()
             .map(ToString::to_string)
             .unwrap_or_default(),
-        format!("{:?}/{:?}", r.outcome, r.usage_source),
+        format!("{:?}/{:?}/{}", r.outcome, r.usage_source, r.generation),
         e.track_end_user,
         e.hold.as_ref().map(|h| h.id.clone()).unwrap_or_default(),
     )

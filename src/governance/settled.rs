@@ -133,6 +133,7 @@ mod tests {
             tokens: Some(TokenCounts::new(prompt, completion, 0)),
             cost_usd: Some(usd),
             usage_source: source,
+            generation: 0,
             outcome: Outcome::Served,
         }
     }

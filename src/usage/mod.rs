@@ -5,10 +5,13 @@
 pub mod cost;
 pub mod end_user;
 pub mod estimate;
+pub mod flush_schedule;
 pub mod generated;
+pub mod generation;
 pub mod pending;
 pub mod record;
 pub mod rollup;
+pub mod rollup_store;
 pub mod spend;
 pub mod stream;
 pub mod wire;

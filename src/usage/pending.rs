@@ -11,6 +11,8 @@ pub struct PendingUsage {
     pub key_id: String,
     pub end_user: Option<String>,
     pub requested: String,
+    /// The tenant generation of the config serving the request.
+    pub generation: u64,
 }
 
 impl PendingUsage {
@@ -55,6 +57,7 @@ impl PendingUsage {
             tokens: None,
             cost_usd: None,
             usage_source: UsageSource::Reported,
+            generation: self.generation,
             outcome: Outcome::Exhausted,
         }
     }
@@ -73,6 +76,7 @@ mod tests {
             key_id: "key_1".into(),
             end_user: Some("u1".into()),
             requested: "fast".into(),
+            generation: 1,
         }
     }
 

@@ -72,5 +72,10 @@ pub struct UsageRecord {
     pub cost_usd: Option<f64>,
     #[serde(default)]
     pub usage_source: UsageSource,
+    /// The tenant generation whose config served the request (`usage::generation`): usage of a
+    /// deleted tenant never lands in one created again under the same id. 0: created before
+    /// generations were kept.
+    #[serde(default)]
+    pub generation: u64,
     pub outcome: Outcome,
 }

@@ -152,6 +152,7 @@ mod tests {
             }),
             cost_usd: cost,
             usage_source: Default::default(),
+            generation: 0,
             outcome,
         }
     }

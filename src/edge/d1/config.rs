@@ -26,10 +26,12 @@ impl Db {
             id: String,
             tenant_id: TenantId,
             policy: String,
+            generation: Option<f64>,
         }
         let found: Vec<Row> = self
             .all(
-                "SELECT id, tenant_id, policy FROM caller_keys WHERE key_hash = ?1",
+                "SELECT k.id, k.tenant_id, k.policy, t.generation FROM caller_keys k \
+                 LEFT JOIN tenants t ON t.id = k.tenant_id WHERE k.key_hash = ?1",
                 &[js(key_hash)],
             )
             .await?;
@@ -41,6 +43,7 @@ impl Db {
                     tenant: r.tenant_id,
                     id: r.id,
                     policy: std::rc::Rc::new(parse_stored(&r.policy)?),
+                    generation: r.generation.unwrap_or(0.0).max(0.0) as u64,
                 })
             })
             .transpose()

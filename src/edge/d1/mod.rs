@@ -10,7 +10,7 @@ pub mod config;
 mod tenants;
 mod usage;
 
-pub use usage::MAX_ROWS_PER_FLUSH;
+pub use usage::{Flush, MAX_ROWS_PER_FLUSH};
 
 use crate::admin::store::{StoreError, Stored};
 use crate::api::ApiError;

@@ -29,6 +29,30 @@ impl KeyRowStored {
     }
 }
 
+impl Db {
+    /// The generations of a tenant id that are gone: through the last one it was given, or
+    /// through the one before its live row's if it was created again meanwhile. `None` for an
+    /// id never created since generations were kept.
+    pub async fn dead_generations_through(&self, t: &TenantId) -> Stored<Option<u64>> {
+        #[derive(Deserialize)]
+        struct Row {
+            last: f64,
+            live: Option<f64>,
+        }
+        let found: Vec<Row> = self
+            .all(
+                "SELECT g.generation AS last, t.generation AS live FROM tenant_generations g \
+                 LEFT JOIN tenants t ON t.id = g.tenant_id WHERE g.tenant_id = ?1",
+                &tid(t),
+            )
+            .await?;
+        Ok(found.into_iter().next().and_then(|r| match r.live {
+            Some(live) => (live as u64).checked_sub(1),
+            None => Some(r.last as u64),
+        }))
+    }
+}
+
 impl TenantStore for Db {
     async fn tenant_exists(&self, t: &TenantId) -> Stored<bool> {
         #[derive(Deserialize)]
@@ -49,10 +73,21 @@ impl TenantStore for Db {
         if self.tenant_exists(&row.id).await? {
             return Ok(Created::AlreadyExists);
         }
-        let mut stmts = vec![self.stmt(
-            "INSERT INTO tenants (id, name, settings, created_at) VALUES (?1, ?2, '{}', ?3)",
-            &[js(row.id.as_str()), js(&row.name), num(row.created_at)],
-        )?];
+        // The id's next generation, taken in the same transaction as the row: a failed create
+        // takes none, and a deleted id's counter stays behind for its next creation.
+        let mut stmts = vec![
+            self.stmt(
+                "INSERT INTO tenant_generations (tenant_id, generation) VALUES (?1, 1) \
+                 ON CONFLICT (tenant_id) DO UPDATE SET generation = generation + 1",
+                &tid(&row.id),
+            )?,
+            self.stmt(
+                "INSERT INTO tenants (id, name, settings, created_at, generation) \
+                 VALUES (?1, ?2, '{}', ?3, \
+                 (SELECT generation FROM tenant_generations WHERE tenant_id = ?1))",
+                &[js(row.id.as_str()), js(&row.name), num(row.created_at)],
+            )?,
+        ];
         for (name, alias) in aliases {
             stmts.push(self.alias_upsert(&row.id, name, alias, row.created_at)?);
         }
@@ -116,6 +151,7 @@ impl TenantStore for Db {
         let stmts = [
             "DELETE FROM events WHERE tenant_id = ?1",
             "DELETE FROM usage_rollups WHERE tenant_id = ?1",
+            "DELETE FROM usage_flushes WHERE tenant_id = ?1",
             "DELETE FROM routing_rules WHERE tenant_id = ?1",
             "DELETE FROM aliases WHERE tenant_id = ?1",
             "DELETE FROM models WHERE tenant_id = ?1",

@@ -13,15 +13,36 @@ use worker::wasm_bindgen::JsValue;
 /// of a batch toward the queries one invocation may make. The rest waits for the next flush.
 pub const MAX_ROWS_PER_FLUSH: usize = 500;
 
+/// One roll-up row, added to what is stored, but only while the tenant row of the flush's
+/// generation exists (usage of a deleted tenant never lands in a re-created one) and only if
+/// this flush was not applied before (`usage_flushes`: a flush sent again after a restart adds
+/// nothing). SQLite needs the `WHERE` on an `INSERT … SELECT` that has an upsert clause.
 const UPSERT: &str = "INSERT INTO usage_rollups (tenant_id, minute, model, provider, key_id, \
      end_user, requests, prompt_tokens, completion_tokens, cached_tokens, cost_usd) \
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) \
+     SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11 \
+     WHERE EXISTS (SELECT 1 FROM tenants WHERE id = ?1 AND generation = ?12) \
+     AND NOT EXISTS (SELECT 1 FROM usage_flushes \
+       WHERE tenant_id = ?1 AND generation = ?12 AND last_flush >= ?13) \
      ON CONFLICT (tenant_id, minute, model, provider, key_id, end_user) DO UPDATE SET \
      requests = requests + excluded.requests, \
      prompt_tokens = prompt_tokens + excluded.prompt_tokens, \
      completion_tokens = completion_tokens + excluded.completion_tokens, \
      cached_tokens = cached_tokens + excluded.cached_tokens, \
      cost_usd = cost_usd + excluded.cost_usd";
+
+/// The flush's number, recorded in the same batch after its rows (which read the old value).
+const FLUSH_APPLIED: &str = "INSERT INTO usage_flushes (tenant_id, generation, last_flush) \
+     SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM tenants WHERE id = ?1 AND generation = ?2) \
+     ON CONFLICT (tenant_id, generation) DO UPDATE SET \
+     last_flush = MAX(last_flush, excluded.last_flush)";
+
+/// One ledger flush: whose rows, which creation of the tenant, and its number.
+pub struct Flush<'a> {
+    pub tenant: &'a TenantId,
+    pub generation: u64,
+    pub seq: u64,
+    pub rows: &'a [(RollupKey, UsageSums)],
+}
 
 /// The usage read for one grouping: the same statement but for the group expression.
 macro_rules! usage_by {
@@ -52,19 +73,18 @@ fn count(n: u64) -> JsValue {
 }
 
 impl Db {
-    /// Adds the rows to the stored roll-ups, all or nothing.
-    pub async fn add_rollups(
-        &self,
-        tenant: &TenantId,
-        rows: &[(RollupKey, UsageSums)],
-    ) -> Stored<()> {
-        let stmts = rows
+    /// Adds the rows to the stored roll-ups, all or nothing, at most once per flush number;
+    /// nothing when the tenant of that generation is gone.
+    pub async fn add_rollups(&self, flush: &Flush<'_>) -> Stored<()> {
+        let tenant = js(flush.tenant.as_str());
+        let mut stmts = flush
+            .rows
             .iter()
             .map(|(k, s)| {
                 self.stmt(
                     UPSERT,
                     &[
-                        js(tenant.as_str()),
+                        tenant.clone(),
                         num(k.minute),
                         js(&k.model),
                         js(&k.provider),
@@ -75,6 +95,8 @@ impl Db {
                         count(s.completion_tokens),
                         count(s.cached_tokens),
                         JsValue::from_f64(s.cost_usd),
+                        num(flush.generation),
+                        num(flush.seq),
                     ],
                 )
             })
@@ -82,6 +104,10 @@ impl Db {
         if stmts.is_empty() {
             return Ok(());
         }
+        stmts.push(self.stmt(
+            FLUSH_APPLIED,
+            &[tenant, num(flush.generation), num(flush.seq)],
+        )?);
         self.batch(stmts).await.map(|_| ())
     }
 }
