@@ -14,6 +14,7 @@ mod usage;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod memory;
+#[cfg(not(target_arch = "wasm32"))]
 mod memory_routing;
 #[cfg(not(target_arch = "wasm32"))]
 mod memory_usage;

@@ -13,7 +13,6 @@ use super::stream_response::{self as streamed, StreamOwner, StreamUsageOwner};
 use super::upstream::{FetchUpstream, UpstreamBody};
 use super::usage_sink::{self, StreamHandOff};
 use crate::api::auth::{bearer, hash_key, may_be_caller_key};
-use crate::api::ChatRequest;
 use crate::api::{ApiError, ErrorKind};
 use crate::cascade::log_line::RequestLog;
 use crate::cascade::{settle, Cascade, Clock, Ending, Limits, Outcome};
@@ -322,8 +321,16 @@ async fn respond(
                             pending,
                             model: model.clone(),
                             prompt_estimate,
+                            // A late report settles a difference; the hold went with the first.
+                            late: StreamHandOff::start(
+                                state.env,
+                                state.ctx,
+                                Governed {
+                                    hold: None,
+                                    ..governed.clone()
+                                },
+                            ),
                             hand_off: StreamHandOff::start(state.env, state.ctx, governed),
-                            late: StreamHandOff::start(state.env, state.ctx, governed),
                         }),
                     };
                     stream_response(status, streamed::body(start, owner, state.ctx))

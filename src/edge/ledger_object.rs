@@ -15,7 +15,8 @@ use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use worker::{
-    durable_object, DurableObject, Env, Method, Request, Response, Result, State, Storage,
+    console_error, durable_object, DurableObject, Env, Method, Request, Response, Result, State,
+    Storage,
 };
 
 /// Values are stored as JSON text: exact for every number the ledger holds, and read back the
