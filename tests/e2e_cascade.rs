@@ -205,15 +205,8 @@ fn timeouts_and_refused_connections_move_down_the_chain() {
     assert_eq!(r.status, 200, "{}", r.text);
     assert_eq!(r.header("x-cognigate-fallback-depth"), Some("2"));
     assert_eq!(r.header("x-cognigate-model"), Some("good-model"));
-    let lines: Vec<serde_json::Value> = gw
-        .log_containing(r.header("x-cognigate-request-id").unwrap())
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .filter(|l: &serde_json::Value| {
-            l["request_id"] == r.header("x-cognigate-request-id").unwrap()
-        })
-        .collect();
-    let failures: Vec<&str> = lines[0]["attempts"]
+    let line = gw.request_line(r.header("x-cognigate-request-id").unwrap());
+    let failures: Vec<&str> = line["attempts"]
         .as_array()
         .unwrap()
         .iter()
@@ -269,7 +262,9 @@ fn one_structured_log_line_per_request_names_key_ids_never_keys() {
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
         .filter(|l: &serde_json::Value| l["request_id"] == id.as_str())
+        .filter(|l: &serde_json::Value| l["msg"] == "request")
         .collect();
+    // One request line; the request's usage record (`"msg":"usage"`) carries its id too.
     assert_eq!(lines.len(), 1);
     let line = &lines[0];
     assert_eq!(line["tenant"], t.id.as_str());

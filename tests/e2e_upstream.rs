@@ -6,7 +6,7 @@
 mod support;
 
 use cognigate::mock::{Body, Gate, MockProvider, Reply, Rule, Step};
-use serde_json::{json, Value};
+use serde_json::json;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 use support::gateway::{Gateway, Resp, Tenant, SECRET_NAME};
@@ -20,13 +20,7 @@ fn https_only() -> &'static Gateway {
 /// The `failure` of each attempt in the log line of request `r` ("served" for the one that was).
 fn logged_failures(gw: &Gateway, r: &Resp) -> Vec<String> {
     let id = r.header("x-cognigate-request-id").unwrap().to_owned();
-    let line: Value = gw
-        .log_containing(&id)
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .find(|l| l["request_id"] == id.as_str())
-        .expect("the request's log line");
-    line["attempts"]
+    gw.request_line(&id)["attempts"]
         .as_array()
         .unwrap()
         .iter()
