@@ -47,21 +47,6 @@ fn priced<'g>(gw: &'g Gateway, hint: &str) -> (Tenant<'g>, MockProvider) {
     (t, mock)
 }
 
-fn usage(t: &Tenant<'_>, group_by: &str) -> Value {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as u64;
-    let q = format!(
-        "/usage?from={}&to={}&group_by={group_by}",
-        now - 3_600_000,
-        now + 60_000
-    );
-    let r = t.gw.admin("GET", &t.path(&q), None);
-    assert_eq!(r.status, 200, "{}", r.text);
-    r.json()
-}
-
 #[test]
 fn a_scoped_key_gets_403_for_an_unlisted_name_with_zero_upstream_calls() {
     let gw = Gateway::shared();
@@ -227,7 +212,7 @@ fn usage_grouped_by_model_after_a_fallback_shows_the_serving_model() {
     assert_eq!(chat(&t, &t.key, json!({"model": "down"}))["status"], 502);
     let mut by_model = Value::Null;
     eventually("both requests in the usage API", SETTLED, || {
-        by_model = usage(&t, "model");
+        by_model = t.usage("model");
         by_model["total"]["requests"] == 2
     });
     let groups = by_model["data"].as_array().unwrap();
@@ -252,7 +237,7 @@ fn usage_grouped_by_model_after_a_fallback_shows_the_serving_model() {
         (Some(1), Some(0.0))
     );
     assert!(groups.iter().all(|g| g["group"] != "down"));
-    let by_key = usage(&t, "key");
+    let by_key = t.usage("key");
     assert_eq!(by_key["data"].as_array().unwrap().len(), 1);
 }
 
@@ -275,7 +260,7 @@ fn a_streamed_requests_usage_is_recorded_and_the_usage_chunk_is_stripped_when_no
     );
     let mut by_model = Value::Null;
     eventually("both streams in the usage API", SETTLED, || {
-        by_model = usage(&t, "model");
+        by_model = t.usage("model");
         by_model["total"]["requests"] == 2
     });
     assert_eq!(by_model["total"]["prompt_tokens"], 10);

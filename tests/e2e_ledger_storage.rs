@@ -17,25 +17,6 @@ const SETTLED: Duration = Duration::from_secs(30);
 /// One mock answer is 5 + 7 tokens; at $100 per million each way it costs $0.0012.
 const ANSWER_USD: f64 = 0.0012;
 
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as u64
-}
-
-fn usage_total(t: &Tenant<'_>) -> Value {
-    let now = now_ms();
-    let q = format!(
-        "/usage?from={}&to={}&group_by=user",
-        now - 3_600_000,
-        now + 60_000
-    );
-    let r = t.gw.admin("GET", &t.path(&q), None);
-    assert_eq!(r.status, 200, "{}", r.text);
-    r.json()["total"].clone()
-}
-
 fn key_spend(t: &Tenant<'_>) -> f64 {
     let keys = t.gw.admin("GET", &t.path("/api-keys"), None).json();
     keys["data"][0]["spend"]["usd"].as_f64().unwrap_or(-1.0)
@@ -155,7 +136,7 @@ fn requests_from_2500_distinct_128_byte_end_users_in_one_minute_all_appear_in_us
     let mut total = Value::Null;
     let complete = Instant::now();
     while complete.elapsed() < SETTLED {
-        total = usage_total(&t);
+        total = t.usage("user")["total"].take();
         if total["requests"] == USERS {
             break;
         }
@@ -208,11 +189,11 @@ fn usage_settling_after_its_tenant_was_deleted_never_lands_in_a_re_created_tenan
     assert_eq!(chat_as(&again, "fresh"), 200);
 
     eventually("the re-created tenant's own request", SETTLED, || {
-        usage_total(&again)["requests"] == 1
+        again.usage("user")["total"]["requests"] == 1
     });
     // Its flush came after the late record's: had the late one landed, it would show by now.
     std::thread::sleep(Duration::from_secs(3));
-    let total = usage_total(&again);
+    let total = again.usage("user")["total"].take();
     assert_eq!(total["requests"], 1, "only the new tenant's usage: {total}");
     assert!((key_spend(&again) - ANSWER_USD).abs() < 1e-9);
 }
@@ -239,10 +220,14 @@ fn a_flush_whose_number_d1_already_applied_is_not_counted_twice() {
     // The flush of the first request is number 0: already applied, so it adds nothing.
     // One second in the isolate, two before the alarm, and a margin.
     std::thread::sleep(Duration::from_secs(5));
-    assert_eq!(usage_total(&t)["requests"], 0, "flush 0 applied once only");
+    assert_eq!(
+        t.usage("user")["total"]["requests"],
+        0,
+        "flush 0 applied once only"
+    );
     assert_eq!(chat_as(&t, "second"), 200);
     eventually("the second flush", SETTLED, || {
-        usage_total(&t)["requests"] == 1
+        t.usage("user")["total"]["requests"] == 1
     });
     let flushes = gw.sql(
         "SELECT last_flush FROM usage_flushes WHERE tenant_id = ?1",
@@ -279,8 +264,8 @@ fn a_failed_flush_retries_with_backoff_and_lands_once_d1_is_back() {
         &[],
     );
     eventually("the retried flush", SETTLED, || {
-        usage_total(&t)["requests"] == 1
+        t.usage("user")["total"]["requests"] == 1
     });
     std::thread::sleep(Duration::from_secs(3));
-    assert_eq!(usage_total(&t)["requests"], 1, "counted once");
+    assert_eq!(t.usage("user")["total"]["requests"], 1, "counted once");
 }

@@ -360,6 +360,21 @@ impl Tenant<'_> {
         format!("/admin/v1/tenants/{}{rest}", self.id)
     }
 
+    /// The usage API's answer for the last hour (and the next minute), grouped by `group_by`.
+    pub fn usage(&self, group_by: &str) -> Value {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let q = format!(
+            "/usage?from={}&to={}&group_by={group_by}",
+            now - 3_600_000,
+            now + 60_000
+        );
+        let r = self.gw.admin("GET", &self.path(&q), None);
+        assert_eq!(r.status, 200, "{}", r.text);
+        r.json()
+    }
+
     pub fn put(&self, rest: &str, body: Value) -> Resp {
         self.gw.admin("PUT", &self.path(rest), Some(body))
     }
