@@ -190,23 +190,27 @@ fn an_answer_without_usage_is_charged_an_estimate_shown_in_the_cost_header_and_a
 }
 
 #[test]
-fn a_late_usage_report_after_the_caller_left_is_recorded_under_the_same_request_id() {
+fn a_late_usage_report_after_the_caller_left_is_charged_instead_of_the_estimate_never_both() {
     let gw = Gateway::shared();
     let (t, mock) = priced(gw, "late-usage", "openai");
     // The usage event comes about a second after the caller left: within the late-read bound.
     mock.set_default(slow_stream(8));
     read_first_chunk_and_hang_up(&t, &big_chat(true));
-    let recs = gw.usage_records(&t.id, 2, SETTLED);
-    assert_estimated(&recs[0]);
-    assert_eq!(recs[1]["usage_source"], "reported", "{recs:?}");
+    let recs = gw.usage_records(&t.id, 1, SETTLED);
+    assert_eq!(recs[0]["usage_source"], "reported", "{recs:?}");
     assert_eq!(
-        recs[1]["tokens"],
+        recs[0]["tokens"],
         json!({"prompt": 5, "completion": 7, "cached": 0})
     );
-    assert_eq!(recs[0]["request_id"], recs[1]["request_id"]);
     assert!(recs[0]["request_id"]
         .as_str()
         .is_some_and(|id| id.starts_with("req_")));
+    // The provider's 12 tokens at $10/M, not the ~5,000-token estimate, and not both.
+    eventually("the key's spend to move", SETTLED, || key_spend(&t).1 > 0.0);
+    std::thread::sleep(Duration::from_millis(1_500));
+    let spent = key_spend(&t).1;
+    assert!((spent - 12.0 * 10.0 / 1e6).abs() < 1e-12, "spend {spent}");
+    assert_eq!(gw.usage_records(&t.id, 1, SETTLED).len(), 1, "one record");
 }
 
 #[test]

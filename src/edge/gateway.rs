@@ -321,15 +321,6 @@ async fn respond(
                             pending,
                             model: model.clone(),
                             prompt_estimate,
-                            // A late report settles a difference; the hold went with the first.
-                            late: StreamHandOff::start(
-                                state.env,
-                                state.ctx,
-                                Governed {
-                                    hold: None,
-                                    ..governed.clone()
-                                },
-                            ),
                             hand_off: StreamHandOff::start(state.env, state.ctx, governed),
                         }),
                     };

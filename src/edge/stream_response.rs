@@ -6,9 +6,10 @@
 //! Its usage record is handed off when the stream's state goes away, whichever way it ended: the
 //! reported usage, or the estimate (`usage::estimate`) when the usage event never came. When the
 //! caller went away before the usage event, the upstream is read on for a little while
-//! (`LATE_USAGE_MS`, `LATE_USAGE_BYTES`) under the request's `waitUntil`, nothing of it forwarded;
-//! if the usage event comes in that time, a second record with the same request id and
-//! `usage_source: reported` goes to the ledger, which settles only the difference.
+//! (`LATE_USAGE_MS`, `LATE_USAGE_BYTES`) under the request's `waitUntil`, nothing of it forwarded,
+//! and the one record waits for it: the provider's own usage if its event comes in that time (the
+//! exact charge, no estimate to correct), the estimate otherwise. The reservation keeps the
+//! budget covered meanwhile.
 
 use super::body_read::{read_chunk, Read, WatchedBody};
 use super::http::now_ms;
@@ -20,7 +21,7 @@ use crate::config::{CatalogModel, TenantId};
 use crate::providers::StreamDecoder;
 use crate::stream::{Relay, RelayStep, StreamEnd};
 use crate::surfaces::Encoder;
-use crate::usage::{PendingUsage, UsageSource};
+use crate::usage::{PendingUsage, UsageRecord, UsageSource};
 use futures::channel::oneshot;
 use futures::stream::{self, Stream};
 use worker::{console_log, AbortController, ByteStream, Context, Env};
@@ -45,8 +46,6 @@ pub struct StreamUsageOwner {
     /// The request's prompt estimate, charged when the stream reports no usage.
     pub prompt_estimate: u64,
     pub hand_off: StreamHandOff,
-    /// For a late report's record, after an estimate was handed off.
-    pub late: StreamHandOff,
 }
 
 /// How long, and how many bytes, the upstream is read on for its usage event after the caller
@@ -62,13 +61,23 @@ struct UpstreamSide {
     decoder: StreamDecoder,
 }
 
-/// What reads on after the caller went away, to catch a late usage event.
+/// What reads on after the caller went away, to catch a late usage event. It owns the request's
+/// one record: whatever happens to it (the read ends, or the future is dropped), the estimate goes
+/// unless the reported usage went first.
 struct LateUsage {
     upstream: UpstreamSide,
     controller: Option<AbortController>,
     pending: PendingUsage,
     model: CatalogModel,
-    late: StreamHandOff,
+    estimate: UsageRecord,
+    hand_off: StreamHandOff,
+}
+
+impl Drop for LateUsage {
+    fn drop(&mut self) {
+        // A no-op once `run` sent the reported record (a hand-off sends once).
+        self.hand_off.send(self.estimate.clone());
+    }
 }
 
 impl LateUsage {
@@ -94,8 +103,11 @@ impl LateUsage {
         }
         let (tokens, source) = up.relay.usage().settle(0);
         if source == UsageSource::Reported {
-            let record = self.pending.served(now_ms(), &self.model, (tokens, source));
-            self.late.send(record);
+            let record =
+                self.pending
+                    .clone()
+                    .served(self.estimate.at_ms, &self.model, (tokens, source));
+            self.hand_off.send(record);
         }
     }
 }
@@ -160,18 +172,22 @@ impl Drop for State {
             .pending
             .clone()
             .served(now_ms(), &u.model, (tokens, source));
-        u.hand_off.send(record);
         // Only a caller who went away leaves an upstream that may still report.
         let caller_left = !self.guard.finished;
-        if let (UsageSource::Estimated, true, Some(late)) = (source, caller_left, self.late.take())
-        {
-            let _ = late.send(LateUsage {
-                upstream: up,
-                controller: self.guard.controller.take(),
-                pending: u.pending,
-                model: u.model,
-                late: u.late,
-            });
+        match (source, caller_left, self.late.take()) {
+            (UsageSource::Estimated, true, Some(late)) => {
+                // Sending fails only if the late read's task is gone: then the late value comes
+                // back and its drop hands off the estimate.
+                let _ = late.send(LateUsage {
+                    upstream: up,
+                    controller: self.guard.controller.take(),
+                    pending: u.pending,
+                    model: u.model,
+                    estimate: record,
+                    hand_off: u.hand_off,
+                });
+            }
+            _ => u.hand_off.send(record),
         }
     }
 }
