@@ -9,7 +9,7 @@ mod support;
 
 use cognigate::mock::{chunk_event, MockProvider, Reply, Step};
 use serde_json::{json, Value};
-use std::io::Read;
+use std::io::{Read, Write};
 use std::time::Duration;
 use support::gateway::{eventually, Gateway, Resp, Tenant};
 use support::sdk::anthropic_sdk;
@@ -211,6 +211,33 @@ fn a_late_usage_report_after_the_caller_left_is_charged_instead_of_the_estimate_
     let spent = key_spend(&t).1;
     assert!((spent - 12.0 * 10.0 / 1e6).abs() < 1e-12, "spend {spent}");
     assert_eq!(gw.usage_records(&t.id, 1, SETTLED).len(), 1, "one record");
+}
+
+/// A guard, not a change: it passes on the code before issue 21 too. It pins down the runtime
+/// behaviour the README relies on for non-streamed answers: a caller who hangs up does not cancel
+/// the request, so the answer is still read and its usage charged.
+#[test]
+fn a_non_streamed_request_whose_caller_hangs_up_mid_call_is_still_charged() {
+    let gw = Gateway::shared();
+    let (t, mock) = priced(gw, "hang-up", "openai");
+    mock.set_default(Reply::ok().delay(1_500));
+    let body = big_chat(false).to_string();
+    let addr = gw.url.trim_start_matches("http://").to_owned();
+    let mut socket = std::net::TcpStream::connect(&addr).unwrap();
+    write!(
+        socket,
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer {}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        t.key,
+        body.len()
+    )
+    .unwrap();
+    eventually("the upstream call to start", SETTLED, || mock.count() == 1);
+    drop(socket);
+    let rec = &gw.usage_records(&t.id, 1, SETTLED)[0];
+    assert_eq!(rec["outcome"], "served", "{rec}");
+    assert_eq!(rec["usage_source"], "reported", "{rec}");
+    eventually("the key's spend to move", SETTLED, || key_spend(&t).1 > 0.0);
 }
 
 #[test]
