@@ -168,13 +168,15 @@ pub async fn serve(
         };
         crate::usage::end_user::require(limits.end_user_required(), pending.end_user.as_deref())?;
         let chain = build_chain(&cfg, inbound.model()).map_err(|e| chain_error(&e))?;
+        // Read once: the reservation holds it, and an answer without usage is charged it.
+        let prompt_estimate = inbound.prompt_tokens();
         let admitting = Admitting {
             tenant: &cfg.tenant,
             key: &key,
             limits,
             end_user: pending.end_user.as_deref(),
             request_id,
-            need: reservation(&inbound, &chain),
+            need: reservation(prompt_estimate, &inbound, &chain),
             request_budget_ms: dep.defaults.request_budget_ms,
         };
         let governed = match govern(env, ctx, admitting, &metrics).await {
@@ -192,7 +194,7 @@ pub async fn serve(
         };
         let cascade = Cascade {
             state: &state,
-            upstream: &FetchUpstream::new(&inbound)
+            upstream: &FetchUpstream::new(&inbound, prompt_estimate)
                 .guarding(cfg.settings.context_window_guard, truncate_oldest(&req)),
             clock: &WorkerClock,
             limits: Limits {
@@ -206,7 +208,7 @@ pub async fn serve(
         let usage = Metered {
             cfg: &cfg,
             pending,
-            prompt_estimate: inbound.prompt_tokens(),
+            prompt_estimate,
             governed,
         };
         Ok(respond(outcome, &state, &log, dep, usage).await)
@@ -356,9 +358,9 @@ async fn respond(
 
 /// What admission holds for the request: the prompt estimate (the context guard's) and
 /// `max_tokens`, priced at the chain's most expensive candidate, since any of them may serve.
-fn reservation(inbound: &Inbound, chain: &[Candidate<'_>]) -> Need {
+fn reservation(prompt_estimate: u64, inbound: &Inbound, chain: &[Candidate<'_>]) -> Need {
     Need::of_request(
-        inbound.prompt_tokens(),
+        prompt_estimate,
         requested_output(inbound.chat()),
         chain
             .iter()

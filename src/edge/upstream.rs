@@ -52,6 +52,8 @@ pub struct StreamStart {
 
 pub struct FetchUpstream<'a> {
     request: &'a Inbound,
+    /// The request's prompt estimate, read once (a translated Messages stream shows it).
+    prompt_estimate: u64,
     /// The current candidate's body, built once and sent with each of its keys.
     body: RefCell<Option<(CandidateBody, Rc<Vec<u8>>)>>,
     /// The context-window guard: `(on, truncate)`, truncate from `X-CogniGate-Truncate: oldest`.
@@ -62,9 +64,10 @@ pub struct FetchUpstream<'a> {
 type CandidateBody = (String, String);
 
 impl<'a> FetchUpstream<'a> {
-    pub fn new(request: &'a Inbound) -> Self {
+    pub fn new(request: &'a Inbound, prompt_estimate: u64) -> Self {
         Self {
             request,
+            prompt_estimate,
             body: RefCell::new(None),
             window: (false, false),
         }
@@ -152,7 +155,11 @@ impl crate::cascade::Upstream for FetchUpstream<'_> {
                 resp,
                 status,
                 controller,
-                (decoder, Relay::metering(usage), self.request.encoder(kind)),
+                (
+                    decoder,
+                    Relay::metering(usage),
+                    self.request.encoder(kind, self.prompt_estimate),
+                ),
                 (call.timeout_ms, read_timeout),
             )
             .await

@@ -1,11 +1,12 @@
 //! Records an isolate could not hand to its ledger (a failed `settle`), kept and sent again with
 //! the next call; never dropped. Past `MAX_RETAINED` records, those of one roll-up row (minute,
-//! model, provider, key, end user), one outcome and one tenant generation are folded into one record that carries their
-//! summed tokens and cost and how many requests it stands for, so money and the usage API's
-//! counts lose nothing; only the per-request ids of folded records are given up.
+//! model, provider, key, end user), one outcome and one tenant generation are folded into one
+//! record that carries their summed tokens and cost and how many requests it stands for, so money
+//! and the usage API's counts lose nothing; only the per-request ids of folded records are given
+//! up.
 
 use super::ask::SettleEntry;
-use crate::usage::TokenCounts;
+use crate::usage::RollupKey;
 use std::collections::BTreeMap;
 
 pub const MAX_RETAINED: usize = 1_024;
@@ -15,42 +16,26 @@ pub struct Retained {
     entries: Vec<SettleEntry>,
 }
 
-type FoldKey = (u64, String, String, String, String, String, bool, String);
+/// The roll-up row, then what else must match for records to fold: outcome, usage source and
+/// generation, whether the end user is tracked, and the hold they settle.
+type FoldKey = (RollupKey, String, bool, String);
 
 fn fold_key(e: &SettleEntry) -> FoldKey {
     let r = &e.record;
     (
-        r.at_ms - r.at_ms % 60_000,
-        r.key_id.clone(),
-        r.end_user.clone().unwrap_or_default(),
-        r.served_model
-            .as_ref()
-            .map(ToString::to_string)
-            .unwrap_or_default(),
-        r.provider
-            .as_ref()
-            .map(ToString::to_string)
-            .unwrap_or_default(),
+        RollupKey::of(r),
         format!("{:?}/{:?}/{}", r.outcome, r.usage_source, r.generation),
         e.track_end_user,
         e.hold.as_ref().map(|h| h.id.clone()).unwrap_or_default(),
     )
 }
 
-fn add_tokens(a: Option<TokenCounts>, b: Option<TokenCounts>) -> Option<TokenCounts> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(TokenCounts::new(
-            a.prompt.saturating_add(b.prompt),
-            a.completion.saturating_add(b.completion),
-            a.cached.saturating_add(b.cached),
-        )),
-        (a, b) => a.or(b),
-    }
-}
-
 fn fold(into: &mut SettleEntry, e: SettleEntry) {
     let (r, o) = (&mut into.record, e.record);
-    r.tokens = add_tokens(r.tokens, o.tokens);
+    r.tokens = match (r.tokens, o.tokens) {
+        (Some(a), Some(b)) => Some(a.zip(b, u64::saturating_add)),
+        (a, b) => a.or(b),
+    };
     r.cost_usd = match (r.cost_usd, o.cost_usd) {
         (Some(a), Some(b)) => Some(a + b),
         (a, b) => a.or(b),
@@ -95,12 +80,5 @@ impl Retained {
             }
         }
         self.entries = rows.into_values().collect();
-    }
-
-    /// Requests these records stand for.
-    pub fn requests(&self) -> u64 {
-        self.entries
-            .iter()
-            .fold(0u64, |n, e| n.saturating_add(e.merged).saturating_add(1))
     }
 }

@@ -89,20 +89,10 @@ impl SettledIds {
         if before.source != UsageSource::Estimated || now.source != UsageSource::Reported {
             return Seen::Duplicate;
         }
-        let delta = TokenCounts::new(
-            now.tokens.prompt.saturating_sub(before.tokens.prompt),
-            now.tokens
-                .completion
-                .saturating_sub(before.tokens.completion),
-            now.tokens.cached.saturating_sub(before.tokens.cached),
-        );
+        let delta = now.tokens.zip(before.tokens, u64::saturating_sub);
         let usd = (now.usd - before.usd).max(0.0);
         *before = Charged {
-            tokens: TokenCounts::new(
-                before.tokens.prompt.max(now.tokens.prompt),
-                before.tokens.completion.max(now.tokens.completion),
-                before.tokens.cached.max(now.tokens.cached),
-            ),
+            tokens: before.tokens.zip(now.tokens, u64::max),
             usd: before.usd.max(now.usd),
             source: UsageSource::Reported,
         };

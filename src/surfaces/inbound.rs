@@ -200,11 +200,12 @@ impl Inbound {
         }
     }
 
-    /// How the relayed (chat-shaped, or native) stream is put into this surface's events.
-    pub fn encoder(&self, kind: ProviderKind) -> super::Encoder {
+    /// How the relayed (chat-shaped, or native) stream is put into this surface's events;
+    /// `prompt_estimate` is `prompt_tokens()`, read once per request by the caller.
+    pub fn encoder(&self, kind: ProviderKind, prompt_estimate: u64) -> super::Encoder {
         match self {
             Self::Messages { .. } if self.native(kind) => super::Encoder::messages_native(),
-            Self::Messages { .. } => super::Encoder::messages(self.prompt_tokens()),
+            Self::Messages { .. } => super::Encoder::messages(prompt_estimate),
             Self::Responses(_) => super::Encoder::responses(),
             _ => super::Encoder::Identity,
         }

@@ -25,6 +25,15 @@ impl TokenCounts {
     pub fn total(&self) -> u64 {
         self.prompt.saturating_add(self.completion)
     }
+
+    /// Each count combined with `other`'s by `f` (sum, difference, larger of the two).
+    pub fn zip(self, other: Self, f: impl Fn(u64, u64) -> u64) -> Self {
+        Self::new(
+            f(self.prompt, other.prompt),
+            f(self.completion, other.completion),
+            f(self.cached, other.cached),
+        )
+    }
 }
 
 /// How the request ended, as far as usage is concerned.

@@ -18,6 +18,27 @@ pub struct RollupKey {
     pub end_user: String,
 }
 
+impl RollupKey {
+    /// The row a record rolls up into.
+    pub fn of(record: &UsageRecord) -> Self {
+        Self {
+            minute: record.at_ms - record.at_ms % 60_000,
+            model: record
+                .served_model
+                .as_ref()
+                .map(ToString::to_string)
+                .unwrap_or_default(),
+            provider: record
+                .provider
+                .as_ref()
+                .map(ToString::to_string)
+                .unwrap_or_default(),
+            key_id: record.key_id.clone(),
+            end_user: record.end_user.clone().unwrap_or_default(),
+        }
+    }
+}
+
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct UsageSums {
@@ -77,26 +98,11 @@ impl PendingRollups {
     /// A record standing for `requests` requests: several folded into one by an isolate that
     /// could not hand them over, or 0 for a late report's difference (its request is counted).
     pub fn add_counted(&mut self, record: &UsageRecord, requests: u64) {
-        let key = RollupKey {
-            minute: record.at_ms - record.at_ms % 60_000,
-            model: record
-                .served_model
-                .as_ref()
-                .map(ToString::to_string)
-                .unwrap_or_default(),
-            provider: record
-                .provider
-                .as_ref()
-                .map(ToString::to_string)
-                .unwrap_or_default(),
-            key_id: record.key_id.clone(),
-            end_user: record.end_user.clone().unwrap_or_default(),
-        };
         let sums = UsageSums {
             requests,
             ..UsageSums::of(record)
         };
-        self.merge(key, sums);
+        self.merge(RollupKey::of(record), sums);
     }
 
     fn merge(&mut self, key: RollupKey, sums: UsageSums) {

@@ -131,11 +131,11 @@ impl RollupRows {
     /// A record standing for `requests` requests (`PendingRollups::add_counted`: folded records,
     /// or 0 for a late report's difference).
     pub fn add_counted(&mut self, record: &UsageRecord, requests: u64) {
-        let mut one = PendingRollups::default();
-        one.add_counted(record, requests);
-        for (key, sums) in one.take(1) {
-            self.add_sums(key, &sums);
-        }
+        let sums = UsageSums {
+            requests,
+            ..UsageSums::of(record)
+        };
+        self.add_sums(RollupKey::of(record), &sums);
     }
 
     fn add_sums(&mut self, key: RollupKey, sums: &UsageSums) {
