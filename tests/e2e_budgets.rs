@@ -6,17 +6,10 @@
 mod support;
 
 use cognigate::mock::Reply;
-use serde_json::{json, Value};
+use serde_json::json;
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 use support::gateway::{Gateway, Tenant};
-
-/// A key of `t` with this policy (the POST body).
-fn key_with(t: &Tenant<'_>, policy: Value) -> String {
-    let r = t.gw.admin("POST", &t.path("/api-keys"), Some(policy));
-    assert_eq!(r.status, 201, "{}", r.text);
-    r.json()["key"].as_str().unwrap().to_owned()
-}
 
 /// Sends `n` requests at once (each with `max_tokens`: 7, what the mock answers) and returns
 /// their statuses.
@@ -57,7 +50,7 @@ fn slow_priced_tenant(hint: &str) -> (Tenant<'static>, cognigate::mock::MockProv
 fn thirty_two_concurrent_requests_on_a_key_with_a_budget_worth_5_answers_are_served_at_most_7_times(
 ) {
     let (t, mock) = slow_priced_tenant("burst-budget");
-    let key = key_with(&t, json!({"budget": {"usd": 0.006, "period": "day"}}));
+    let (_, key) = t.key_with(json!({"budget": {"usd": 0.006, "period": "day"}}));
     let statuses = burst(t.gw, &key, 32);
     let served = statuses.iter().filter(|s| **s == 200).count();
     assert!((1..=7).contains(&served), "served {served}: {statuses:?}");
@@ -76,7 +69,7 @@ fn thirty_two_concurrent_requests_on_a_key_with_a_budget_worth_5_answers_are_ser
 fn thirty_two_concurrent_requests_on_a_key_with_a_tpm_worth_5_answers_are_served_at_most_7_times() {
     let (t, mock) = slow_priced_tenant("burst-tpm");
     // Five answers are 60 tokens; five reservations are 75.
-    let key = key_with(&t, json!({"tpm": 75}));
+    let (_, key) = t.key_with(json!({"tpm": 75}));
     let statuses = burst(t.gw, &key, 32);
     let served = statuses.iter().filter(|s| **s == 200).count();
     assert!((1..=7).contains(&served), "served {served}: {statuses:?}");
@@ -105,16 +98,7 @@ fn a_warm_limited_key_is_admitted_from_its_slice_with_no_round_trip_and_every_an
     let gw = Gateway::shared();
     let (t, _mock) = gw.tenant_with_mock("slice-spend", &["sk-1"], "round_robin");
     t.model("m", "p", 100.0, 8000);
-    let r = gw.admin(
-        "POST",
-        &t.path("/api-keys"),
-        Some(json!({"rpm": 100000, "budget": {"usd": 1000, "period": "day"}})),
-    );
-    assert_eq!(r.status, 201, "{}", r.text);
-    let (id, key) = (
-        r.json()["id"].as_str().unwrap().to_owned(),
-        r.json()["key"].as_str().unwrap().to_owned(),
-    );
+    let (id, key) = t.key_with(json!({"rpm": 100000, "budget": {"usd": 1000, "period": "day"}}));
     let body = json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]}).to_string();
     let mut round_trips = 0;
     for i in 0..20 {

@@ -246,12 +246,10 @@ fn the_anthropic_sdks_count_tokens_grows_with_the_system_prompt_tools_and_messag
     let gw = Gateway::shared();
     let (t, mock) = priced(gw, "count-tokens", "anthropic");
     // A key allowed one request a minute: counting takes no rate-limit slot.
-    let r = gw.admin("POST", &t.path("/api-keys"), Some(json!({"rpm": 1})));
-    assert_eq!(r.status, 201, "{}", r.text);
     let limited = Tenant {
         gw,
         id: t.id.clone(),
-        key: r.json()["key"].as_str().unwrap().to_owned(),
+        key: t.key_with(json!({"rpm": 1})).1,
     };
     let v = anthropic_sdk(&limited, "m", "count_tokens");
     let counts: Vec<u64> = v["counts"]

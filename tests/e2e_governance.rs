@@ -28,17 +28,6 @@ fn code(v: &Value) -> &str {
     v["body"]["code"].as_str().unwrap_or_default()
 }
 
-/// A key of `t` with this policy (the POST body).
-fn key_with(t: &Tenant<'_>, policy: Value) -> (String, String) {
-    let r = t.gw.admin("POST", &t.path("/api-keys"), Some(policy));
-    assert_eq!(r.status, 201, "{}", r.text);
-    let v = r.json();
-    (
-        v["id"].as_str().unwrap().to_owned(),
-        v["key"].as_str().unwrap().to_owned(),
-    )
-}
-
 /// A tenant whose model `m` costs $100 per million tokens each way on a fresh mock: one mock
 /// answer (5 + 7 tokens) costs $0.0012.
 fn priced<'g>(gw: &'g Gateway, hint: &str) -> (Tenant<'g>, MockProvider) {
@@ -51,7 +40,7 @@ fn priced<'g>(gw: &'g Gateway, hint: &str) -> (Tenant<'g>, MockProvider) {
 fn a_scoped_key_gets_403_for_an_unlisted_name_with_zero_upstream_calls() {
     let gw = Gateway::shared();
     let (t, mock) = gw.tenant_with_mock("scoped", &["sk-1"], "round_robin");
-    let (id, key) = key_with(&t, json!({"name": "ci-bot", "models": ["m"]}));
+    let (id, key) = t.key_with(json!({"name": "ci-bot", "models": ["m"]}));
     let refused = chat(&t, &key, json!({"model": "fast"}));
     assert_eq!(refused["status"], 403, "{refused}");
     assert_eq!(refused["body"]["type"], "permission_error");
@@ -79,7 +68,7 @@ fn a_scoped_key_gets_403_for_an_unlisted_name_with_zero_upstream_calls() {
 fn an_rpm_2_key_gets_429_with_retry_after_on_its_third_request_in_a_minute() {
     let gw = Gateway::shared();
     let (t, mock) = gw.tenant_with_mock("rpm", &["sk-1"], "round_robin");
-    let (_, key) = key_with(&t, json!({"rpm": 2}));
+    let (_, key) = t.key_with(json!({"rpm": 2}));
     assert_eq!(chat(&t, &key, json!({"model": "m"}))["status"], 200);
     assert_eq!(chat(&t, &key, json!({"model": "m"}))["status"], 200);
     let third = chat(&t, &key, json!({"model": "m"}));
@@ -96,7 +85,7 @@ fn an_rpm_2_key_gets_429_with_retry_after_on_its_third_request_in_a_minute() {
 fn a_key_with_a_tiny_budget_and_a_priced_model_gets_402_once_spent() {
     let gw = Gateway::shared();
     let (t, mock) = priced(gw, "budget");
-    let (id, key) = key_with(&t, json!({"budget": {"usd": 0.001, "period": "day"}}));
+    let (id, key) = t.key_with(json!({"budget": {"usd": 0.001, "period": "day"}}));
     let first = chat(&t, &key, json!({"model": "m"}));
     assert_eq!(first["status"], 200, "{first}");
     let mut refused = Value::Null;
@@ -132,7 +121,7 @@ fn a_tenant_budget_blocks_every_key() {
         "/settings",
         json!({"budget": {"usd": 0.001, "period": "month"}}),
     );
-    let (_, other) = key_with(&t, json!({}));
+    let (_, other) = t.key_with(json!({}));
     assert_eq!(chat(&t, &t.key, json!({"model": "m"}))["status"], 200);
     for key in [&t.key, &other] {
         let mut refused = Value::Null;
@@ -284,7 +273,7 @@ fn a_request_without_model_is_served_by_default_model() {
     );
     assert_eq!(mock.count(), 1);
     // The default is a requested name like any other: an allow-list applies to it.
-    let (_, scoped) = key_with(&t, json!({"models": ["fast"]}));
+    let (_, scoped) = t.key_with(json!({"models": ["fast"]}));
     assert_eq!(
         code(&chat(&t, &scoped, json!({"model": null}))),
         "model_not_allowed"
@@ -305,10 +294,8 @@ fn a_tenant_without_limits_pays_no_extra_round_trip_and_a_warm_limited_key_with_
 ) {
     let gw = Gateway::shared();
     let (t, _mock) = gw.tenant_with_mock("round-trips", &["sk-1"], "round_robin");
-    let (_, limited) = key_with(
-        &t,
-        json!({"rpm": 100000, "budget": {"usd": 1000, "period": "month"}}),
-    );
+    let (_, limited) =
+        t.key_with(json!({"rpm": 100000, "budget": {"usd": 1000, "period": "month"}}));
     // Warm: the routing grant is held, the configs are cached; the limited key's first request
     // asked the ledger, which granted this isolate a slice (renewed in the background).
     for _ in 0..3 {

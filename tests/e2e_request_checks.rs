@@ -58,13 +58,7 @@ fn a_scoped_keys_v1_models_lists_only_its_names_and_an_unlisted_name_is_404() {
     let gw = Gateway::shared();
     let (t, _mock) = gw.tenant_with_mock("models", &["sk-1"], "round_robin");
     t.model("m2", "p", 1.0, 8000);
-    let r = gw.admin(
-        "POST",
-        &t.path("/api-keys"),
-        Some(json!({"models": ["m", "fast"]})),
-    );
-    assert_eq!(r.status, 201, "{}", r.text);
-    let scoped = r.json()["key"].as_str().unwrap().to_owned();
+    let (_, scoped) = t.key_with(json!({"models": ["m", "fast"]}));
     let all = gw.request("GET", "/v1/models", Some(&t.key), None);
     assert_eq!(all.status, 200, "{}", all.text);
     let every = ids(&all);

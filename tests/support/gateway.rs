@@ -208,14 +208,11 @@ impl Gateway {
     /// The log once `needle` has reached it: worker output travels through a pipe and Node before
     /// it lands in the file, so it can trail the response by a moment.
     pub fn log_containing(&self, needle: &str) -> String {
-        let start = std::time::Instant::now();
-        loop {
+        poll(Duration::from_secs(10), || {
             let log = self.log();
-            if log.contains(needle) || start.elapsed() > Duration::from_secs(10) {
-                return log;
-            }
-            std::thread::sleep(Duration::from_millis(25));
-        }
+            let found = log.contains(needle);
+            (log, found)
+        })
     }
 
     /// The `{"msg":"request",...}` log line of one request, once it has reached the log.
@@ -230,20 +227,18 @@ impl Gateway {
     /// The `{"msg":"usage",...}` records of `tenant` once there are `n` of them (each test has its
     /// own tenant), waiting at most `within`; asserts the count.
     pub fn usage_records(&self, tenant: &str, n: usize, within: Duration) -> Vec<Value> {
-        let start = std::time::Instant::now();
-        loop {
+        let found = poll(within, || {
             let found: Vec<Value> = self
                 .log()
                 .lines()
                 .filter_map(|l| serde_json::from_str::<Value>(l).ok())
                 .filter(|l| l["msg"] == "usage" && l["tenant"] == tenant)
                 .collect();
-            if found.len() >= n || start.elapsed() > within {
-                assert_eq!(found.len(), n, "usage records of {tenant}: {found:?}");
-                return found;
-            }
-            std::thread::sleep(Duration::from_millis(25));
-        }
+            let enough = found.len() >= n;
+            (found, enough)
+        });
+        assert_eq!(found.len(), n, "usage records of {tenant}: {found:?}");
+        found
     }
 
     /// Sends a request and hands back the response with its body unread (for streams).
@@ -360,6 +355,15 @@ impl Tenant<'_> {
         format!("/admin/v1/tenants/{}{rest}", self.id)
     }
 
+    /// Mints a caller key of this tenant with `policy` (the POST body): its id and its key.
+    pub fn key_with(&self, policy: Value) -> (String, String) {
+        let r = self.gw.admin("POST", &self.path("/api-keys"), Some(policy));
+        assert_eq!(r.status, 201, "{}", r.text);
+        let v = r.json();
+        let field = |f: &str| v[f].as_str().unwrap_or_default().to_owned();
+        (field("id"), field("key"))
+    }
+
     /// The usage API's answer for the last hour (and the next minute), grouped by `group_by`.
     pub fn usage(&self, group_by: &str) -> Value {
         let now = std::time::SystemTime::now()
@@ -448,6 +452,18 @@ impl Tenant<'_> {
 }
 
 /// Polls until `f` holds: the gateway's clock is the runtime's, which a test cannot move.
+/// Reads `f` until it says done or `within` has passed; the last reading either way.
+fn poll<T>(within: Duration, mut f: impl FnMut() -> (T, bool)) -> T {
+    let start = std::time::Instant::now();
+    loop {
+        let (value, done) = f();
+        if done || start.elapsed() > within {
+            return value;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
 pub fn eventually(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
     let start = std::time::Instant::now();
     while !f() {
