@@ -153,6 +153,7 @@ impl Ledger {
     }
 
     /// Admission alone (no slice), as `acquire` decides it.
+    #[cfg(test)]
     pub fn admit(&mut self, req: &AdmitRequest, now_ms: u64) -> Verdict {
         self.acquire(req, now_ms).verdict
     }
@@ -174,9 +175,12 @@ impl Ledger {
                     scope.holds.returned(ret, drain_until);
                 }
             }
+        }
+        if !req.returns.is_empty() {
             self.next_expiry = min_of(self.next_expiry, Some(drain_until), u64::min);
         }
         let limits = req.limits();
+        let held = held_scopes(&limits);
         if let Some(request_id) = &req.request_id {
             for (id, limit, refusal) in &limits {
                 let over = self
@@ -204,28 +208,23 @@ impl Ledger {
                     s.requests.add(now_ms, 1);
                 }
             }
-            let hold = Hold {
-                requests: 0,
-                tokens: req.need.tokens,
-                usd: req.need.usd,
-                expires_ms: drain_until,
-            };
-            self.place(req, request_id, &hold);
+            let hold = Hold::reserving(req.need, drain_until);
+            self.place(&held, request_id, &hold);
         }
         let slice = req
             .slice_id
             .as_ref()
-            .and_then(|id| self.grant_slice(req, id, &limits, now_ms));
+            .and_then(|id| self.grant_slice(req, id, &limits, &held, now_ms));
         AdmitAnswer {
             verdict: Verdict::Admit,
             slice,
         }
     }
 
-    fn place(&mut self, req: &AdmitRequest, id: &str, hold: &Hold) {
+    fn place(&mut self, held: &[ScopeId], id: &str, hold: &Hold) {
         self.next_expiry = min_of(self.next_expiry, Some(hold.expires_ms), u64::min);
-        for scope in req.held_scopes() {
-            if let Some(s) = self.scopes.get_mut(&scope) {
+        for scope in held {
+            if let Some(s) = self.scopes.get_mut(scope) {
                 s.holds.place(id, hold.clone());
             }
         }
@@ -236,6 +235,7 @@ impl Ledger {
         req: &AdmitRequest,
         id: &str,
         limits: &[(ScopeId, Limit, Refusal)],
+        held: &[ScopeId],
         now_ms: u64,
     ) -> Option<SliceGrant> {
         let mut left = Remaining::default();
@@ -255,7 +255,7 @@ impl Ledger {
                 .saturating_add(OUTAGE_GRACE_MS)
                 .saturating_add(req.release_after()),
         };
-        self.place(req, id, &hold);
+        self.place(held, id, &hold);
         Some(SliceGrant {
             id: id.to_owned(),
             until_ms,
@@ -280,6 +280,14 @@ impl Ledger {
             self.scopes.retain(|id, s| !idle_user(id, s));
         }
     }
+}
+
+/// The scopes holds are placed on: those with a limit, each once.
+fn held_scopes(limits: &[(ScopeId, Limit, Refusal)]) -> Vec<ScopeId> {
+    let mut s: Vec<ScopeId> = limits.iter().map(|(id, _, _)| id.clone()).collect();
+    s.sort();
+    s.dedup();
+    s
 }
 
 fn min_of<T: Copy>(a: Option<T>, b: Option<T>, min: fn(T, T) -> T) -> Option<T> {

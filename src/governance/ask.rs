@@ -87,6 +87,11 @@ impl AdmitRequest {
     /// Held to the same limits (a slice is only used for requests held to the limits it was
     /// granted under: a changed policy asks the ledger again).
     pub fn same_limits(&self, other: &Self) -> bool {
+        self.limit_fields() == other.limit_fields()
+    }
+
+    /// Every field that says which limits the request is held to.
+    fn limit_fields(&self) -> LimitFields<'_> {
         (
             &self.key_id,
             self.key_rpm,
@@ -94,13 +99,6 @@ impl AdmitRequest {
             self.key_budget,
             self.tenant_budget,
             &self.end_user,
-        ) == (
-            &other.key_id,
-            other.key_rpm,
-            other.key_tpm,
-            other.key_budget,
-            other.tenant_budget,
-            &other.end_user,
         )
     }
 
@@ -137,15 +135,16 @@ impl AdmitRequest {
         }
         out
     }
-
-    /// The scopes holds are placed on: those with a limit.
-    pub(super) fn held_scopes(&self) -> Vec<ScopeId> {
-        let mut s: Vec<ScopeId> = self.limits().into_iter().map(|(id, _, _)| id).collect();
-        s.sort();
-        s.dedup();
-        s
-    }
 }
+
+type LimitFields<'a> = (
+    &'a String,
+    Option<u32>,
+    Option<u64>,
+    Option<Budget>,
+    Option<Budget>,
+    &'a Option<(String, EndUserLimits)>,
+);
 
 #[derive(Debug, Clone, Copy)]
 pub(super) enum Limit {

@@ -3,7 +3,7 @@
 //! minute's tokens plus every hold's tokens, `rpm` against the minute's requests plus every
 //! slice's requests. Holds live in memory, like the minute windows.
 
-use super::reserve::HoldRef;
+use super::reserve::{HoldRef, Need};
 use super::slice::SliceReturn;
 use std::collections::BTreeMap;
 
@@ -21,6 +21,17 @@ pub struct Hold {
 }
 
 impl Hold {
+    /// The hold of one request the ledger admits: its reservation, counted toward no request
+    /// rate (the request counted at admission). `Need::hold_ref` is what its record carries.
+    pub fn reserving(need: Need, expires_ms: u64) -> Self {
+        Self {
+            requests: 0,
+            tokens: need.tokens,
+            usd: need.usd,
+            expires_ms,
+        }
+    }
+
     fn is_empty(&self) -> bool {
         self.requests == 0 && self.tokens == 0 && self.usd <= USD_EPSILON
     }
@@ -54,6 +65,7 @@ impl Holds {
         self.by_id.values().map(|h| h.usd).sum()
     }
 
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.by_id.len()
     }
@@ -74,22 +86,24 @@ impl Holds {
 
     /// A finished request gives back what it was held for; the hold ends once nothing is left.
     pub fn release(&mut self, r: &HoldRef) {
-        if let Some(h) = self.by_id.get_mut(&r.id) {
-            h.take(r.requests, r.tokens, r.usd);
-            if h.is_empty() {
-                self.by_id.remove(&r.id);
-            }
-        }
+        self.give_back(&r.id, r.requests, r.tokens, r.usd, u64::MAX);
     }
 
     /// An isolate gives back the unused part of a slice. What is left is held for the slice's
     /// requests still in flight, whose records release it, until `drain_until`.
     pub fn returned(&mut self, ret: &SliceReturn, drain_until: u64) {
-        if let Some(h) = self.by_id.get_mut(&ret.id) {
-            h.take(ret.unused_requests, ret.unused_tokens, ret.unused_usd);
-            h.expires_ms = h.expires_ms.min(drain_until);
+        let (requests, tokens, usd) = (ret.unused_requests, ret.unused_tokens, ret.unused_usd);
+        self.give_back(&ret.id, requests, tokens, usd, drain_until);
+    }
+
+    /// Takes from hold `id`, which is then released by `expire_by` at the latest; the hold ends
+    /// once nothing is left.
+    fn give_back(&mut self, id: &str, requests: u64, tokens: u64, usd: f64, expire_by: u64) {
+        if let Some(h) = self.by_id.get_mut(id) {
+            h.take(requests, tokens, usd);
+            h.expires_ms = h.expires_ms.min(expire_by);
             if h.is_empty() {
-                self.by_id.remove(&ret.id);
+                self.by_id.remove(id);
             }
         }
     }

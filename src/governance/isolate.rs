@@ -81,15 +81,32 @@ impl TenantBook {
             .partition(|(_, h)| !h.slice.is_live_in_outage(now));
         self.slices = live;
         self.returns.extend(dead.into_values().map(Held::give_back));
-        self.asking
-            .retain(|_, since| now < since.saturating_add(SLICE_LEASE_MS));
+        self.asking.retain(|_, &mut since| fresh(since, now));
     }
 
     fn asking(&self, s: &Subject, now: u64) -> bool {
-        self.asking
-            .get(s)
-            .is_some_and(|since| now < since.saturating_add(SLICE_LEASE_MS))
+        self.asking.get(s).is_some_and(|&since| fresh(since, now))
     }
+}
+
+/// A slice-seeking call made at `since` still counts as in flight.
+fn fresh(since: u64, now: u64) -> bool {
+    now < since.saturating_add(SLICE_LEASE_MS)
+}
+
+/// Takes the request's need from the subject's slice, if it was granted under the same limits
+/// and `live` says it may still admit; with the slice, as left.
+fn take_from<'a>(
+    slices: &'a mut HashMap<Subject, Held>,
+    s: &Subject,
+    ask: &AdmitRequest,
+    live: impl FnOnce(&LocalSlice) -> bool,
+) -> Option<(HoldRef, &'a LocalSlice)> {
+    let held = slices
+        .get_mut(s)
+        .filter(|h| h.limits.same_limits(ask) && live(&h.slice))?;
+    let hold = held.slice.take(ask.need)?;
+    Some((hold, &held.slice))
 }
 
 /// This isolate's slices, returns and retained records, per tenant.
@@ -134,6 +151,7 @@ impl IsolateLedger {
     }
 
     /// Slices held for the tenant's subjects.
+    #[cfg(test)]
     pub fn slices(&self, tenant: &str) -> usize {
         self.tenants.get(tenant).map_or(0, |b| b.slices.len())
     }
@@ -146,12 +164,8 @@ impl IsolateLedger {
     pub fn take_local(&mut self, tenant: &str, ask: &AdmitRequest, now: u64) -> Option<Admission> {
         let s = subject(ask);
         let book = self.book(tenant);
-        let held = book.slices.get_mut(&s)?;
-        if !held.limits.same_limits(ask) || !held.slice.is_live(now) {
-            return None;
-        }
-        let hold = held.slice.take(ask.need)?;
-        let renew = held.slice.renewal_due(now) && !book.asking(&s, now);
+        let (hold, slice) = take_from(&mut book.slices, &s, ask, |l| l.is_live(now))?;
+        let renew = slice.renewal_due(now) && !book.asking(&s, now);
         if renew {
             book.asking.insert(s, now);
         }
@@ -165,12 +179,9 @@ impl IsolateLedger {
 
     /// With the ledger unreachable: from what is left of the last slice, within the grace.
     pub fn take_in_outage(&mut self, tenant: &str, ask: &AdmitRequest, now: u64) -> Admission {
-        let hold = self
-            .book(tenant)
-            .slices
-            .get_mut(&subject(ask))
-            .filter(|h| h.limits.same_limits(ask) && h.slice.is_live_in_outage(now))
-            .and_then(|h| h.slice.take(ask.need));
+        let slices = &mut self.book(tenant).slices;
+        let hold = take_from(slices, &subject(ask), ask, |l| l.is_live_in_outage(now))
+            .map(|(hold, _)| hold);
         let verdict = match hold {
             Some(_) => Verdict::Admit,
             None => Verdict::Refuse {
@@ -209,7 +220,11 @@ impl IsolateLedger {
         if let Some(grant) = answer.slice.clone() {
             let held = Held {
                 slice: LocalSlice::new(grant, now),
-                limits: ask.clone(),
+                // The limits only: the returns went with the call.
+                limits: AdmitRequest {
+                    returns: Vec::new(),
+                    ..ask.clone()
+                },
             };
             if let Some(old) = book.slices.insert(s, held) {
                 book.returns.push(old.give_back());
@@ -246,12 +261,7 @@ pub async fn admit<P: LedgerPort>(
             let mut b = book.borrow_mut();
             b.answered(tenant, &ask, &answer, now);
             let hold = match (&answer.verdict, &ask.request_id) {
-                (Verdict::Admit, Some(id)) => Some(HoldRef {
-                    id: id.clone(),
-                    requests: 0,
-                    tokens: ask.need.tokens,
-                    usd: ask.need.usd,
-                }),
+                (Verdict::Admit, Some(id)) => Some(ask.need.hold_ref(id)),
                 _ => None,
             };
             Admission {

@@ -34,6 +34,17 @@ impl Need {
             usd,
         }
     }
+
+    /// The reference a request admitted by the ledger carries: the same reservation as the
+    /// ledger's hold (`Hold::reserving`), under the request id.
+    pub fn hold_ref(self, id: &str) -> HoldRef {
+        HoldRef {
+            id: id.to_owned(),
+            requests: 0,
+            tokens: self.tokens,
+            usd: self.usd,
+        }
+    }
 }
 
 /// The hold a finished request was admitted under, carried by its record so the ledger replaces
