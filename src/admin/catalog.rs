@@ -1,7 +1,9 @@
 //! A tenant's catalog: providers, models, aliases and routing rules.
 
 use super::store::{AliasWrite, DepthWrite, ModelWrite, ProviderDelete};
-use super::{conflict, json, not_found, Admin, AdminStore, Answer, ObjectControl, Refusal};
+use super::{
+    conflict, depth_changed, json, not_found, Admin, AdminStore, Answer, ObjectControl, Refusal,
+};
 use crate::api::views::{
     AliasView, Deleted, List, ModelView, ProviderView, RuleView, WrittenRuleView,
 };
@@ -10,15 +12,6 @@ use crate::config::{
     AliasName, ConfigError, ModelId, ProviderName, RouteName, TenantConfig, TenantId,
 };
 use crate::routing::dead_entries;
-
-/// 409: a write's depth check failed, but no longer does when read again: another admin changed
-/// the depth or the rules in between.
-pub(super) fn depth_changed() -> Refusal {
-    conflict(
-        "The tenant's max_fallback_depth or routing rules changed during the write; try again."
-            .to_owned(),
-    )
-}
 
 impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
     pub(super) async fn list_providers(&self, t: &TenantId) -> Answer {

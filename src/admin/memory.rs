@@ -197,10 +197,6 @@ impl TenantStore for MemoryStore {
         })
     }
 
-    async fn key(&self, t: &TenantId, id: &str) -> Stored<Option<KeyRow>> {
-        self.read(t, |d| d.keys.get(id).map(key_row))
-    }
-
     async fn merge_key_policy(
         &self,
         t: &TenantId,

@@ -94,6 +94,15 @@ fn not_found(what: &str) -> Refusal {
     Refusal::Api(ApiError::not_found(what))
 }
 
+/// 409: a write's depth check failed, but no longer does when read again: another admin changed
+/// the depth or the rules in between.
+fn depth_changed() -> Refusal {
+    conflict(
+        "The tenant's max_fallback_depth or routing rules changed during the write; try again."
+            .to_owned(),
+    )
+}
+
 pub fn unauthorized() -> ApiError {
     ApiError::new(ErrorKind::InvalidAdminKey, "Missing or invalid admin key.")
 }

@@ -1,8 +1,9 @@
 //! Settings, breaker events and manual breaker resets.
 
-use super::catalog::depth_changed;
 use super::store::DepthWrite;
-use super::{json, not_found, query_param, Admin, AdminStore, Answer, ObjectControl, Refusal};
+use super::{
+    depth_changed, json, not_found, query_param, Admin, AdminStore, Answer, ObjectControl, Refusal,
+};
 use crate::api::views::{ClosedBreaker, EventView, List, ResetView};
 use crate::api::{ApiError, ErrorKind};
 use crate::config::admin_body::{parse_body, parse_optional_body, validate_settings, BreakerReset};

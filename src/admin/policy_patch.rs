@@ -2,12 +2,15 @@
 //! so the store merges it into whatever is stored at that moment (D1's `json_patch` in the same
 //! statement as the write) and two PATCHes that race both land, field by field.
 
+#[cfg(not(target_arch = "wasm32"))]
 use super::store::{StoreError, Stored};
 use crate::config::policy::Change;
 use crate::config::{ConfigError, KeyPolicy, KeyPolicyChange};
 use serde_json::{Map, Value};
 
 /// A field set is its validated value, a field cleared is `null`, a field left alone is absent.
+/// Every value is a whole field (`budget` always carries both `usd` and `period`), so the RFC 7396
+/// merge of a patch is, field by field, an insert or (for `null`) a removal.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PolicyPatch(Map<String, Value>);
 
@@ -41,34 +44,28 @@ impl PolicyPatch {
 
     /// The patch as JSON text, for D1's `json_patch`.
     pub fn to_json(&self) -> String {
-        Value::Object(self.0.clone()).to_string()
+        // A map of string keys always serialises; an empty string would fail `json_patch` loudly.
+        serde_json::to_string(&self.0).unwrap_or_default()
     }
 
-    /// The patch merged into `stored` by RFC 7396, as `json_patch` does it.
+    /// The patch merged into `stored` by RFC 7396, as `json_patch` does it: each field the patch
+    /// names is replaced by its value, or removed when that is `null`. The in-memory store's
+    /// merge (D1 merges in SQL).
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn apply(&self, stored: &KeyPolicy) -> Stored<KeyPolicy> {
-        let mut doc = serde_json::to_value(stored).map_err(|e| StoreError::new("policy", e))?;
-        merge(&mut doc, &Value::Object(self.0.clone()));
-        serde_json::from_value(doc).map_err(|e| StoreError::new("policy", e))
-    }
-}
-
-/// RFC 7396: an object merges member by member (`null` removes one), anything else replaces.
-fn merge(target: &mut Value, patch: &Value) {
-    let Value::Object(members) = patch else {
-        *target = patch.clone();
-        return;
-    };
-    if !target.is_object() {
-        *target = Value::Object(Map::new());
-    }
-    if let Value::Object(t) = target {
-        for (k, v) in members {
-            if v.is_null() {
-                t.remove(k);
+        let Value::Object(mut doc) =
+            serde_json::to_value(stored).map_err(|e| StoreError::new("policy", e))?
+        else {
+            return Err(StoreError::new("policy", "not a JSON object"));
+        };
+        for (field, value) in &self.0 {
+            if value.is_null() {
+                doc.remove(field);
             } else {
-                merge(t.entry(k.clone()).or_insert(Value::Null), v);
+                doc.insert(field.clone(), value.clone());
             }
         }
+        serde_json::from_value(Value::Object(doc)).map_err(|e| StoreError::new("policy", e))
     }
 }
 

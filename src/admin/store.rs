@@ -118,6 +118,17 @@ pub enum DepthWrite {
     DepthExceeded,
 }
 
+impl DepthWrite {
+    /// A guarded write's outcome from whether it wrote (its guard holds or nothing is written).
+    pub fn from_written(written: bool) -> Self {
+        if written {
+            Self::Written
+        } else {
+            Self::DepthExceeded
+        }
+    }
+}
+
 /// One stored breaker event: its order and its JSON body as written.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EventRow {
@@ -156,7 +167,6 @@ pub trait TenantStore {
 
     async fn insert_key(&self, t: &TenantId, key: &NewKey) -> Stored<()>;
     async fn list_keys(&self, t: &TenantId) -> Stored<Vec<KeyRow>>;
-    async fn key(&self, t: &TenantId, id: &str) -> Stored<Option<KeyRow>>;
     /// Merges `patch` into the policy stored at this moment, field by field, in one step: two
     /// PATCHes that race both land, as if applied one after the other. The key as it now is;
     /// None when it does not exist.

@@ -2,7 +2,7 @@
 //! text appears here and nowhere else.
 
 use super::CandidateAttempt;
-pub use crate::config::text::truncated;
+use crate::config::text::truncated;
 use serde::Serialize;
 use serde_json::Value;
 

@@ -321,8 +321,7 @@ pub fn validate_settings(o: SettingsOverrides) -> Result<SettingsOverrides, Conf
     for &ms in durations.as_slice() {
         within("breaker.open_durations_ms", Some(ms), 86_400_000)?;
     }
-    o.end_user.map(|e| e.validate()).transpose()?;
-    crate::config::policy::validate_tenant_limits(o.budget, o.end_user.and_then(|e| e.limits()))?;
+    crate::config::policy::validate_tenant_limits(o.budget, o.end_user)?;
     Ok(o)
 }
 

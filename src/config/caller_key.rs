@@ -24,8 +24,15 @@ pub struct CallerKey {
 
 /// The deployment secret that caller keys carry a MAC under: HMAC-SHA256 keyed by `CG_KEK` over
 /// a fixed label, so it is a key of its own (neither the KEK nor anything sealed under it).
+/// Held as HMAC state already keyed with it: each tag or check clones that state instead of
+/// keying again. Shared, so the isolate's copy is handed to each request by reference count.
 #[derive(Clone)]
-pub struct CallerKeyMac([u8; 32]);
+pub struct CallerKeyMac {
+    keyed: Rc<HmacSha256>,
+    /// The derived key itself, for the tests' eyes only.
+    #[cfg(test)]
+    key: [u8; 32],
+}
 
 impl std::fmt::Debug for CallerKeyMac {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -42,12 +49,17 @@ const DERIVATION_LABEL: &[u8] = b"cognigate caller-key mac v1";
 
 /// HMAC-SHA256 under a 32-byte key. RFC 2104 pads a key shorter than the block (64 bytes) with
 /// zeros, so the padded key is the same key; taking it whole makes construction infallible.
-fn hmac(key: &[u8; 32], msg: &[u8]) -> HmacSha256 {
+fn keyed(key: &[u8; 32]) -> HmacSha256 {
     use hmac::digest::KeyInit;
-    use hmac::Mac;
     let mut block = [0u8; 64];
     block[..32].copy_from_slice(key);
-    let mut mac = <HmacSha256 as KeyInit>::new(&block.into());
+    <HmacSha256 as KeyInit>::new(&block.into())
+}
+
+/// HMAC-SHA256 of `msg` under `key`.
+fn hmac(key: &[u8; 32], msg: &[u8]) -> HmacSha256 {
+    use hmac::Mac;
+    let mut mac = keyed(key);
     mac.update(msg);
     mac
 }
@@ -56,13 +68,26 @@ impl CallerKeyMac {
     /// Derived from the 32 bytes of `CG_KEK`.
     pub fn derive(kek: &[u8; 32]) -> Self {
         use hmac::Mac;
-        Self(hmac(kek, DERIVATION_LABEL).finalize().into_bytes().into())
+        let key: [u8; 32] = hmac(kek, DERIVATION_LABEL).finalize().into_bytes().into();
+        Self {
+            keyed: Rc::new(keyed(&key)),
+            #[cfg(test)]
+            key,
+        }
+    }
+
+    /// The keyed state, fed `body`.
+    fn over(&self, body: &str) -> HmacSha256 {
+        use hmac::Mac;
+        let mut mac = HmacSha256::clone(&self.keyed);
+        mac.update(body.as_bytes());
+        mac
     }
 
     /// The tag of `body` (the key without its tag).
     pub fn tag(&self, body: &str) -> [u8; MAC_BYTES] {
         use hmac::Mac;
-        let full = hmac(&self.0, body.as_bytes()).finalize().into_bytes();
+        let full = self.over(body).finalize().into_bytes();
         let mut tag = [0u8; MAC_BYTES];
         tag.copy_from_slice(&full[..MAC_BYTES]);
         tag
@@ -71,10 +96,7 @@ impl CallerKeyMac {
     /// `tag` is `body`'s, compared in constant time.
     pub fn verify(&self, body: &str, tag: &[u8]) -> bool {
         use hmac::Mac;
-        tag.len() == MAC_BYTES
-            && hmac(&self.0, body.as_bytes())
-                .verify_truncated_left(tag)
-                .is_ok()
+        tag.len() == MAC_BYTES && self.over(body).verify_truncated_left(tag).is_ok()
     }
 }
 
@@ -98,7 +120,7 @@ mod tests {
     fn the_mac_key_is_neither_the_kek_nor_the_same_under_another_kek() {
         let a = CallerKeyMac::derive(&[1; 32]);
         let b = CallerKeyMac::derive(&[2; 32]);
-        assert_ne!(a.0, [1; 32]);
+        assert_ne!(a.key, [1; 32]);
         assert_ne!(a.tag("cg_x"), b.tag("cg_x"));
         assert!(a.verify("cg_x", &a.tag("cg_x")));
         assert!(!b.verify("cg_x", &a.tag("cg_x")));

@@ -19,8 +19,6 @@ pub enum Period {
 }
 
 impl Period {
-    pub const ALL: [Period; 3] = [Period::Day, Period::Month, Period::Total];
-
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Day => "day",

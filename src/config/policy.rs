@@ -2,11 +2,12 @@
 //! Every value is validated where it enters (the admin body) and trusted after.
 
 use super::period::Period;
+use crate::config::settings::EndUserSettings;
 use crate::config::{ConfigError, RouteName};
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// Most names one key's `models` may list.
-pub const MAX_ALLOWED_MODELS: usize = 256;
+const MAX_ALLOWED_MODELS: usize = 256;
 const MAX_RPM: u32 = 1_000_000;
 const MAX_TPM: u64 = 1_000_000_000_000;
 const MAX_BUDGET_USD: f64 = 1_000_000_000.0;
@@ -184,8 +185,8 @@ fn validate_key_policy(mut p: KeyPolicy) -> Result<KeyPolicy, ConfigError> {
     Ok(p)
 }
 
-/// The tenant's `end_user` setting: limits that apply to each end user separately.
-#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+/// The counted part of a tenant's `end_user` setting (`EndUserSettings::limits`): the limits
+/// that apply to each end user separately and need the ledger's counters.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EndUserLimits {
@@ -195,19 +196,15 @@ pub struct EndUserLimits {
     pub rpm: Option<u32>,
 }
 
-/// Checks the tenant's `budget` and `end_user` settings.
+/// Checks the tenant's `budget` and `end_user` settings: `end_user` must say something
+/// (`EndUserSettings::validate`, checked first), then every value must be in range.
 pub fn validate_tenant_limits(
     budget: Option<Budget>,
-    end_user: Option<EndUserLimits>,
+    end_user: Option<EndUserSettings>,
 ) -> Result<(), ConfigError> {
+    end_user.map(|e| e.validate()).transpose()?;
     budget.map(|b| b.validate("budget")).transpose()?;
     if let Some(e) = end_user {
-        if e.budget.is_none() && e.rpm.is_none() {
-            return Err(ConfigError::invalid(
-                "end_user",
-                "must set budget, rpm or both (null for no end-user limits)",
-            ));
-        }
         e.budget
             .map(|b| b.validate("end_user.budget"))
             .transpose()?;
@@ -292,7 +289,14 @@ mod tests {
     #[test]
     fn tenant_end_user_limits_need_a_budget_or_an_rpm() {
         let e = |b: Option<Budget>, rpm| {
-            validate_tenant_limits(None, Some(EndUserLimits { budget: b, rpm }))
+            validate_tenant_limits(
+                None,
+                Some(EndUserSettings {
+                    budget: b,
+                    rpm,
+                    required: false,
+                }),
+            )
         };
         assert!(e(None, None).is_err());
         assert!(e(None, Some(3)).is_ok());

@@ -215,7 +215,8 @@ pub async fn load_config(
 }
 
 /// The MAC key of caller keys, derived from `CG_KEK` once per isolate (the secret cannot change
-/// under it). None without a usable KEK: tokens are then looked up without a MAC check.
+/// under it), its HMAC state keyed once; each request's copy shares it (a reference count).
+/// None without a usable KEK: tokens are then looked up without a MAC check.
 pub fn caller_key_mac(env: &Env) -> Option<CallerKeyMac> {
     CALLER_MAC.with(|c| {
         c.get_or_init(|| {

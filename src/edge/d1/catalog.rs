@@ -295,11 +295,7 @@ impl CatalogStore for Db {
                 ],
             )
             .await?;
-        Ok(if changes(&r) > 0 {
-            DepthWrite::Written
-        } else {
-            DepthWrite::DepthExceeded
-        })
+        Ok(DepthWrite::from_written(changes(&r) > 0))
     }
 
     async fn delete_rule(&self, t: &TenantId, name: &RouteName) -> Stored<bool> {

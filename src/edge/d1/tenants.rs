@@ -181,11 +181,7 @@ impl TenantStore for Db {
                 &[js(t.as_str()), js(&stored), num(u64::from(max_depth))],
             )
             .await?;
-        Ok(if changes(&r) > 0 {
-            DepthWrite::Written
-        } else {
-            DepthWrite::DepthExceeded
-        })
+        Ok(DepthWrite::from_written(changes(&r) > 0))
     }
 
     async fn insert_key(&self, t: &TenantId, key: &NewKey) -> Stored<()> {
@@ -211,16 +207,6 @@ impl TenantStore for Db {
             )
             .await?;
         found.into_iter().map(KeyRowStored::open).collect()
-    }
-
-    async fn key(&self, t: &TenantId, id: &str) -> Stored<Option<KeyRow>> {
-        let found: Vec<KeyRowStored> = self
-            .all(
-                "SELECT id, created_at, policy FROM caller_keys WHERE tenant_id = ?1 AND id = ?2",
-                &[js(t.as_str()), js(id)],
-            )
-            .await?;
-        found.into_iter().next().map(KeyRowStored::open).transpose()
     }
 
     /// One statement: SQLite's `json_patch` is RFC 7396, the merge `PolicyPatch::apply` does,
