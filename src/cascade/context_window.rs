@@ -13,7 +13,7 @@
 
 use crate::api::chat::DEFAULT_MAX_JSON_VALUES;
 use crate::api::ChatRequest;
-pub use crate::usage::estimate::{estimate_tokens, requested_output};
+use crate::usage::estimate::{estimate_tokens, requested_output};
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -83,17 +83,18 @@ pub fn truncate_oldest(messages: &str, window: u32, output: u64) -> Option<(Stri
         .iter()
         .map(|m| serde_json::from_str(m.get()).ok())
         .collect::<Option<_>>()?;
-    // Turns: (first index, one past the last) of each droppable unit, oldest first.
+    let stays = |h: &Head| h.role == "system" || h.role == "developer";
+    // Turns: (first index, one past the last) of each droppable unit, oldest first. Together
+    // they are every message but the system (and developer) ones.
     let mut turns: Vec<(usize, usize)> = Vec::new();
     let mut i = 0;
     while i < heads.len() {
-        let role = heads[i].role.as_str();
-        if role == "system" || role == "developer" {
+        if stays(&heads[i]) {
             i += 1;
             continue;
         }
         let mut end = i + 1;
-        if role == "assistant" && heads[i].tool_calls.is_some() {
+        if heads[i].role == "assistant" && heads[i].tool_calls.is_some() {
             while end < heads.len() && heads[end].role == "tool" {
                 end += 1;
             }
@@ -107,29 +108,31 @@ pub fn truncate_oldest(messages: &str, window: u32, output: u64) -> Option<(Stri
     let mut kept_count = items.len();
     let size = |bytes: usize, count: usize| 2 + bytes + count.saturating_sub(1);
     let fits = |bytes: usize| estimate_tokens(bytes, output) <= u64::from(window);
-    let mut dropped = vec![false; items.len()];
-    let mut count = 0;
+    // Turns go oldest first, so what goes is every message before `cut` but the system ones.
+    let mut cut = 0;
     // The newest turn is the question being asked: it is never dropped. Once truncating, the
     // kept conversation also starts at a user message (Anthropic's Messages API requires it).
     for &(start, end) in turns.iter().take(turns.len().saturating_sub(1)) {
-        if fits(size(kept_bytes, kept_count)) && (count == 0 || heads[start].role == "user") {
+        if fits(size(kept_bytes, kept_count)) && (cut == 0 || heads[start].role == "user") {
             break;
         }
-        for (d, m) in dropped[start..end].iter_mut().zip(&items[start..end]) {
-            *d = true;
-            kept_bytes = kept_bytes.saturating_sub(m.get().len());
-        }
+        kept_bytes = items[start..end]
+            .iter()
+            .fold(kept_bytes, |b, m| b.saturating_sub(m.get().len()));
         kept_count = kept_count.saturating_sub(end - start);
-        count += end - start;
+        cut = end;
     }
-    if count == 0 || !fits(size(kept_bytes, kept_count)) {
+    if cut == 0 || !fits(size(kept_bytes, kept_count)) {
         return None;
     }
-    let kept: Vec<&str> = (0..items.len())
-        .filter(|i| !dropped[*i])
-        .map(|i| items[i].get())
+    let kept: Vec<&str> = items
+        .iter()
+        .zip(&heads)
+        .enumerate()
+        .filter(|(i, (_, h))| *i >= cut || stays(h))
+        .map(|(_, (m, _))| m.get())
         .collect();
-    Some((format!("[{}]", kept.join(",")), count))
+    Some((format!("[{}]", kept.join(",")), items.len() - kept_count))
 }
 
 #[cfg(test)]
@@ -152,7 +155,6 @@ mod tests {
     fn the_estimate_is_a_quarter_of_the_message_bytes_rounded_up_plus_the_requested_output() {
         assert_eq!(estimate_tokens(0, 0), 0);
         assert_eq!(estimate_tokens(5, 0), 2);
-        assert_eq!(estimate_tokens(800_000, 1_000), 201_000);
         let req = chat(&[msg("user", "hi")], r#""max_tokens":50,"#);
         assert_eq!(requested_output(&req), 50);
         let req = chat(

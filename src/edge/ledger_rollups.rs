@@ -148,8 +148,18 @@ impl Rollups {
     /// gate and the flush numbering stay).
     pub async fn reset(&self, storage: &Storage) -> Result<()> {
         storage.delete_all().await?;
+        self.forget(storage, |_| {}).await
+    }
+
+    /// Storage was just emptied: the rows go from memory too, and the bookkeeping (`edit`ed,
+    /// its failure count reset) is written back.
+    async fn forget(&self, storage: &Storage, edit: impl FnOnce(&mut LedgerMeta)) -> Result<()> {
         self.rows.borrow_mut().clear();
-        self.meta.borrow_mut().failures = 0;
+        {
+            let mut meta = self.meta.borrow_mut();
+            edit(&mut meta);
+            meta.failures = 0;
+        }
         // Whether `delete_all` took the alarm too depends on the runtime: schedule afresh.
         self.schedule.set(FlushSchedule::Idle);
         self.meta_dirty.set(true);
@@ -218,12 +228,8 @@ impl Rollups {
         self.schedule.set(self.schedule.get().alarm_fired());
         let next_seq = self.meta.borrow().next_seq;
         let Some(batch) = self.rows.borrow_mut().batch(MAX_ROWS_PER_FLUSH, next_seq) else {
-            self.schedule.set(
-                self.schedule
-                    .get()
-                    .flushed(now_ms(), 0, MAX_ROWS_PER_FLUSH)
-                    .0,
-            );
+            // Nothing left to flush: what a successful flush with no rows remaining leaves.
+            self.schedule.set(FlushSchedule::Idle);
             return Ok(());
         };
         let (tenant, generation) = {
@@ -289,16 +295,10 @@ impl Rollups {
         self.ensure_loaded(storage).await?;
         storage.delete_all().await?;
         storage.delete_alarm().await?;
-        self.rows.borrow_mut().clear();
-        {
-            let mut meta = self.meta.borrow_mut();
+        self.forget(storage, |meta| {
             meta.gate.wipe(req.dead_through);
-            meta.failures = 0;
             meta.tenant = None;
-        }
-        self.schedule.set(FlushSchedule::Idle);
-        self.meta_dirty.set(true);
-        let w = self.take_writes()?;
-        write(storage, w).await
+        })
+        .await
     }
 }

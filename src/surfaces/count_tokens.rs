@@ -4,6 +4,7 @@
 //! never passed through to a provider. It covers `system`, `messages` and `tools`, each image as
 //! a fixed upper bound, so it never undercounts what `/v1/messages` will send.
 
+use super::messages_request::invalid;
 use crate::api::{ApiError, ChatRequest, ErrorKind};
 use crate::usage::estimate::prompt_tokens;
 use serde_json::json;
@@ -25,13 +26,7 @@ impl CountRequest {
         let raw = ChatRequest::parse_with_default(body, max_values, default_model)?;
         match raw.raw("messages") {
             Some(m) if m.trim_start().starts_with('[') => {}
-            Some(_) => {
-                return Err(ApiError::new(
-                    ErrorKind::InvalidType,
-                    "'messages' must be an array of messages.",
-                )
-                .with_param("messages"))
-            }
+            Some(_) => return Err(invalid("messages", "an array of messages")),
             None => {
                 return Err(
                     ApiError::new(ErrorKind::InvalidRequest, "'messages' is required.")

@@ -6,7 +6,7 @@ use crate::api::{ApiError, ChatRequest, ErrorKind};
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
-fn invalid(field: &str, what: &str) -> ApiError {
+pub(super) fn invalid(field: &str, what: &str) -> ApiError {
     ApiError::new(ErrorKind::InvalidType, format!("'{field}' must be {what}.")).with_param(field)
 }
 

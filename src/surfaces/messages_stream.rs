@@ -8,11 +8,6 @@ use crate::stream::sse::{EventKind, SseParser};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
-#[cfg(test)]
-use crate::providers::anthropic::native::NativeDecoder;
-#[cfg(test)]
-use crate::providers::anthropic::native::DONE;
-
 fn event(out: &mut Vec<u8>, name: &str, data: &Value) {
     out.extend_from_slice(format!("event: {name}\ndata: {data}\n\n").as_bytes());
 }
@@ -213,6 +208,7 @@ fn delta(out: &mut Vec<u8>, index: u64, delta: Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::providers::anthropic::native::{NativeDecoder, DONE};
 
     fn names(out: &[u8]) -> Vec<String> {
         String::from_utf8_lossy(out)

@@ -17,10 +17,11 @@
 use super::generated::generated_bytes;
 use super::{TokenCounts, UsageSource};
 use crate::api::ChatRequest;
-use serde::Deserialize;
+use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::fmt;
 
 /// What one image is counted as, from any source (base64, URL, file). The most either family
 /// charges for one image: Anthropic scales an image to at most ~1.15 megapixels, ~1,600 tokens
@@ -116,28 +117,59 @@ pub fn prompt_bytes(raw: &str) -> usize {
             Ok(items) => items,
             Err(_) => return raw.len(),
         },
-        Some(b'{') => {
-            #[derive(Deserialize)]
-            struct Typed<'a> {
-                #[serde(rename = "type", borrow)]
-                kind: Option<Cow<'a, str>>,
-            }
-            if let Ok(Typed { kind: Some(kind) }) = serde_json::from_str::<Typed<'_>>(text) {
-                if IMAGE_TYPES.contains(&kind.as_ref()) {
+        Some(b'{') => match serde_json::from_str::<Members<'_>>(text) {
+            Ok(Members { members, types }) => {
+                let kind = members
+                    .get("type")
+                    .filter(|_| types == 1)
+                    .and_then(|kind| serde_json::from_str::<Cow<'_, str>>(kind.get()).ok());
+                if kind.is_some_and(|kind| IMAGE_TYPES.contains(&kind.as_ref())) {
                     return image_bytes;
                 }
+                members.into_values().collect()
             }
-            match serde_json::from_str::<BTreeMap<Cow<'_, str>, &RawValue>>(text) {
-                Ok(members) => members.into_values().collect(),
-                Err(_) => return raw.len(),
-            }
-        }
+            Err(_) => return raw.len(),
+        },
         _ => return raw.len(),
     };
     // Each child's text is replaced by what it counts for; the punctuation around it stays.
     let own: usize = children.iter().map(|c| c.get().len()).sum();
     let counted: usize = children.iter().map(|c| prompt_bytes(c.get())).sum();
     raw.len().saturating_sub(own).saturating_add(counted)
+}
+
+/// An object's members read in one pass, each key once (a repeated key keeps its last value), and
+/// how many times `type` appeared: an object with more than one `type` is no image block and is
+/// measured by its members like any other.
+struct Members<'a> {
+    members: BTreeMap<Cow<'a, str>, &'a RawValue>,
+    types: usize,
+}
+
+impl<'de> Deserialize<'de> for Members<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Entries;
+
+        impl<'de> Visitor<'de> for Entries {
+            type Value = Members<'de>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members<'de>, A::Error> {
+                let mut members = BTreeMap::new();
+                let mut types = 0usize;
+                while let Some((key, value)) = map.next_entry::<Cow<'de, str>, &'de RawValue>()? {
+                    types = types.saturating_add(usize::from(key == "type"));
+                    members.insert(key, value);
+                }
+                Ok(Members { members, types })
+            }
+        }
+
+        d.deserialize_map(Entries)
+    }
 }
 
 #[cfg(test)]

@@ -8,7 +8,6 @@
 //! around a few tokens are never charged as output. It walks the JSON without building a tree.
 
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
-use std::borrow::Cow;
 use std::fmt;
 
 /// Keys whose string values are generated text.
@@ -107,12 +106,35 @@ impl<'de> Visitor<'de> for Walk {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<usize, A::Error> {
         let mut n = 0usize;
-        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
-            n = n.saturating_add(self.scalar(key.len()));
-            let child = self.child(&key);
+        while let Some((key, child)) = map.next_key_seed(Key(self))? {
+            n = n.saturating_add(key);
             n = n.saturating_add(map.next_value_seed(child)?);
         }
         Ok(n)
+    }
+}
+
+/// An object key read in place (never copied into a `String`): its counted bytes (the unescaped
+/// key, under `input` only) and the walk its value takes.
+struct Key(Walk);
+
+impl<'de> DeserializeSeed<'de> for Key {
+    type Value = (usize, Walk);
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(usize, Walk), D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Key {
+    type Value = (usize, Walk);
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object key")
+    }
+
+    fn visit_str<E>(self, k: &str) -> Result<(usize, Walk), E> {
+        Ok((self.0.scalar(k.len()), self.0.child(k)))
     }
 }
 

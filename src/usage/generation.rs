@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 /// What the ledger does with a record of some generation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GenerationVerdict {
+enum GenerationVerdict {
     /// The generation the ledger serves (or the first it hears of): settle it.
     Accept,
     /// A generation that was wiped, or older than the one served: its tenant is gone.
@@ -30,7 +30,7 @@ pub struct GenerationGate {
 }
 
 impl GenerationGate {
-    pub fn verdict(&self, generation: u64) -> GenerationVerdict {
+    fn verdict(&self, generation: u64) -> GenerationVerdict {
         if self.dead_through.is_some_and(|d| generation <= d) {
             return GenerationVerdict::Drop;
         }
@@ -43,7 +43,7 @@ impl GenerationGate {
     }
 
     /// Records that `generation` is now served (after `Accept` or `ResetThenAccept`).
-    pub fn serve(&mut self, generation: u64) {
+    fn serve(&mut self, generation: u64) {
         self.current = Some(generation);
     }
 

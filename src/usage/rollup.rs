@@ -127,6 +127,11 @@ impl PendingRollups {
         taken
     }
 
+    /// Every row, consuming the roll-ups (the legacy value folded into the row store).
+    pub fn into_rows(self) -> impl Iterator<Item = (RollupKey, UsageSums)> {
+        self.rows.into_values()
+    }
+
     /// Puts rows back after a failed flush, added to whatever arrived meanwhile.
     pub fn restore(&mut self, rows: Vec<(RollupKey, UsageSums)>) {
         for (k, s) in rows {

@@ -47,14 +47,14 @@ pub struct LedgerMeta {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct InFlight {
+struct InFlight {
     pub seq: u64,
     pub sums: UsageSums,
 }
 
 /// One stored roll-up row: the sums not yet in any flush, and those of the flush in flight.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StoredRow {
+struct StoredRow {
     pub key: RollupKey,
     #[serde(default)]
     pub pending: UsageSums,
@@ -90,7 +90,7 @@ pub struct RollupRows {
 }
 
 /// The storage key of a row: its identity, so equal rows meet in one value.
-pub fn row_storage_key(key: &RollupKey) -> String {
+fn row_storage_key(key: &RollupKey) -> String {
     format!(
         "{ROW_PREFIX}{}",
         serde_json::to_string(key).unwrap_or_default()
@@ -118,8 +118,8 @@ impl RollupRows {
     }
 
     /// Folds the pre-row layout's single value in as pending sums.
-    pub fn absorb_legacy(&mut self, mut legacy: PendingRollups) {
-        for (key, sums) in legacy.take(usize::MAX) {
+    pub fn absorb_legacy(&mut self, legacy: PendingRollups) {
+        for (key, sums) in legacy.into_rows() {
             self.add_sums(key, &sums);
         }
     }

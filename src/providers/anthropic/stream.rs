@@ -1,7 +1,7 @@
 //! Messages stream (named events) → `chat.completion.chunk` events ending in `[DONE]`. An `error`
 //! event becomes an OpenAI-shaped error event, which the relay then treats like any other.
 
-use super::{finish_reason, response::usage};
+use super::{finish_reason, native::DONE, response::usage};
 use crate::api::ChatRequest;
 use crate::stream::SseParser;
 use serde_json::{json, Value};
@@ -88,7 +88,7 @@ impl Translator {
                 c["choices"] = json!([]);
                 c["usage"] = usage(&self.input, self.output_tokens);
                 emit(out, &c);
-                out.extend_from_slice(b"data: [DONE]\n\n");
+                out.extend_from_slice(DONE);
             }
             "error" => {
                 let e = &data["error"];
