@@ -58,6 +58,14 @@ impl UsageSums {
         self.cost_usd += o.cost_usd;
     }
 
+    /// A record standing for `requests` requests (folded records; 0 for a late difference).
+    pub fn counted(record: &UsageRecord, requests: u64) -> Self {
+        Self {
+            requests,
+            ..Self::of(record)
+        }
+    }
+
     /// One request's contribution: an exhausted request counts with zero cost, and unknown
     /// usage adds no tokens.
     pub fn of(record: &UsageRecord) -> Self {
@@ -98,11 +106,7 @@ impl PendingRollups {
     /// A record standing for `requests` requests: several folded into one by an isolate that
     /// could not hand them over, or 0 for a late report's difference (its request is counted).
     pub fn add_counted(&mut self, record: &UsageRecord, requests: u64) {
-        let sums = UsageSums {
-            requests,
-            ..UsageSums::of(record)
-        };
-        self.merge(RollupKey::of(record), sums);
+        self.merge(RollupKey::of(record), UsageSums::counted(record, requests));
     }
 
     fn merge(&mut self, key: RollupKey, sums: UsageSums) {

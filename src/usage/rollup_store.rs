@@ -131,11 +131,7 @@ impl RollupRows {
     /// A record standing for `requests` requests (`PendingRollups::add_counted`: folded records,
     /// or 0 for a late report's difference).
     pub fn add_counted(&mut self, record: &UsageRecord, requests: u64) {
-        let sums = UsageSums {
-            requests,
-            ..UsageSums::of(record)
-        };
-        self.add_sums(RollupKey::of(record), &sums);
+        self.add_sums(RollupKey::of(record), &UsageSums::counted(record, requests));
     }
 
     fn add_sums(&mut self, key: RollupKey, sums: &UsageSums) {
