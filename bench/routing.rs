@@ -11,7 +11,7 @@ use cognigate::config::{
     Alias, AliasName, Capability, CatalogModel, Chain, CostTier, Defaults, ModelId, ProviderName,
     RouteName, TenantConfig, TenantId,
 };
-use cognigate::routing::build_chain;
+use cognigate::routing::{build_chain, RouteInput};
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -99,14 +99,14 @@ fn measure(label: &str, cfg: &TenantConfig, name: &str) {
     const BATCHES: usize = 200;
     let mut per_decision_ns: Vec<f64> = Vec::with_capacity(BATCHES);
     for _ in 0..20 {
-        black_box(build_chain(cfg, name).ok());
+        black_box(build_chain(cfg, name, &RouteInput::unmeasured()).ok());
     }
     for _ in 0..BATCHES {
         let t = Instant::now();
         for _ in 0..BATCH {
             black_box(
-                build_chain(black_box(cfg), black_box(name))
-                    .map(|c| c.len())
+                build_chain(black_box(cfg), black_box(name), &RouteInput::unmeasured())
+                    .map(|c| c.candidates.len())
                     .ok(),
             );
         }
@@ -114,7 +114,9 @@ fn measure(label: &str, cfg: &TenantConfig, name: &str) {
     }
     per_decision_ns.sort_by(f64::total_cmp);
     let p = |q: f64| per_decision_ns[((per_decision_ns.len() - 1) as f64 * q) as usize] / 1000.0;
-    let candidates = build_chain(cfg, name).map(|c| c.len()).unwrap_or(0);
+    let candidates = build_chain(cfg, name, &RouteInput::unmeasured())
+        .map(|c| c.candidates.len())
+        .unwrap_or(0);
     println!(
         "{{\"case\":\"{label}\",\"candidates\":{candidates},\"p50_us\":{:.3},\"p99_us\":{:.3}}}",
         p(0.5),
@@ -129,8 +131,8 @@ fn measure_cold(cfg: &TenantConfig) {
         let fresh = cfg.clone_unresolved();
         let t = Instant::now();
         black_box(
-            build_chain(black_box(&fresh), "alias-20")
-                .map(|c| c.len())
+            build_chain(black_box(&fresh), "alias-20", &RouteInput::unmeasured())
+                .map(|c| c.candidates.len())
                 .ok(),
         );
         samples.push(t.elapsed().as_nanos() as f64 / 1000.0);

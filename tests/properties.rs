@@ -13,7 +13,7 @@ use cognigate::config::{
     SettingsOverrides, TenantConfig, TenantId,
 };
 use cognigate::providers::{anthropic, StreamDecoder};
-use cognigate::routing::{build_chain, resolve::satisfies, resolve_alias};
+use cognigate::routing::{build_chain, resolve::satisfies, resolve_alias, RouteInput};
 use cognigate::stream::{Relay, SseParser};
 use proptest::prelude::*;
 
@@ -116,8 +116,8 @@ proptest! {
 
     #[test]
     fn chains_are_deterministic_distinct_and_drawn_from_the_catalog(cfg in arb_tenant(), name in "[a-e][0-9]?") {
-        let first = build_chain(&cfg, &name).map(|c| c.iter().map(|x| x.model.id.to_string()).collect::<Vec<_>>());
-        let again = build_chain(&cfg, &name).map(|c| c.iter().map(|x| x.model.id.to_string()).collect::<Vec<_>>());
+        let first = build_chain(&cfg, &name, &RouteInput::unmeasured()).map(|c| c.candidates.iter().map(|x| x.model.id.to_string()).collect::<Vec<_>>());
+        let again = build_chain(&cfg, &name, &RouteInput::unmeasured()).map(|c| c.candidates.iter().map(|x| x.model.id.to_string()).collect::<Vec<_>>());
         prop_assert_eq!(&first, &again);
         if let Ok(ids) = first {
             let mut unique = ids.clone();

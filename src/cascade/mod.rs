@@ -13,6 +13,7 @@ pub mod log_line;
 pub mod rate_limit_signals;
 pub mod retry;
 pub mod retry_after;
+mod samples;
 pub mod settlement;
 
 use crate::api::{ApiError, AttemptSummary, ErrorKind};

@@ -3,6 +3,7 @@
 use super::deployment::Deployment;
 use super::http::{self, header, now_ms, random_bytes, HttpReply};
 use super::limits::{allowed, govern, Admitting, Governed};
+use super::live_stats::{self, IsolateView};
 use super::metrics::Metrics;
 use super::routing_object::RoutingClient;
 use super::served::{
@@ -16,9 +17,9 @@ use crate::api::auth::{bearer, hash_key, may_be_caller_key};
 use crate::api::{ApiError, ErrorKind};
 use crate::cascade::log_line::RequestLog;
 use crate::cascade::{settle, Cascade, Clock, Ending, Limits, Outcome};
-use crate::config::{CallerKey, TenantConfig};
+use crate::config::{CallerKey, ModelId, TenantConfig};
 use crate::governance::Need;
-use crate::routing::{build_chain, Candidate, ChainError};
+use crate::routing::{build_chain, Candidate, ChainError, RouteInput};
 use crate::surfaces::count_tokens::CountRequest;
 use crate::surfaces::{Inbound, Surface};
 use crate::usage::estimate::{answer_tokens, requested_output};
@@ -122,7 +123,7 @@ pub async fn count_tokens(
         default_model.map(|m| m.as_str()),
     )?;
     allowed(&key, &count.model)?;
-    build_chain(&cfg, &count.model).map_err(|e| chain_error(&e))?;
+    build_chain(&cfg, &count.model, &RouteInput::unmeasured()).map_err(|e| chain_error(&e))?;
     let resp = http::bytes(200, "application/json", count.answer())?;
     with_memory_counter(resp, dep).map_err(|_| ApiError::internal())
 }
@@ -167,7 +168,21 @@ pub async fn serve(
             generation: key.generation,
         };
         crate::usage::end_user::require(limits.end_user_required(), pending.end_user.as_deref())?;
-        let chain = build_chain(&cfg, inbound.model()).map_err(|e| chain_error(&e))?;
+        let now = now_ms();
+        let view = IsolateView {
+            tenant: &cfg.tenant,
+            now_ms: now,
+        };
+        let may_use = |m: &ModelId| key.policy.allows(m.as_str());
+        let input = RouteInput {
+            observed: &view,
+            now_ms: now,
+            draw: random_bytes::<8>().map_or(0, u64::from_le_bytes),
+            may_use: &may_use,
+            remembered: None,
+        };
+        let route = build_chain(&cfg, inbound.model(), &input).map_err(|e| chain_error(&e))?;
+        let chain = route.candidates;
         // Read once: the reservation holds it, and an answer without usage is charged it.
         let prompt_estimate = inbound.prompt_tokens();
         let admitting = Admitting {
@@ -278,6 +293,14 @@ async fn respond(
     }: Metered<'_>,
 ) -> HttpReply {
     let Outcome { ending, attempts } = outcome;
+    let streamed = matches!(
+        &ending,
+        Ending::Served {
+            body: UpstreamBody::Stream(_),
+            ..
+        }
+    );
+    live_stats::record_attempts(&cfg.tenant, &attempts, streamed);
     let (label, result) = match ending {
         Ending::Served {
             status,

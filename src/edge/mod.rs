@@ -14,6 +14,7 @@ mod ledger_client;
 mod ledger_object;
 mod ledger_rollups;
 mod limits;
+mod live_stats;
 mod local_grants;
 mod metrics;
 mod routing_client;

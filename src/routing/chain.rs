@@ -1,7 +1,10 @@
 //! Spec §2, building the chain: one candidate per position, dead positions dropped, no model twice.
 
+use super::observed::{NothingObserved, Observed};
 use super::resolve::{alias_target, lookup, Target};
-use crate::config::{Alias, CatalogModel, Provider, ProviderName, RouteName, TenantConfig};
+use crate::config::{
+    Alias, CatalogModel, ModelId, Provider, ProviderName, RouteName, TenantConfig,
+};
 
 /// One model to try, with the provider that serves it.
 #[derive(Debug, Clone, Copy)]
@@ -20,10 +23,62 @@ pub enum ChainError {
 
 impl std::error::Error for ChainError {}
 
+/// What a request brings to its chain besides the name (issue 22): what was measured, the time,
+/// its random draw, the caller's scope and the conversation's remembered model.
+pub struct RouteInput<'a> {
+    pub observed: &'a dyn Observed,
+    pub now_ms: u64,
+    /// 64 random bits of this request: the exploration and spread draws read them, so a chain is
+    /// deterministic for a given snapshot and draw.
+    pub draw: u64,
+    /// Whether the caller's key may use a model; the `auto` names rank only those.
+    pub may_use: &'a dyn Fn(&ModelId) -> bool,
+    /// The model that last served this conversation's stable prefix under the requested name,
+    /// and when (epoch ms), if this isolate remembers one (`cache_affinity_s`).
+    pub remembered: Option<(&'a ModelId, u64)>,
+}
+
+impl RouteInput<'_> {
+    /// Seed 000's resolution: nothing measured, nothing remembered, every model usable.
+    pub fn unmeasured() -> RouteInput<'static> {
+        RouteInput {
+            observed: &NothingObserved,
+            now_ms: 0,
+            draw: 0,
+            may_use: &|_| true,
+            remembered: None,
+        }
+    }
+}
+
+/// Whether the name's prompt-cache affinity chose the remembered model (`X-CogniGate-Cache-Affinity`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AffinityUse {
+    Hit,
+    Miss,
+}
+
+impl AffinityUse {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Hit => "hit",
+            Self::Miss => "miss",
+        }
+    }
+}
+
+/// A request's chain, and whether cache affinity applied to it (`None`: the name has none).
+#[derive(Debug)]
+pub struct Route<'c> {
+    pub candidates: Vec<Candidate<'c>>,
+    pub affinity: Option<AffinityUse>,
+}
+
 pub fn build_chain<'c>(
     cfg: &'c TenantConfig,
     requested: &str,
-) -> Result<Vec<Candidate<'c>>, ChainError> {
+    _input: &RouteInput<'_>,
+) -> Result<Route<'c>, ChainError> {
     let single = [requested];
     let entries: Box<dyn Iterator<Item = &str>> = match cfg.rules.get(requested) {
         Some(chain) => Box::new(chain.entries().iter().map(|e| e.as_str())),
@@ -45,7 +100,10 @@ pub fn build_chain<'c>(
             reasons: reasons.join("; "),
         });
     }
-    Ok(candidates)
+    Ok(Route {
+        candidates,
+        affinity: None,
+    })
 }
 
 /// Why each entry resolves to nothing today; a rule is still accepted with these as warnings.
@@ -149,8 +207,16 @@ mod tests {
         );
     }
 
-    fn ids(r: Result<Vec<Candidate<'_>>, ChainError>) -> Vec<String> {
-        r.unwrap().iter().map(|c| c.model.id.to_string()).collect()
+    fn ids(r: Result<Route<'_>, ChainError>) -> Vec<String> {
+        r.unwrap()
+            .candidates
+            .iter()
+            .map(|c| c.model.id.to_string())
+            .collect()
+    }
+
+    fn build_chain<'c>(cfg: &'c TenantConfig, requested: &str) -> Result<Route<'c>, ChainError> {
+        super::build_chain(cfg, requested, &RouteInput::unmeasured())
     }
 
     #[test]

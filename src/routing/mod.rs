@@ -1,7 +1,9 @@
 //! Spec §1 and §2: a requested name becomes an ordered list of candidates.
 
 pub mod chain;
+pub mod observed;
 pub mod resolve;
 
-pub use chain::{build_chain, dead_entries, Candidate, ChainError};
+pub use chain::{build_chain, dead_entries, AffinityUse, Candidate, ChainError, Route, RouteInput};
+pub use observed::{ModelHealth, NothingObserved, Observed};
 pub use resolve::{lookup, resolve_alias, Target};

@@ -100,6 +100,12 @@ impl ProviderGrants {
         true
     }
 
+    /// Whether a live skip says `model`'s breaker is open now (read-only: the ranking and the
+    /// spread draw ask before any admission).
+    pub fn skipping(&self, model: &ModelId, now: u64) -> bool {
+        self.skips.get(model).is_some_and(|s| now < s.local_until)
+    }
+
     /// The decision for one more request of `model`, if a grant or skip is live.
     pub fn take(
         &mut self,

@@ -6,6 +6,7 @@ pub mod committed;
 pub mod grant;
 pub mod grant_book;
 pub mod key_pool;
+pub mod model_stats;
 pub mod provider_state;
 pub mod request_rate;
 pub mod wire;

@@ -3,7 +3,7 @@
 use super::fakes::{tenant, FakeClock, FakeState, FakeUpstream};
 use cognigate::cascade::{settle, Cascade, Ending, Limits, Outcome};
 use cognigate::config::{BreakerSettings, OpenDurations, TenantConfig};
-use cognigate::routing::build_chain;
+use cognigate::routing::{build_chain, RouteInput};
 use futures::executor::block_on;
 
 /// Seed 000's defaults, strict routing (no grants), the default park clamp.
@@ -41,7 +41,9 @@ impl<'c> World<'c> {
     }
 
     pub fn run_with(&self, name: &str, limits: Limits) -> Outcome<String> {
-        let chain = build_chain(&self.cfg, name).unwrap();
+        let chain = build_chain(&self.cfg, name, &RouteInput::unmeasured())
+            .unwrap()
+            .candidates;
         let cascade = Cascade {
             state: &self.state,
             upstream: &self.upstream,

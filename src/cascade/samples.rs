@@ -1,0 +1,84 @@
+//! What each attempt adds to the live stats (issue 22): a sent attempt is one request, served or
+//! failed; an attempt never sent (open breaker, used-up `rpm`, a window too small) is none.
+
+use super::CandidateAttempt;
+use crate::state::model_stats::Sample;
+
+impl CandidateAttempt {
+    /// This attempt's sample, if it reached the upstream. `streamed`: the answer is a stream, so
+    /// its last try's time is its time to first byte and its total time comes at its end.
+    pub fn sample(&self, streamed: bool) -> Option<Sample> {
+        let last = self.tries.last()?;
+        Some(match self.failure {
+            None => Sample::Served {
+                ttfb_ms: last.ms,
+                latency_ms: (!streamed).then_some(last.ms),
+            },
+            Some(f) => Sample::Failed {
+                counted: f.counts_toward_breaker(),
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cascade::{Failure, KeyTry};
+
+    fn attempt(failure: Option<Failure>, tries: usize) -> CandidateAttempt {
+        CandidateAttempt {
+            provider: "p".into(),
+            model: "m".into(),
+            failure,
+            status: None,
+            tries: (0..tries)
+                .map(|i| KeyTry {
+                    key_id: format!("k{i}"),
+                    status: None,
+                    failure: None,
+                    error: None,
+                    ms: 40,
+                })
+                .collect(),
+            retry: None,
+            ends_at: None,
+            truncated: None,
+        }
+    }
+
+    #[test]
+    fn an_attempt_never_sent_is_no_request() {
+        assert_eq!(attempt(Some(Failure::BreakerOpen), 0).sample(false), None);
+    }
+
+    #[test]
+    fn a_served_stream_counts_its_time_to_first_byte_and_leaves_its_total_for_its_end() {
+        assert_eq!(
+            attempt(None, 1).sample(true),
+            Some(Sample::Served {
+                ttfb_ms: 40,
+                latency_ms: None
+            })
+        );
+        assert_eq!(
+            attempt(None, 1).sample(false),
+            Some(Sample::Served {
+                ttfb_ms: 40,
+                latency_ms: Some(40)
+            })
+        );
+    }
+
+    #[test]
+    fn only_a_failure_that_counts_toward_the_breaker_is_a_counted_failure() {
+        assert_eq!(
+            attempt(Some(Failure::Server), 2).sample(false),
+            Some(Sample::Failed { counted: true })
+        );
+        assert_eq!(
+            attempt(Some(Failure::RateLimit), 1).sample(false),
+            Some(Sample::Failed { counted: false })
+        );
+    }
+}
