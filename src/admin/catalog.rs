@@ -112,6 +112,7 @@ impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
     }
 
     pub(super) async fn put_alias(&self, t: &TenantId, name: AliasName, body: &[u8]) -> Answer {
+        crate::config::alias::refuse_reserved("name", name.as_str())?;
         let alias = parse_body::<AliasBody>(body).and_then(AliasBody::validate)?;
         match self.store.put_alias(t, &name, &alias, self.cx.now).await? {
             AliasWrite::Written => json(200, &AliasView::new(&name, &alias)),

@@ -48,6 +48,8 @@ pub enum ErrorKind {
     /// The upstream stream failed after it had started: the final event of a cut stream.
     UpstreamStreamError,
     NoCandidates,
+    /// `auto:<x>` naming neither a strategy nor a routing rule (issue 22).
+    UnknownChain,
     /// The key's `models` does not list the requested name.
     ModelNotAllowed,
     /// The key's budget for the current period is spent.
@@ -89,6 +91,7 @@ impl ErrorKind {
             Self::UpstreamExhausted => (502, Api, "upstream_exhausted"),
             Self::UpstreamStreamError => (502, Api, "upstream_stream_error"),
             Self::NoCandidates => (503, Api, "no_candidates"),
+            Self::UnknownChain => (400, Bad, "unknown_chain"),
             Self::ModelNotAllowed => (403, ErrorType::PermissionError, "model_not_allowed"),
             Self::BudgetExceeded => (402, Quota, "budget_exceeded"),
             Self::TenantBudgetExceeded => (402, Quota, "tenant_budget_exceeded"),

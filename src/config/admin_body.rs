@@ -1,6 +1,7 @@
 //! Admin request bodies: parsed strictly (unknown fields refused, the failing field named) and turned
 //! into validated config types in one step.
 
+use super::alias::{refuse_reserved, RankBy, Weights};
 use super::names::{AliasName, Capability, ModelId, ProviderName, RouteName, TenantId};
 use super::provider::{BaseUrl, KeyStrategy, NewKey, NewProvider, ProviderKey, ProviderKind};
 use super::strict_json::Strict;
@@ -179,6 +180,7 @@ fn capability_set(caps: Vec<Capability>) -> super::CapabilitySet {
 impl ModelBody {
     /// A model with no `capabilities` is a chat model: that is what this gateway serves.
     pub fn validate(self, id: ModelId) -> Result<CatalogModel, ConfigError> {
+        refuse_reserved("id", id.as_str())?;
         let upstream_model = self.upstream_model.unwrap_or_else(|| id.to_string());
         if upstream_model.is_empty()
             || upstream_model.chars().count() > 256
@@ -236,10 +238,21 @@ pub struct AliasBody {
     pub provider_preference: Vec<ProviderName>,
     #[serde(default)]
     pub cost_tier: CostTier,
+    #[serde(default)]
+    pub rank_by: RankBy,
+    #[serde(default)]
+    pub weights: Option<Weights>,
 }
 
 impl AliasBody {
     pub fn validate(self) -> Result<Alias, ConfigError> {
+        let weights = self.weights.map(Weights::validate).transpose()?;
+        if weights.is_some() && self.rank_by != RankBy::Score {
+            return Err(ConfigError::invalid(
+                "weights",
+                "only rank_by \"score\" uses weights",
+            ));
+        }
         let mut seen = std::collections::BTreeSet::new();
         if let Some(dup) = self.provider_preference.iter().find(|p| !seen.insert(*p)) {
             return Err(ConfigError::invalid(
@@ -259,6 +272,8 @@ impl AliasBody {
             min_context_window: self.min_context_window,
             provider_preference: self.provider_preference,
             cost_tier: self.cost_tier,
+            rank_by: self.rank_by,
+            weights,
         })
     }
 }
@@ -274,6 +289,7 @@ pub struct RuleBody {
 
 impl RuleBody {
     pub fn validate(self, max_depth: u32) -> Result<(RouteName, Chain), ConfigError> {
+        refuse_reserved("match", self.match_.as_str())?;
         Ok((self.match_, Chain::new(self.chain, max_depth)?))
     }
 }
@@ -321,6 +337,14 @@ pub fn validate_settings(o: SettingsOverrides) -> Result<SettingsOverrides, Conf
     for &ms in durations.as_slice() {
         within("breaker.open_durations_ms", Some(ms), 86_400_000)?;
     }
+    if o.exploration_share
+        .is_some_and(|s| !(s.is_finite() && (0.0..=1.0).contains(&s)))
+    {
+        return Err(ConfigError::invalid(
+            "exploration_share",
+            "must be a number from 0 to 1",
+        ));
+    }
     crate::config::policy::validate_tenant_limits(o.budget, o.end_user)?;
     Ok(o)
 }
@@ -328,6 +352,7 @@ pub fn validate_settings(o: SettingsOverrides) -> Result<SettingsOverrides, Conf
 /// Alias names share the caller's `model` namespace with catalog ids; this is the one check both
 /// admin writes use.
 pub fn alias_name_from(route: &str) -> Result<AliasName, ConfigError> {
+    refuse_reserved("name", route)?;
     AliasName::parse(route).map_err(|e| ConfigError::invalid("name", e.to_string()))
 }
 

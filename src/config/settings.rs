@@ -25,6 +25,20 @@ pub struct SettingsOverrides {
     pub end_user: Option<EndUserSettings>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_model: Option<RouteName>,
+    /// Issue 22: the share of ranked requests that try a candidate with stale stats first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exploration_share: Option<f64>,
+}
+
+/// The share of ranked requests that explore when the tenant sets none (2%, issue 22).
+pub const DEFAULT_EXPLORATION_SHARE: f64 = 0.02;
+
+fn is_default_share(share: &f64) -> bool {
+    *share == DEFAULT_EXPLORATION_SHARE
+}
+
+fn default_share() -> f64 {
+    DEFAULT_EXPLORATION_SHARE
 }
 
 /// The tenant's `end_user` setting: limits applied to each end user separately (issue 15), and
@@ -135,6 +149,10 @@ pub struct Settings {
     /// request header `X-CogniGate-Truncate: oldest` turns it on for that request).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub context_window_guard: bool,
+    /// Share (0 to 1) of requests to a stats-ranked name that put a stale candidate first
+    /// (`routing::rank`); shown only when it is not the default 0.02.
+    #[serde(default = "default_share", skip_serializing_if = "is_default_share")]
+    pub exploration_share: f64,
     #[serde(flatten)]
     pub limits: TenantLimits,
 }
@@ -159,6 +177,7 @@ impl Default for Defaults {
                     open_durations_ms: OpenDurations::SINGLE,
                 },
                 context_window_guard: false,
+                exploration_share: DEFAULT_EXPLORATION_SHARE,
                 limits: TenantLimits::default(),
             },
             request_budget_ms: 60_000,
@@ -216,6 +235,9 @@ impl Defaults {
             context_window_guard: o
                 .context_window_guard
                 .unwrap_or(self.settings.context_window_guard),
+            exploration_share: o
+                .exploration_share
+                .unwrap_or(self.settings.exploration_share),
             limits: TenantLimits {
                 budget: o.budget,
                 end_user: o.end_user,

@@ -102,6 +102,12 @@ fn chain_error(e: &ChainError) -> ApiError {
             ApiError::new(ErrorKind::ModelNotFound, e.to_string()).with_param("model")
         }
         ChainError::NoCandidates { .. } => ApiError::new(ErrorKind::NoCandidates, e.to_string()),
+        ChainError::UnknownChain(_) => {
+            ApiError::new(ErrorKind::UnknownChain, e.to_string()).with_param("model")
+        }
+        ChainError::NoneAllowed(_) => {
+            ApiError::new(ErrorKind::ModelNotAllowed, e.to_string()).with_param("model")
+        }
     }
 }
 
@@ -123,7 +129,13 @@ pub async fn count_tokens(
         default_model.map(|m| m.as_str()),
     )?;
     allowed(&key, &count.model)?;
-    build_chain(&cfg, &count.model, &RouteInput::unmeasured()).map_err(|e| chain_error(&e))?;
+    // The `auto` names rank only what the key may use, here as on the request itself.
+    let may_use = |m: &ModelId| key.policy.allows(m.as_str());
+    let input = RouteInput {
+        may_use: &may_use,
+        ..RouteInput::unmeasured()
+    };
+    build_chain(&cfg, &count.model, &input).map_err(|e| chain_error(&e))?;
     let resp = http::bytes(200, "application/json", count.answer())?;
     with_memory_counter(resp, dep).map_err(|_| ApiError::internal())
 }

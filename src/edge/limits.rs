@@ -14,6 +14,7 @@ use crate::governance::admission::RELEASE_MARGIN_MS;
 use crate::governance::isolate::Via;
 use crate::governance::refusals::{check_model, refused};
 use crate::governance::{AdmitRequest, HoldRef, Need, Verdict};
+use crate::routing::auto::{self, AutoName};
 use crate::surfaces::Surface;
 use worker::{Context, Env};
 
@@ -60,9 +61,15 @@ impl Refused {
     }
 }
 
-/// The allow-list: `requested` is the name as sent (or the tenant's default model).
+/// The allow-list: `requested` is the name as sent (or the tenant's default model). The `auto`
+/// strategies are open to every key (they rank only the models it may use); `auto:<rule>` is
+/// that rule's chain, so it needs the rule's name (or itself) in the list.
 pub fn allowed(key: &CallerKey, requested: &str) -> Result<(), ApiError> {
-    check_model(&key.policy, requested)
+    match auto::parse(requested) {
+        Some(AutoName::Strategy(_)) => Ok(()),
+        Some(AutoName::Rule(rule)) if key.policy.allows(rule) => Ok(()),
+        _ => check_model(&key.policy, requested),
+    }
 }
 
 /// Decides whether the request may go upstream, once its name resolved (an unknown name costs

@@ -1,7 +1,7 @@
 //! Spec §2, building the chain: one candidate per position, dead positions dropped, no model twice.
 
 use super::observed::{NothingObserved, Observed};
-use super::resolve::{alias_target, lookup, Target};
+use super::resolve::{alias_model, lookup, Target};
 use crate::config::{
     Alias, CatalogModel, ModelId, Provider, ProviderName, RouteName, TenantConfig,
 };
@@ -19,6 +19,10 @@ pub enum ChainError {
     UnknownName(String),
     /// No routing candidate is available for '{name}': {reasons}.
     NoCandidates { name: String, reasons: String },
+    /// '{0}' names no ranked chain: use auto, auto:balanced, auto:fast, auto:cheap, auto:smart, auto:reliable or auto:<routing rule>.
+    UnknownChain(String),
+    /// This API key may use none of the models '{0}' ranks.
+    NoneAllowed(String),
 }
 
 impl std::error::Error for ChainError {}
@@ -77,8 +81,11 @@ pub struct Route<'c> {
 pub fn build_chain<'c>(
     cfg: &'c TenantConfig,
     requested: &str,
-    _input: &RouteInput<'_>,
+    input: &RouteInput<'_>,
 ) -> Result<Route<'c>, ChainError> {
+    if let Some(auto) = super::auto::parse(requested) {
+        return super::auto::route(cfg, requested, auto, input);
+    }
     let single = [requested];
     let entries: Box<dyn Iterator<Item = &str>> = match cfg.rules.get(requested) {
         Some(chain) => Box::new(chain.entries().iter().map(|e| e.as_str())),
@@ -88,7 +95,7 @@ pub fn build_chain<'c>(
     let mut candidates: Vec<Candidate<'c>> = Vec::new();
     let mut reasons: Vec<String> = Vec::new();
     for entry in entries {
-        match candidate_for(cfg, entry) {
+        match candidate_for(cfg, entry, input) {
             Ok(c) if candidates.iter().any(|seen| seen.model.id == c.model.id) => {}
             Ok(c) => candidates.push(c),
             Err(why) => reasons.push(why),
@@ -116,11 +123,13 @@ pub fn dead_entries(
 ) -> Vec<String> {
     entries
         .iter()
-        .filter_map(|e| match target_model(cfg, e.as_str()) {
-            Err(why) => Some(why),
-            Ok(m) if !has_provider(&m.provider) => Some(missing_provider(m)),
-            Ok(_) => None,
-        })
+        .filter_map(
+            |e| match target_model(cfg, e.as_str(), &RouteInput::unmeasured()) {
+                Err(why) => Some(why),
+                Ok(m) if !has_provider(&m.provider) => Some(missing_provider(m)),
+                Ok(_) => None,
+            },
+        )
         .collect()
 }
 
@@ -132,18 +141,26 @@ fn missing_provider(model: &CatalogModel) -> String {
 }
 
 /// The model a chain position names, directly or through its alias.
-fn target_model<'c>(cfg: &'c TenantConfig, entry: &str) -> Result<&'c CatalogModel, String> {
+fn target_model<'c>(
+    cfg: &'c TenantConfig,
+    entry: &str,
+    input: &RouteInput<'_>,
+) -> Result<&'c CatalogModel, String> {
     match lookup(cfg, entry) {
         Some(Target::Model(m)) => Ok(m),
-        Some(Target::Alias(name, alias)) => alias_target(cfg, name)
+        Some(Target::Alias(name, alias)) => alias_model(cfg, name, alias, input)
             .ok_or_else(|| format!("alias '{name}' matches no model ({})", describe(alias))),
         None => Err(format!("'{entry}' is neither a model nor an alias")),
     }
 }
 
 /// The one candidate a chain position contributes, or why it contributes none.
-fn candidate_for<'c>(cfg: &'c TenantConfig, entry: &str) -> Result<Candidate<'c>, String> {
-    let model = target_model(cfg, entry)?;
+fn candidate_for<'c>(
+    cfg: &'c TenantConfig,
+    entry: &str,
+    input: &RouteInput<'_>,
+) -> Result<Candidate<'c>, String> {
+    let model = target_model(cfg, entry, input)?;
     let provider = cfg
         .providers
         .get(&model.provider)

@@ -1,7 +1,9 @@
 //! Spec §1 and §2: a requested name becomes an ordered list of candidates.
 
+pub mod auto;
 pub mod chain;
 pub mod observed;
+pub mod rank;
 pub mod resolve;
 
 pub use chain::{build_chain, dead_entries, AffinityUse, Candidate, ChainError, Route, RouteInput};

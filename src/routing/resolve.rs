@@ -1,5 +1,7 @@
 //! Spec §1, resolving a name: a catalog model, or an alias applied as pin → filter → order → tie.
 
+use super::chain::RouteInput;
+use super::rank::{rank, Ranked, Ranking};
 use crate::config::{Alias, AliasName, CatalogModel, CostTier, ModelId, TenantConfig};
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -26,6 +28,49 @@ pub fn alias_target<'c>(cfg: &'c TenantConfig, name: &AliasName) -> Option<&'c C
         .get(name)?
         .as_ref()
         .and_then(|id| cfg.models.get(id))
+}
+
+/// The model an alias contributes to this request. `rank_by: "price"` is seed 000's resolution,
+/// once per config; any other `rank_by` reads the measured stats, so it ranks per request.
+pub fn alias_model<'c>(
+    cfg: &'c TenantConfig,
+    name: &AliasName,
+    alias: &Alias,
+    input: &RouteInput<'_>,
+) -> Option<&'c CatalogModel> {
+    if alias.rank_by.is_price() {
+        return alias_target(cfg, name);
+    }
+    ranked_alias(cfg, alias, input).into_iter().next()
+}
+
+/// Issue 22: a ranked alias's models in order. Rule 1 holds (a pin that exists wins outright);
+/// rule 2 filters; the provider preference orders before the alias's axis (`routing::rank`).
+pub fn ranked_alias<'c>(
+    cfg: &'c TenantConfig,
+    alias: &Alias,
+    input: &RouteInput<'_>,
+) -> Vec<&'c CatalogModel> {
+    if let Some(pinned) = alias.pin.as_ref().and_then(|p| cfg.models.get(p)) {
+        return vec![pinned];
+    }
+    let set = cfg
+        .models
+        .values()
+        .filter(|m| satisfies(m, alias))
+        .map(|m| Ranked {
+            model: m,
+            tier: preference_rank(m, alias),
+            health: input.observed.health(&m.provider, &m.id),
+        })
+        .collect();
+    let how = Ranking {
+        rank_by: alias.rank_by,
+        price_descending: alias.cost_tier == CostTier::Best,
+        weights: alias.weights.unwrap_or_default(),
+        exploration_share: cfg.settings.exploration_share,
+    };
+    rank(set, &how, input.now_ms, input.draw)
 }
 
 /// Resolves every alias of `cfg` now (a freshly loaded config, before any request needs it).

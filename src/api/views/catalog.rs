@@ -1,5 +1,6 @@
 //! A tenant's catalog as admins see it: never a provider key, only its id and last four characters.
 
+use crate::config::alias::{RankBy, Weights};
 use crate::config::{
     Alias, AliasName, CapabilitySet, CatalogModel, Chain, CostTier, KeyStrategy, ModelId,
     ProviderKind, ProviderName, RateLimitSignal, RetryPolicy, RouteName, StoredKey, StoredProvider,
@@ -110,6 +111,12 @@ pub struct AliasView<'a> {
     pub min_context_window: Option<u32>,
     pub provider_preference: &'a [ProviderName],
     pub cost_tier: CostTier,
+    /// Absent: `price`, seed 000's resolution.
+    #[serde(skip_serializing_if = "RankBy::is_price")]
+    pub rank_by: RankBy,
+    /// Present when set (the default blend is used otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub weights: Option<Weights>,
 }
 
 impl<'a> AliasView<'a> {
@@ -121,6 +128,8 @@ impl<'a> AliasView<'a> {
             min_context_window: a.min_context_window,
             provider_preference: &a.provider_preference,
             cost_tier: a.cost_tier,
+            rank_by: a.rank_by,
+            weights: a.weights,
         }
     }
 }

@@ -1,0 +1,162 @@
+//! Issue 22, the `auto` names: reserved for every tenant, case-insensitive. A strategy ranks
+//! every chat model the caller may use whose provider exists, and serves the top
+//! `max_fallback_depth` of them (the runner-up is the first fallback); `auto:<rule>` serves that
+//! routing rule's chain; any other `auto:<x>` is refused, never a silent fallback.
+
+use super::chain::{build_chain, Candidate, ChainError, Route, RouteInput};
+use super::rank::{rank, Ranked, Ranking};
+use crate::config::alias::{RankBy, Weights};
+use crate::config::{Capability, TenantConfig};
+
+/// How a strategy ranks (seed 004's five, with seed 001's synonyms).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Strategy {
+    /// `auto`, `auto:balanced`: the default score.
+    Balanced,
+    /// `auto:fast` (`fastest`, `speed`): latency ascending.
+    Fast,
+    /// `auto:cheap` (`cheapest`, `budget`): price ascending.
+    Cheap,
+    /// `auto:smart` (`smartest`): price descending, the best tier.
+    Smart,
+    /// `auto:reliable`: success ratio descending.
+    Reliable,
+}
+
+impl Strategy {
+    /// Every strategy, by its canonical name (what `/v1/models` lists; synonyms are not listed).
+    pub const LISTED: [(&'static str, Strategy); 6] = [
+        ("auto", Self::Balanced),
+        ("auto:balanced", Self::Balanced),
+        ("auto:fast", Self::Fast),
+        ("auto:cheap", Self::Cheap),
+        ("auto:smart", Self::Smart),
+        ("auto:reliable", Self::Reliable),
+    ];
+
+    fn named(lower: &str) -> Option<Self> {
+        Some(match lower {
+            "balanced" => Self::Balanced,
+            "fast" | "fastest" | "speed" => Self::Fast,
+            "cheap" | "cheapest" | "budget" => Self::Cheap,
+            "smart" | "smartest" => Self::Smart,
+            "reliable" => Self::Reliable,
+            _ => return None,
+        })
+    }
+
+    fn ranking(self, exploration_share: f64) -> Ranking {
+        let (rank_by, price_descending) = match self {
+            Self::Balanced => (RankBy::Score, false),
+            Self::Fast => (RankBy::Latency, false),
+            Self::Cheap => (RankBy::Price, false),
+            Self::Smart => (RankBy::Price, true),
+            Self::Reliable => (RankBy::Success, false),
+        };
+        Ranking {
+            rank_by,
+            price_descending,
+            weights: Weights::default(),
+            exploration_share,
+        }
+    }
+}
+
+/// What an `auto` name asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AutoName<'a> {
+    Strategy(Strategy),
+    /// `auto:<x>` naming no strategy: a routing rule's chain if a rule matches `x` (as written,
+    /// case-sensitive like every rule), else unknown.
+    Rule(&'a str),
+}
+
+/// `None` when `name` is not an `auto` name. The `auto` prefix and the strategy names are
+/// case-insensitive; a strategy name wins over a rule of the same name.
+pub fn parse(name: &str) -> Option<AutoName<'_>> {
+    if name.eq_ignore_ascii_case("auto") {
+        return Some(AutoName::Strategy(Strategy::Balanced));
+    }
+    let rest = name
+        .get(..5)
+        .filter(|p| p.eq_ignore_ascii_case("auto:"))
+        .and_then(|_| name.get(5..))?;
+    Some(match Strategy::named(&rest.to_ascii_lowercase()) {
+        Some(s) => AutoName::Strategy(s),
+        None => AutoName::Rule(rest),
+    })
+}
+
+/// The chain an `auto` name serves. A strategy whose caller may use none of the tenant's chat
+/// models is `NoneAllowed`; with no chat model at all, `NoCandidates`.
+pub fn route<'c>(
+    cfg: &'c TenantConfig,
+    requested: &str,
+    name: AutoName<'_>,
+    input: &RouteInput<'_>,
+) -> Result<Route<'c>, ChainError> {
+    let strategy = match name {
+        AutoName::Rule(rule) if cfg.rules.contains_key(rule) => {
+            return build_chain(cfg, rule, input)
+        }
+        AutoName::Rule(_) => return Err(ChainError::UnknownChain(requested.to_owned())),
+        AutoName::Strategy(s) => s,
+    };
+    let chat = Capability::parse("chat").ok();
+    let servable: Vec<Candidate<'c>> = cfg
+        .models
+        .values()
+        .filter(|m| chat.as_ref().is_some_and(|c| m.has_capability(c)))
+        .filter_map(|model| {
+            let provider = cfg.providers.get(&model.provider)?;
+            Some(Candidate { model, provider })
+        })
+        .collect();
+    let usable: Vec<Ranked<'c>> = servable
+        .iter()
+        .filter(|c| (input.may_use)(&c.model.id))
+        .map(|c| Ranked {
+            model: c.model,
+            tier: 0,
+            health: input.observed.health(&c.model.provider, &c.model.id),
+        })
+        .collect();
+    if usable.is_empty() {
+        return Err(if servable.is_empty() {
+            ChainError::NoCandidates {
+                name: requested.to_owned(),
+                reasons: "no chat model with an existing provider".to_owned(),
+            }
+        } else {
+            ChainError::NoneAllowed(requested.to_owned())
+        });
+    }
+    let how = strategy.ranking(cfg.settings.exploration_share);
+    let depth = usize::try_from(cfg.settings.max_fallback_depth).unwrap_or(usize::MAX);
+    let candidates = rank(usable, &how, input.now_ms, input.draw)
+        .into_iter()
+        .take(depth)
+        .filter_map(|model| servable.iter().find(|c| c.model.id == model.id).copied())
+        .collect();
+    Ok(Route {
+        candidates,
+        affinity: None,
+    })
+}
+
+/// The `auto` names `/v1/models` lists for a caller: the six strategies, and `auto:<rule>` for
+/// each rule whose name the caller may use (`allows`) and no strategy shadows.
+pub fn listed(cfg: &TenantConfig, allows: impl Fn(&str) -> bool) -> Vec<String> {
+    let strategies = Strategy::LISTED.iter().map(|(n, _)| (*n).to_owned());
+    let rules = cfg
+        .rules
+        .keys()
+        .map(|r| r.as_str())
+        .filter(|r| allows(r) && Strategy::named(&r.to_ascii_lowercase()).is_none())
+        .map(|r| format!("auto:{r}"));
+    strategies.chain(rules).collect()
+}
+
+#[cfg(test)]
+#[path = "auto_tests.rs"]
+mod tests;
