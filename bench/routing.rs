@@ -75,6 +75,7 @@ fn catalog() -> TenantConfig {
                 min_context_window: Some([8_000, 32_000, 128_000][i % 3]),
                 provider_preference: providers.iter().skip(i % 4).take(3).cloned().collect(),
                 cost_tier: [CostTier::Cheapest, CostTier::Balanced, CostTier::Best][i % 3],
+                ..Alias::default()
             },
         );
     }

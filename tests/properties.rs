@@ -276,6 +276,7 @@ fn arb_tenant() -> impl Strategy<Value = TenantConfig> {
                         provider_preference: preference,
                         cost_tier: [CostTier::Cheapest, CostTier::Balanced, CostTier::Best]
                             [usize::from(tier)],
+                        ..Alias::default()
                     },
                 );
             }
