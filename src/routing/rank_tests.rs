@@ -269,3 +269,108 @@ fn with_an_injected_clock_stats_become_stale_after_sixty_seconds() {
     assert!(!r.is_stale(NOW - 1_000 + STALE_MS - 1));
     assert!(r.is_stale(NOW - 1_000 + STALE_MS));
 }
+
+/// A tenant with provider `p`, models a (price 1), b (price 2, tools), c (price 3, tools) and
+/// these aliases; exploration off.
+fn tenant(aliases: &[(&str, &str)]) -> crate::config::TenantConfig {
+    use crate::config::admin_body::{parse_body, AliasBody, ProviderBody};
+    use crate::config::{AliasName, Defaults, TenantConfig, TenantId};
+    let mut settings = Defaults::default().settings;
+    settings.exploration_share = 0.0;
+    let mut cfg = TenantConfig::empty(TenantId::parse("t").unwrap(), settings);
+    let body: ProviderBody =
+        parse_body(br#"{"kind":"openai","base_url":"http://x/v1","keys":["k"]}"#).unwrap();
+    let p = ProviderName::parse("p").unwrap();
+    cfg.providers.insert(
+        p.clone(),
+        body.validate(p).unwrap().resolve(|_| None).unwrap(),
+    );
+    for (id, price, tools) in [("a", 1.0, false), ("b", 2.0, true), ("c", 3.0, true)] {
+        let mut m = model(id, price);
+        if tools {
+            m.capabilities = vec![
+                Capability::parse("chat").unwrap(),
+                Capability::parse("tools").unwrap(),
+            ]
+            .into();
+        }
+        cfg.models.insert(m.id.clone(), m);
+    }
+    for (name, json) in aliases {
+        let a = parse_body::<AliasBody>(json.as_bytes())
+            .unwrap()
+            .validate()
+            .unwrap();
+        cfg.aliases.insert(AliasName::parse(name).unwrap(), a);
+    }
+    cfg
+}
+
+struct Table(std::collections::HashMap<&'static str, ModelHealth>);
+
+impl crate::routing::Observed for Table {
+    fn health(&self, _: &ProviderName, model: &ModelId) -> Option<ModelHealth> {
+        self.0.get(model.as_str()).copied()
+    }
+}
+
+fn chain(cfg: &crate::config::TenantConfig, name: &str, t: &Table) -> Vec<String> {
+    let input = crate::routing::RouteInput {
+        observed: t,
+        now_ms: NOW,
+        draw: 0,
+        may_use: &|_| true,
+        remembered: None,
+    };
+    crate::routing::build_chain(cfg, name, &input)
+        .unwrap()
+        .candidates
+        .iter()
+        .map(|c| c.model.id.to_string())
+        .collect()
+}
+
+#[test]
+fn a_ranked_alias_keeps_seed_000s_pin_filter_and_preference_before_its_axis_and_gives_one_candidate(
+) {
+    let t = Table(std::collections::HashMap::from([
+        ("a", seen(5.0, 1.0).unwrap()),
+        ("b", seen(300.0, 1.0).unwrap()),
+        ("c", seen(20.0, 1.0).unwrap()),
+    ]));
+    let cfg = tenant(&[
+        ("quick", r#"{"capabilities":["chat"],"rank_by":"latency"}"#),
+        (
+            "quick-tools",
+            r#"{"capabilities":["tools"],"rank_by":"latency"}"#,
+        ),
+        ("pinned", r#"{"pin":"b","rank_by":"latency"}"#),
+        (
+            "cheap",
+            r#"{"capabilities":["chat"],"cost_tier":"cheapest"}"#,
+        ),
+    ]);
+    // One candidate per position: the top-ranked model, not every match.
+    assert_eq!(chain(&cfg, "quick", &t), ["a"]);
+    assert_eq!(
+        chain(&cfg, "quick-tools", &t),
+        ["c"],
+        "filtered to tools first"
+    );
+    assert_eq!(
+        chain(&cfg, "pinned", &t),
+        ["b"],
+        "a pin that exists wins outright"
+    );
+    // The price alias ignores what was measured (seed 000, resolved once per config).
+    let slow_a = Table(std::collections::HashMap::from([(
+        "a",
+        seen(9_000.0, 0.1).unwrap(),
+    )]));
+    assert_eq!(chain(&cfg, "cheap", &slow_a), ["a"]);
+    assert_eq!(
+        chain(&cfg, "quick", &slow_a),
+        ["b"],
+        "unmeasured b and c rank first"
+    );
+}
