@@ -121,15 +121,15 @@ pub fn dead_entries(
     entries: &[RouteName],
     has_provider: impl Fn(&ProviderName) -> bool,
 ) -> Vec<String> {
+    // Judged from the catalog alone: a ranked alias is dead only when nothing satisfies it.
+    let unmeasured = RouteInput::unmeasured();
     entries
         .iter()
-        .filter_map(
-            |e| match target_model(cfg, e.as_str(), &RouteInput::unmeasured()) {
-                Err(why) => Some(why),
-                Ok(m) if !has_provider(&m.provider) => Some(missing_provider(m)),
-                Ok(_) => None,
-            },
-        )
+        .filter_map(|e| match target_model(cfg, e.as_str(), &unmeasured) {
+            Err(why) => Some(why),
+            Ok(m) if !has_provider(&m.provider) => Some(missing_provider(m)),
+            Ok(_) => None,
+        })
         .collect()
 }
 

@@ -9,7 +9,9 @@
 //! - Then the constraint order (`tier`: the alias's provider preference), as seed 000.
 //! - Then the axis: latency and ttfb ascending, success descending, price ascending (descending
 //!   for `best`/`auto:smart`), score descending. A model with no value on the axis ranks as if
-//!   it had the best value of the set there, so it gets tried.
+//!   it had the best value of the set there, and before the measured model holding it, so it
+//!   gets tried (a tie broken on id alone could leave it behind for ever).
+//! - Then model id.
 
 use super::observed::ModelHealth;
 use crate::config::alias::{RankBy, Weights};
@@ -17,10 +19,11 @@ use crate::config::CatalogModel;
 
 /// A model whose newest outcome is at least this old has stale stats: exploration may try it.
 pub const STALE_MS: u64 = 60_000;
-/// Score multiplier when more than half of the provider's keys are parked (a live 429 penalty).
+/// Score multiplier when more than `PARKED_ABOVE` of the provider's keys are parked (a live
+/// rate-limit penalty, seed 004).
 pub const PARKED_FACTOR: f64 = 0.5;
 pub const PARKED_ABOVE: f64 = 0.5;
-/// Score multiplier when the provider has used 80% or more of its `rpm` this minute.
+/// Score multiplier when the provider has used `RPM_FROM` or more of its `rpm` this minute.
 pub const RPM_FACTOR: f64 = 0.7;
 pub const RPM_FROM: f64 = 0.8;
 /// Added to both sides of a latency ratio (ms) and a price ratio ($/Mtok), so a zero is no
