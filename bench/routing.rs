@@ -8,8 +8,8 @@ use cognigate::api::ChatRequest;
 use cognigate::cascade::context_window::{fit, fitted_request, Fit};
 use cognigate::config::admin_body::{parse_body, ProviderBody};
 use cognigate::config::{
-    Alias, AliasName, Capability, CatalogModel, Chain, CostTier, Defaults, ModelId, ProviderName,
-    RouteName, TenantConfig, TenantId,
+    Alias, AliasName, Capability, CatalogModel, Chain, ChainEntry, CostTier, Defaults, ModelId,
+    ProviderName, RouteName, TenantConfig, TenantId,
 };
 use cognigate::routing::{build_chain, RouteInput};
 use std::hint::black_box;
@@ -75,10 +75,11 @@ fn catalog() -> TenantConfig {
                 min_context_window: Some([8_000, 32_000, 128_000][i % 3]),
                 provider_preference: providers.iter().skip(i % 4).take(3).cloned().collect(),
                 cost_tier: [CostTier::Cheapest, CostTier::Balanced, CostTier::Best][i % 3],
+                ..Alias::default()
             },
         );
     }
-    let chain: Vec<RouteName> = [
+    let chain: Vec<ChainEntry> = [
         "alias-7",
         "vendor-3/model-10",
         "alias-20",
@@ -87,6 +88,7 @@ fn catalog() -> TenantConfig {
     ]
     .iter()
     .filter_map(|n| RouteName::parse(n).ok())
+    .map(ChainEntry::Name)
     .collect();
     if let (Ok(m), Ok(c)) = (RouteName::parse("app"), Chain::new(chain, 5)) {
         cfg.rules.insert(m, c);

@@ -276,11 +276,15 @@ fn arb_tenant() -> impl Strategy<Value = TenantConfig> {
                         provider_preference: preference,
                         cost_tier: [CostTier::Cheapest, CostTier::Balanced, CostTier::Best]
                             [usize::from(tier)],
+                        ..Alias::default()
                     },
                 );
             }
             for (m, chain) in rules {
-                let entries = chain.iter().map(|e| RouteName::parse(e).unwrap()).collect();
+                let entries = chain
+                    .iter()
+                    .map(|e| cognigate::config::ChainEntry::Name(RouteName::parse(e).unwrap()))
+                    .collect();
                 cfg.rules.insert(
                     RouteName::parse(&m).unwrap(),
                     Chain::new(entries, 5).unwrap(),

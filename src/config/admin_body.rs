@@ -3,10 +3,11 @@
 
 use super::names::{AliasName, Capability, ModelId, ProviderName, RouteName, TenantId};
 use super::provider::{BaseUrl, KeyStrategy, NewKey, NewProvider, ProviderKey, ProviderKind};
+use super::rule::check_cache_affinity;
 use super::strict_json::Strict;
 use super::{
-    Alias, CatalogModel, Chain, ConfigError, CostTier, NonEmpty, RateLimitSignal, Resilience,
-    RetryPolicy, SettingsOverrides,
+    Alias, CatalogModel, Chain, ChainEntry, ConfigError, CostTier, NonEmpty, RateLimitSignal,
+    Resilience, RetryPolicy, SettingsOverrides,
 };
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -236,6 +237,9 @@ pub struct AliasBody {
     pub provider_preference: Vec<ProviderName>,
     #[serde(default)]
     pub cost_tier: CostTier,
+    /// Prompt-cache affinity in seconds (issue 22); absent is off.
+    #[serde(default)]
+    pub cache_affinity_s: Option<u32>,
 }
 
 impl AliasBody {
@@ -259,6 +263,7 @@ impl AliasBody {
             min_context_window: self.min_context_window,
             provider_preference: self.provider_preference,
             cost_tier: self.cost_tier,
+            cache_affinity_s: check_cache_affinity("cache_affinity_s", self.cache_affinity_s)?,
         })
     }
 }
@@ -269,12 +274,17 @@ impl AliasBody {
 pub struct RuleBody {
     #[serde(rename = "match")]
     pub match_: RouteName,
-    pub chain: Vec<RouteName>,
+    pub chain: Vec<ChainEntry>,
+    /// Prompt-cache affinity in seconds (issue 22); absent is off.
+    #[serde(default)]
+    pub cache_affinity_s: Option<u32>,
 }
 
 impl RuleBody {
     pub fn validate(self, max_depth: u32) -> Result<(RouteName, Chain), ConfigError> {
-        Ok((self.match_, Chain::new(self.chain, max_depth)?))
+        let affinity = check_cache_affinity("cache_affinity_s", self.cache_affinity_s)?;
+        let chain = Chain::new(self.chain, max_depth)?.with_cache_affinity(affinity);
+        Ok((self.match_, chain))
     }
 }
 

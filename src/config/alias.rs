@@ -26,6 +26,9 @@ pub struct Alias {
     pub provider_preference: Vec<ProviderName>,
     #[serde(default)]
     pub cost_tier: CostTier,
+    /// Prompt-cache affinity in seconds (issue 22, the `spread` part); `None` is off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_affinity_s: Option<u32>,
 }
 
 /// The four aliases every tenant is created with.

@@ -110,6 +110,8 @@ pub struct AliasView<'a> {
     pub min_context_window: Option<u32>,
     pub provider_preference: &'a [ProviderName],
     pub cost_tier: CostTier,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_affinity_s: Option<u32>,
 }
 
 impl<'a> AliasView<'a> {
@@ -121,6 +123,7 @@ impl<'a> AliasView<'a> {
             min_context_window: a.min_context_window,
             provider_preference: &a.provider_preference,
             cost_tier: a.cost_tier,
+            cache_affinity_s: a.cache_affinity_s,
         }
     }
 }
@@ -132,6 +135,18 @@ pub struct RuleView<'a> {
     #[serde(rename = "match")]
     pub matches: &'a RouteName,
     pub chain: &'a Chain,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_affinity_s: Option<u32>,
+}
+
+impl<'a> RuleView<'a> {
+    pub fn new(matches: &'a RouteName, chain: &'a Chain) -> Self {
+        Self {
+            matches,
+            chain,
+            cache_affinity_s: chain.cache_affinity_s(),
+        }
+    }
 }
 
 /// A routing rule as just written: with the chain entries that cannot serve today (a warning,
@@ -142,5 +157,7 @@ pub struct WrittenRuleView<'a> {
     #[serde(rename = "match")]
     pub matches: &'a RouteName,
     pub chain: &'a Chain,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_affinity_s: Option<u32>,
     pub warnings: Vec<String>,
 }
