@@ -140,6 +140,51 @@ fn eight_conversations_under_a_one_to_one_spread_with_cache_affinity_each_stay_o
     // A name without cache_affinity_s says nothing about affinity.
     let r = t.chat("m1");
     assert_eq!(r.header("x-cognigate-cache-affinity"), None);
+    let listed = gw.admin("GET", &t.path("/routing-rules"), None).json();
+    assert_eq!(
+        listed["data"][0]["cache_affinity_s"], 600,
+        "read back from storage"
+    );
+}
+
+#[test]
+fn an_alias_with_cache_affinity_says_miss_then_hit_on_chat_messages_and_responses() {
+    let gw = Gateway::shared();
+    let (t, _a, _b) = two_models(gw, "aliasaff");
+    let alias = json!({"cost_tier": "cheapest", "cache_affinity_s": 60});
+    let r = t.put_ok("/aliases/sticky", alias);
+    assert_eq!(r.json()["cache_affinity_s"], 60);
+    let user = |text: &str| json!({"role": "user", "content": text});
+    let assistant = json!({"role": "assistant", "content": "ok"});
+    let bodies = [
+        (
+            "/v1/chat/completions",
+            json!({"model": "sticky", "messages": [user("chat")]}),
+            json!({"model": "sticky", "messages": [user("chat"), assistant, user("more")]}),
+        ),
+        (
+            "/v1/messages",
+            json!({"model": "sticky", "max_tokens": 16, "system": "S", "messages": [user("msg")]}),
+            json!({"model": "sticky", "max_tokens": 16, "system": "S", "messages": [user("msg"), assistant, user("more")]}),
+        ),
+        (
+            "/v1/responses",
+            json!({"model": "sticky", "instructions": "S", "input": "resp"}),
+            json!({"model": "sticky", "instructions": "S", "input": [user("resp"), assistant, user("more")]}),
+        ),
+    ];
+    for (path, first, second) in bodies {
+        for (body, expect) in [(first, "miss"), (second, "hit")] {
+            let r = gw.request("POST", path, Some(&t.key), Some(&body.to_string()));
+            assert_eq!(r.status, 200, "{path}: {}", r.text);
+            assert_eq!(
+                r.header("x-cognigate-cache-affinity"),
+                Some(expect),
+                "{path}"
+            );
+            assert_eq!(r.header("x-cognigate-model"), Some("m1"), "{path}");
+        }
+    }
 }
 
 #[test]
