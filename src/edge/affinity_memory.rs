@@ -3,6 +3,7 @@
 //! `CAPACITY` conversations, least recently served evicted). Per isolate: a conversation served
 //! by another isolate starts over there (a `miss`), which costs a cache miss, never an answer.
 
+use crate::cascade::CandidateAttempt;
 use crate::config::{ModelId, TenantConfig};
 use crate::routing::affinity::{window_s, AffinityMemory, ConversationKey, CAPACITY};
 use crate::routing::AffinityUse;
@@ -15,10 +16,11 @@ thread_local! {
 }
 
 /// A request whose requested name has `cache_affinity_s` (not embeddings): its conversation
-/// (`None` without a stable prefix, e.g. no user message first) and, once routed, whether affinity chose its model.
+/// (`None` without a stable prefix, e.g. no user message first) and, once routed, whether
+/// affinity chose its model.
 pub struct Conversation {
     key: Option<ConversationKey>,
-    pub used: AffinityUse,
+    used: AffinityUse,
 }
 
 impl Conversation {
@@ -46,11 +48,21 @@ impl Conversation {
         MEMORY.with(|m| m.borrow().remembered(key).map(|(id, at)| (id.clone(), at)))
     }
 
-    /// A served answer: `model` is what this conversation goes to next time.
-    pub fn served(&self, model: &str, now_ms: u64) {
-        let (Some(key), Ok(model)) = (&self.key, ModelId::parse(model)) else {
-            return;
-        };
-        MEMORY.with(|m| m.borrow_mut().served(key.clone(), model, now_ms));
+    /// What `build_chain` said of affinity (`None` only if the name has none: a miss).
+    pub fn routed(self, used: Option<AffinityUse>) -> Self {
+        Self {
+            used: used.unwrap_or(AffinityUse::Miss),
+            ..self
+        }
+    }
+
+    /// A served answer (by the last attempt): its model is what this conversation goes to next
+    /// time. The `X-CogniGate-Cache-Affinity` value.
+    pub fn served(&self, by: Option<&CandidateAttempt>, now_ms: u64) -> &'static str {
+        let model = by.and_then(|a| ModelId::parse(&a.model).ok());
+        if let (Some(key), Some(model)) = (&self.key, model) {
+            MEMORY.with(|m| m.borrow_mut().served(key.clone(), model, now_ms));
+        }
+        self.used.as_str()
     }
 }

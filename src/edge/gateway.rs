@@ -175,12 +175,8 @@ pub async fn serve(
             tenant: &cfg.tenant,
             now_ms: now,
         };
-        let view = WithOpenBreakers {
-            inner: &isolate,
-            tenant: &cfg.tenant,
-            now_ms: now,
-        };
-        let mut conversation = Conversation::of(&cfg, &inbound);
+        let view = WithOpenBreakers(&isolate);
+        let conversation = Conversation::of(&cfg, &inbound);
         let remembered = conversation.as_ref().and_then(Conversation::remembered);
         let may_use = |m: &ModelId| key.policy.allows(m.as_str());
         let input = RouteInput {
@@ -191,9 +187,7 @@ pub async fn serve(
             remembered: remembered.as_ref().map(|(m, at)| (m, *at)),
         };
         let route = build_chain(&cfg, inbound.model(), &input).map_err(|e| chain_error(&e))?;
-        if let (Some(c), Some(used)) = (conversation.as_mut(), route.affinity) {
-            c.used = used;
-        }
+        let conversation = conversation.map(|c| c.routed(route.affinity));
         let chain = route.candidates;
         // Read once: the reservation holds it, and an answer without usage is charged it.
         let prompt_estimate = inbound.prompt_tokens();
@@ -328,11 +322,8 @@ async fn respond(
                 provider: served.map(|a| a.provider.as_str()).unwrap_or(""),
                 truncated: served.and_then(|a| a.truncated),
                 cost_usd: None,
-                cache_affinity: conversation.as_ref().map(|c| c.used.as_str()),
+                cache_affinity: conversation.as_ref().map(|c| c.served(served, now_ms())),
             };
-            if let Some(c) = &conversation {
-                c.served(by.model, now_ms());
-            }
             // A fallback's answer is charged at the model that served it.
             let serving_model = cfg.models.get(by.model);
             let resp = match body {

@@ -8,6 +8,7 @@
 //! asks the routing object. A manual reset through this isolate forgets the tenant's entries; one
 //! through another isolate is seen here when the open duration ends.
 
+use super::live_stats::IsolateView;
 use crate::config::{ModelId, ProviderName, TenantId};
 use crate::routing::{ModelHealth, Observed};
 use crate::state::breaker::Transition;
@@ -69,17 +70,13 @@ fn known_open(tenant: &TenantId, provider: &ProviderName, model: &ModelId, now: 
     })
 }
 
-/// Another view, with the breakers known open here marked open.
-pub struct WithOpenBreakers<'a> {
-    pub inner: &'a dyn Observed,
-    pub tenant: &'a TenantId,
-    pub now_ms: u64,
-}
+/// The isolate's view, with the breakers known open here marked open.
+pub struct WithOpenBreakers<'a>(pub &'a IsolateView<'a>);
 
 impl Observed for WithOpenBreakers<'_> {
     fn health(&self, provider: &ProviderName, model: &ModelId) -> Option<ModelHealth> {
-        let seen = self.inner.health(provider, model);
-        if !known_open(self.tenant, provider, model, self.now_ms) {
+        let seen = self.0.health(provider, model);
+        if !known_open(self.0.tenant, provider, model, self.0.now_ms) {
             return seen;
         }
         Some(ModelHealth {
