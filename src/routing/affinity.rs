@@ -11,7 +11,8 @@ use super::spread::breaker_open;
 use crate::config::{ModelId, TenantConfig};
 use std::collections::{BTreeMap, HashMap};
 
-/// Conversations one isolate remembers (about 200 bytes each: under 1 MB of wasm memory).
+/// Conversations one isolate remembers (a few hundred bytes each with their names: about 1 MB
+/// of wasm memory when full).
 pub const CAPACITY: usize = 4_096;
 
 /// The requested name's `cache_affinity_s`: the rule's if a rule matches, else the alias's.
