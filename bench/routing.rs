@@ -8,8 +8,8 @@ use cognigate::api::ChatRequest;
 use cognigate::cascade::context_window::{fit, fitted_request, Fit};
 use cognigate::config::admin_body::{parse_body, ProviderBody};
 use cognigate::config::{
-    Alias, AliasName, Capability, CatalogModel, Chain, CostTier, Defaults, ModelId, ProviderName,
-    RouteName, TenantConfig, TenantId,
+    Alias, AliasName, Capability, CatalogModel, Chain, ChainEntry, CostTier, Defaults, ModelId,
+    ProviderName, RouteName, TenantConfig, TenantId,
 };
 use cognigate::routing::{build_chain, RouteInput};
 use std::hint::black_box;
@@ -79,7 +79,7 @@ fn catalog() -> TenantConfig {
             },
         );
     }
-    let chain: Vec<RouteName> = [
+    let chain: Vec<ChainEntry> = [
         "alias-7",
         "vendor-3/model-10",
         "alias-20",
@@ -88,6 +88,7 @@ fn catalog() -> TenantConfig {
     ]
     .iter()
     .filter_map(|n| RouteName::parse(n).ok())
+    .map(ChainEntry::Name)
     .collect();
     if let (Ok(m), Ok(c)) = (RouteName::parse("app"), Chain::new(chain, 5)) {
         cfg.rules.insert(m, c);

@@ -58,7 +58,7 @@ fn chain_body(matches: &str, len: usize) -> String {
 
 fn chain(len: usize) -> Chain {
     let names = (0..len)
-        .map(|i| RouteName::parse(&format!("m{i}")).unwrap())
+        .map(|i| cognigate::config::ChainEntry::Name(RouteName::parse(&format!("m{i}")).unwrap()))
         .collect();
     Chain::new(names, 20).unwrap()
 }

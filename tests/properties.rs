@@ -281,7 +281,10 @@ fn arb_tenant() -> impl Strategy<Value = TenantConfig> {
                 );
             }
             for (m, chain) in rules {
-                let entries = chain.iter().map(|e| RouteName::parse(e).unwrap()).collect();
+                let entries = chain
+                    .iter()
+                    .map(|e| cognigate::config::ChainEntry::Name(RouteName::parse(e).unwrap()))
+                    .collect();
                 cfg.rules.insert(
                     RouteName::parse(&m).unwrap(),
                     Chain::new(entries, 5).unwrap(),

@@ -138,7 +138,7 @@ impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
         let rules = self.store.list_rules(t).await?;
         let data = rules
             .iter()
-            .map(|(matches, chain)| RuleView { matches, chain })
+            .map(|(matches, chain)| RuleView::new(matches, chain))
             .collect();
         json(200, &List { data })
     }
@@ -177,6 +177,7 @@ impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
         let view = WrittenRuleView {
             matches: &matches,
             chain: &chain,
+            cache_affinity_s: chain.cache_affinity_s(),
             warnings,
         };
         json(200, &view)

@@ -4,10 +4,11 @@
 use super::alias::{refuse_reserved, RankBy, Weights};
 use super::names::{AliasName, Capability, ModelId, ProviderName, RouteName, TenantId};
 use super::provider::{BaseUrl, KeyStrategy, NewKey, NewProvider, ProviderKey, ProviderKind};
+use super::rule::check_cache_affinity;
 use super::strict_json::Strict;
 use super::{
-    Alias, CatalogModel, Chain, ConfigError, CostTier, NonEmpty, RateLimitSignal, Resilience,
-    RetryPolicy, SettingsOverrides,
+    Alias, CatalogModel, Chain, ChainEntry, ConfigError, CostTier, NonEmpty, RateLimitSignal,
+    Resilience, RetryPolicy, SettingsOverrides,
 };
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -242,6 +243,9 @@ pub struct AliasBody {
     pub rank_by: RankBy,
     #[serde(default)]
     pub weights: Option<Weights>,
+    /// Prompt-cache affinity in seconds (issue 22); absent is off.
+    #[serde(default)]
+    pub cache_affinity_s: Option<u32>,
 }
 
 impl AliasBody {
@@ -274,6 +278,7 @@ impl AliasBody {
             cost_tier: self.cost_tier,
             rank_by: self.rank_by,
             weights,
+            cache_affinity_s: check_cache_affinity("cache_affinity_s", self.cache_affinity_s)?,
         })
     }
 }
@@ -284,13 +289,18 @@ impl AliasBody {
 pub struct RuleBody {
     #[serde(rename = "match")]
     pub match_: RouteName,
-    pub chain: Vec<RouteName>,
+    pub chain: Vec<ChainEntry>,
+    /// Prompt-cache affinity in seconds (issue 22); absent is off.
+    #[serde(default)]
+    pub cache_affinity_s: Option<u32>,
 }
 
 impl RuleBody {
     pub fn validate(self, max_depth: u32) -> Result<(RouteName, Chain), ConfigError> {
         refuse_reserved("match", self.match_.as_str())?;
-        Ok((self.match_, Chain::new(self.chain, max_depth)?))
+        let affinity = check_cache_affinity("cache_affinity_s", self.cache_affinity_s)?;
+        let chain = Chain::new(self.chain, max_depth)?.with_cache_affinity(affinity);
+        Ok((self.match_, chain))
     }
 }
 

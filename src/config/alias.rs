@@ -34,6 +34,9 @@ pub struct Alias {
     /// The blend `rank_by: "score"` uses; `None` is `Weights::default()`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weights: Option<Weights>,
+    /// Prompt-cache affinity in seconds (issue 22, the `spread` part); `None` is off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_affinity_s: Option<u32>,
 }
 
 /// The axis a ranked alias orders by (issue 22).

@@ -1,36 +1,56 @@
 //! A routing rule's chain: what to try, left to right, for one requested name.
 
-use super::names::RouteName;
+use super::chain_entry::ChainEntry;
 use super::ConfigError;
 use serde::{Deserialize, Serialize};
 
 /// The longest `max_fallback_depth` a tenant may set: no stored chain is longer.
 pub const MAX_DEPTH_LIMIT: u32 = 20;
 
-/// Non-empty and no longer than the tenant's `max_fallback_depth` when it was written. A chain
-/// read back from D1 is checked again (non-empty, at most `MAX_DEPTH_LIMIT`), so a hand-edited
-/// or damaged row cannot bypass `Chain::new`.
+/// The longest `cache_affinity_s` (rules and aliases): a day. Providers keep a prompt cache for
+/// minutes to an hour; past a day a remembered model is a preference, not a cache.
+pub const MAX_CACHE_AFFINITY_S: u32 = 86_400;
+
+/// `cache_affinity_s` as written: absent is off; present, 1 to `MAX_CACHE_AFFINITY_S`.
+pub fn check_cache_affinity(field: &str, secs: Option<u32>) -> Result<Option<u32>, ConfigError> {
+    match secs {
+        Some(s) if !(1..=MAX_CACHE_AFFINITY_S).contains(&s) => Err(ConfigError::invalid(
+            field,
+            format!("must be 1 to {MAX_CACHE_AFFINITY_S} seconds"),
+        )),
+        s => Ok(s),
+    }
+}
+
+/// Non-empty and no longer than the tenant's `max_fallback_depth` when it was written; each
+/// spread valid (`ChainEntry::check`). A chain read back from D1 is checked again (non-empty, at
+/// most `MAX_DEPTH_LIMIT`, spreads valid), so a hand-edited or damaged row cannot bypass
+/// `Chain::new`. Its JSON is the entries alone (the `routing_rules.chain` column, where rows of
+/// plain names still read); the rule's `cache_affinity_s` is stored beside it.
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(try_from = "Vec<RouteName>", into = "Vec<RouteName>")]
-pub struct Chain(Vec<RouteName>);
+#[serde(try_from = "Vec<ChainEntry>", into = "Vec<ChainEntry>")]
+pub struct Chain {
+    entries: Vec<ChainEntry>,
+    cache_affinity_s: Option<u32>,
+}
 
-impl TryFrom<Vec<RouteName>> for Chain {
+impl TryFrom<Vec<ChainEntry>> for Chain {
     type Error = ConfigError;
-    fn try_from(entries: Vec<RouteName>) -> Result<Self, ConfigError> {
+    fn try_from(entries: Vec<ChainEntry>) -> Result<Self, ConfigError> {
         Self::new(entries, MAX_DEPTH_LIMIT)
     }
 }
 
-impl From<Chain> for Vec<RouteName> {
+impl From<Chain> for Vec<ChainEntry> {
     fn from(c: Chain) -> Self {
-        c.0
+        c.entries
     }
 }
 
 impl Chain {
     /// Refused when the rule is written, never truncated when it is used.
-    pub fn new(entries: Vec<RouteName>, max_depth: u32) -> Result<Self, ConfigError> {
+    pub fn new(entries: Vec<ChainEntry>, max_depth: u32) -> Result<Self, ConfigError> {
         if entries.is_empty() {
             return Err(ConfigError::invalid(
                 "chain",
@@ -43,19 +63,37 @@ impl Chain {
                 max: max_depth,
             });
         }
-        Ok(Self(entries))
+        for (at, e) in entries.iter().enumerate() {
+            e.check(at)?;
+        }
+        Ok(Self {
+            entries,
+            cache_affinity_s: None,
+        })
     }
 
-    pub fn entries(&self) -> &[RouteName] {
-        &self.0
+    /// The rule's prompt-cache affinity (seconds; checked by `check_cache_affinity`).
+    pub fn with_cache_affinity(self, cache_affinity_s: Option<u32>) -> Self {
+        Self {
+            cache_affinity_s,
+            ..self
+        }
+    }
+
+    pub fn cache_affinity_s(&self) -> Option<u32> {
+        self.cache_affinity_s
+    }
+
+    pub fn entries(&self) -> &[ChainEntry] {
+        &self.entries
     }
 
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.entries.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.entries.is_empty()
     }
 }
 
@@ -73,10 +111,35 @@ mod tests {
         assert_eq!(serde_json::to_string(&c).unwrap(), r#"["a"]"#);
     }
 
-    fn names(n: usize) -> Vec<RouteName> {
+    fn names(n: usize) -> Vec<ChainEntry> {
         (0..n)
-            .filter_map(|i| RouteName::parse(&format!("m{i}")).ok())
+            .filter_map(|i| crate::config::RouteName::parse(&format!("m{i}")).ok())
+            .map(ChainEntry::Name)
             .collect()
+    }
+
+    #[test]
+    fn a_stored_chain_with_a_bad_spread_is_refused_at_read_back_and_old_rows_still_read() {
+        assert!(
+            serde_json::from_str::<Chain>(r#"["a",{"spread":[{"model":"b","weight":2}]}]"#).is_ok()
+        );
+        assert!(serde_json::from_str::<Chain>(r#"["a",{"spread":[]}]"#).is_err());
+        assert!(
+            serde_json::from_str::<Chain>(r#"[{"spread":[{"model":"b","weight":0}]}]"#).is_err()
+        );
+        let old: Chain = serde_json::from_str(r#"["a","b"]"#).unwrap();
+        assert_eq!(old.len(), 2);
+    }
+
+    #[test]
+    fn cache_affinity_is_off_by_default_and_bounded() {
+        assert_eq!(check_cache_affinity("cache_affinity_s", None), Ok(None));
+        assert_eq!(
+            check_cache_affinity("cache_affinity_s", Some(300)),
+            Ok(Some(300))
+        );
+        assert!(check_cache_affinity("cache_affinity_s", Some(0)).is_err());
+        assert!(check_cache_affinity("cache_affinity_s", Some(MAX_CACHE_AFFINITY_S + 1)).is_err());
     }
 
     #[test]

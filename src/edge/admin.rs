@@ -125,6 +125,7 @@ impl RoutingControl for ObjectRouting<'_> {
         // This isolate's own grants and skips end at once; other isolates see the reset within
         // their lease.
         super::local_grants::news_for_tenant(t);
+        super::open_breakers::forget_tenant(t);
         let request = serde_json::to_string(&ResetRequest {
             model: model.cloned(),
         })

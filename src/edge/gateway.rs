@@ -1,10 +1,12 @@
 //! Caller routes: chat completions through the cascade, the model list, health.
 
+use super::affinity_memory::Conversation;
 use super::deployment::Deployment;
 use super::http::{self, header, now_ms, random_bytes, HttpReply};
 use super::limits::{allowed, govern, Admitting, Governed};
 use super::live_stats::{self, IsolateView};
 use super::metrics::Metrics;
+use super::open_breakers::WithOpenBreakers;
 use super::routing_object::RoutingClient;
 use super::served::{
     exhausted, stream_response, with_memory_counter, with_served_headers, ServedBy,
@@ -181,19 +183,23 @@ pub async fn serve(
         };
         crate::usage::end_user::require(limits.end_user_required(), pending.end_user.as_deref())?;
         let now = now_ms();
-        let view = IsolateView {
+        let isolate = IsolateView {
             tenant: &cfg.tenant,
             now_ms: now,
         };
+        let view = WithOpenBreakers(&isolate);
+        let conversation = Conversation::of(&cfg, &inbound);
+        let remembered = conversation.as_ref().and_then(Conversation::remembered);
         let may_use = |m: &ModelId| key.policy.allows(m.as_str());
         let input = RouteInput {
             observed: &view,
             now_ms: now,
             draw: random_bytes::<8>().map_or(0, u64::from_le_bytes),
             may_use: &may_use,
-            remembered: None,
+            remembered: remembered.as_ref().map(|(m, at)| (m, *at)),
         };
         let route = build_chain(&cfg, inbound.model(), &input).map_err(|e| chain_error(&e))?;
+        let conversation = conversation.map(|c| c.routed(route.affinity));
         let chain = route.candidates;
         // Read once: the reservation holds it, and an answer without usage is charged it.
         let prompt_estimate = inbound.prompt_tokens();
@@ -238,7 +244,7 @@ pub async fn serve(
             prompt_estimate,
             governed,
         };
-        Ok(respond(outcome, &state, &log, dep, usage).await)
+        Ok(respond(outcome, &state, &log, dep, usage, conversation).await)
     }
     .await;
     let resp = match result {
@@ -303,6 +309,7 @@ async fn respond(
         prompt_estimate,
         governed,
     }: Metered<'_>,
+    conversation: Option<Conversation>,
 ) -> HttpReply {
     let Outcome { ending, attempts } = outcome;
     let streamed = matches!(
@@ -327,6 +334,7 @@ async fn respond(
                 provider: served.map(|a| a.provider.as_str()).unwrap_or(""),
                 truncated: served.and_then(|a| a.truncated),
                 cost_usd: None,
+                cache_affinity: conversation.as_ref().map(|c| c.served(served, now_ms())),
             };
             // A fallback's answer is charged at the model that served it.
             let serving_model = cfg.models.get(by.model);

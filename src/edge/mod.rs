@@ -2,6 +2,7 @@
 //! decides routing; it moves bytes between the runtime and the decisions.
 
 mod admin;
+mod affinity_memory;
 mod body_read;
 mod catalog;
 mod d1;
@@ -17,6 +18,7 @@ mod limits;
 mod live_stats;
 mod local_grants;
 mod metrics;
+mod open_breakers;
 mod routing_client;
 mod routing_object;
 mod served;

@@ -233,7 +233,8 @@ async fn send_report(
     .await;
     news(tenant, provider.as_str());
     match sent {
-        Ok(transitions) => transitions,
+        // Issue 22 (spread): this isolate's routing learns the breakers its reports open.
+        Ok(transitions) => super::open_breakers::learned(tenant, provider, transitions),
         Err(e) => {
             console_error!(
                 "{}",

@@ -28,6 +28,8 @@ pub(super) struct ServedBy<'a> {
     pub truncated: Option<usize>,
     /// `X-CogniGate-Cost-Usd`: non-streamed answers, at the reported usage or else the estimate.
     pub cost_usd: Option<String>,
+    /// `X-CogniGate-Cache-Affinity`: `hit` or `miss` when the requested name has affinity.
+    pub cache_affinity: Option<&'static str>,
 }
 
 pub(super) fn stream_response(
@@ -63,6 +65,9 @@ pub(super) fn with_served_headers(
     }
     if let Some(cost) = &by.cost_usd {
         set("x-cognigate-cost-usd", cost)?;
+    }
+    if let Some(affinity) = by.cache_affinity {
+        set("x-cognigate-cache-affinity", affinity)?;
     }
     if dep.debug_counters {
         set("x-cognigate-d1-queries", &metrics.d1_queries().to_string())?;

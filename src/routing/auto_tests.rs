@@ -136,8 +136,8 @@ fn auto_rule_serves_that_rules_chain_and_an_unknown_auto_name_is_unknown_chain()
         RouteName::parse("my-app").unwrap(),
         Chain::new(
             vec![
-                RouteName::parse("m-dear").unwrap(),
-                RouteName::parse("m-cheap").unwrap(),
+                crate::config::ChainEntry::Name(RouteName::parse("m-dear").unwrap()),
+                crate::config::ChainEntry::Name(RouteName::parse("m-cheap").unwrap()),
             ],
             5,
         )
@@ -181,7 +181,13 @@ fn models_lists_the_six_strategies_and_auto_rule_for_each_rule_the_key_may_use()
     for r in ["app-a", "app-b"] {
         c.rules.insert(
             RouteName::parse(r).unwrap(),
-            Chain::new(vec![RouteName::parse("m-dear").unwrap()], 5).unwrap(),
+            Chain::new(
+                vec![crate::config::ChainEntry::Name(
+                    RouteName::parse("m-dear").unwrap(),
+                )],
+                5,
+            )
+            .unwrap(),
         );
     }
     assert_eq!(

@@ -2,8 +2,9 @@
 
 use super::observed::{NothingObserved, Observed};
 use super::resolve::{alias_model, lookup, Target};
+use super::{affinity, spread};
 use crate::config::{
-    Alias, CatalogModel, ModelId, Provider, ProviderName, RouteName, TenantConfig,
+    Alias, CatalogModel, ChainEntry, ModelId, Provider, ProviderName, RouteName, TenantConfig,
 };
 
 /// One model to try, with the provider that serves it.
@@ -87,15 +88,24 @@ pub fn build_chain<'c>(
         return super::auto::route(cfg, requested, auto, input);
     }
     let single = [requested];
-    let entries: Box<dyn Iterator<Item = &str>> = match cfg.rules.get(requested) {
-        Some(chain) => Box::new(chain.entries().iter().map(|e| e.as_str())),
-        None if lookup(cfg, requested).is_some() => Box::new(single.into_iter()),
+    let entries: Box<dyn Iterator<Item = Entry<'_>>> = match cfg.rules.get(requested) {
+        Some(chain) => Box::new(chain.entries().iter().map(Entry::of)),
+        None if lookup(cfg, requested).is_some() => Box::new(single.into_iter().map(Entry::Name)),
         None => return Err(ChainError::UnknownName(requested.to_owned())),
     };
+    let preferred = affinity::preferred(cfg, requested, input);
     let mut candidates: Vec<Candidate<'c>> = Vec::new();
     let mut reasons: Vec<String> = Vec::new();
-    for entry in entries {
-        match candidate_for(cfg, entry, input) {
+    for (position, entry) in entries.enumerate() {
+        let found = match entry {
+            Entry::Name(name) => candidate_for(cfg, name, input),
+            Entry::Spread(members) => {
+                let draw = spread::position_draw(input.draw, position);
+                let resolve = |m: &str| candidate_for(cfg, m, input);
+                spread::pick(members, resolve, input.observed, draw, preferred)
+            }
+        };
+        match found {
             Ok(c) if candidates.iter().any(|seen| seen.model.id == c.model.id) => {}
             Ok(c) => candidates.push(c),
             Err(why) => reasons.push(why),
@@ -107,29 +117,49 @@ pub fn build_chain<'c>(
             reasons: reasons.join("; "),
         });
     }
+    let resolve = |m: &str| candidate_for(cfg, m, input);
+    let affinity = affinity::settle(cfg, requested, input, &mut candidates, resolve);
     Ok(Route {
         candidates,
-        affinity: None,
+        affinity,
     })
 }
 
-/// Why each entry resolves to nothing today; a rule is still accepted with these as warnings.
-/// Why each entry would contribute no candidate. `has_provider` answers for provider names, so
-/// the admin side can judge a rule from the catalog alone, without opening provider keys.
+/// A chain position as `build_chain` walks it.
+enum Entry<'e> {
+    Name(&'e str),
+    Spread(&'e [crate::config::SpreadMember]),
+}
+
+impl<'e> Entry<'e> {
+    fn of(e: &'e ChainEntry) -> Self {
+        match e {
+            ChainEntry::Name(n) => Self::Name(n.as_str()),
+            ChainEntry::Spread { spread } => Self::Spread(spread),
+        }
+    }
+}
+
+/// Why each entry (each spread member) resolves to nothing today; a rule is still accepted with
+/// these as warnings. `has_provider` answers for provider names, so the admin side can judge a
+/// rule from the catalog alone, without opening provider keys.
 pub fn dead_entries(
     cfg: &TenantConfig,
-    entries: &[RouteName],
+    entries: &[ChainEntry],
     has_provider: impl Fn(&ProviderName) -> bool,
 ) -> Vec<String> {
     // Judged from the catalog alone: a ranked alias is dead only when nothing satisfies it.
     let unmeasured = RouteInput::unmeasured();
     entries
         .iter()
-        .filter_map(|e| match target_model(cfg, e.as_str(), &unmeasured) {
-            Err(why) => Some(why),
-            Ok(m) if !has_provider(&m.provider) => Some(missing_provider(m)),
-            Ok(_) => None,
-        })
+        .flat_map(ChainEntry::names)
+        .filter_map(
+            |e: &RouteName| match target_model(cfg, e.as_str(), &unmeasured) {
+                Err(why) => Some(why),
+                Ok(m) if !has_provider(&m.provider) => Some(missing_provider(m)),
+                Ok(_) => None,
+            },
+        )
         .collect()
 }
 
@@ -217,7 +247,10 @@ mod tests {
     }
 
     fn add_rule(cfg: &mut TenantConfig, matches: &str, chain: &[&str]) {
-        let entries = chain.iter().map(|e| RouteName::parse(e).unwrap()).collect();
+        let entries = chain
+            .iter()
+            .map(|e| crate::config::ChainEntry::Name(RouteName::parse(e).unwrap()))
+            .collect();
         cfg.rules.insert(
             RouteName::parse(matches).unwrap(),
             Chain::new(entries, 5).unwrap(),

@@ -1,10 +1,16 @@
 //! Spec §1 and §2: a requested name becomes an ordered list of candidates.
 
+pub mod affinity;
 pub mod auto;
 pub mod chain;
 pub mod observed;
 pub mod rank;
 pub mod resolve;
+pub mod spread;
+#[cfg(test)]
+mod spread_tests;
+#[cfg(test)]
+mod test_config;
 
 pub use chain::{build_chain, dead_entries, AffinityUse, Candidate, ChainError, Route, RouteInput};
 pub use observed::{ModelHealth, NothingObserved, Observed};

@@ -10,6 +10,7 @@ pub mod messages_request;
 pub mod messages_response;
 pub mod messages_stream;
 pub mod output;
+pub mod prefix;
 pub mod responses_request;
 pub mod responses_response;
 pub mod responses_stream;

@@ -204,7 +204,7 @@ pub fn tenant(keys_per_provider: usize, strategy: &str) -> TenantConfig {
     }
     let chain = ["m1", "m2", "m3"]
         .iter()
-        .map(|n| RouteName::parse(n).unwrap())
+        .map(|n| cognigate::config::ChainEntry::Name(RouteName::parse(n).unwrap()))
         .collect();
     cfg.rules.insert(
         RouteName::parse("chain").unwrap(),

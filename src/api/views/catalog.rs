@@ -117,6 +117,8 @@ pub struct AliasView<'a> {
     /// Present when set (the default blend is used otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub weights: Option<Weights>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_affinity_s: Option<u32>,
 }
 
 impl<'a> AliasView<'a> {
@@ -130,6 +132,7 @@ impl<'a> AliasView<'a> {
             cost_tier: a.cost_tier,
             rank_by: a.rank_by,
             weights: a.weights,
+            cache_affinity_s: a.cache_affinity_s,
         }
     }
 }
@@ -141,6 +144,18 @@ pub struct RuleView<'a> {
     #[serde(rename = "match")]
     pub matches: &'a RouteName,
     pub chain: &'a Chain,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_affinity_s: Option<u32>,
+}
+
+impl<'a> RuleView<'a> {
+    pub fn new(matches: &'a RouteName, chain: &'a Chain) -> Self {
+        Self {
+            matches,
+            chain,
+            cache_affinity_s: chain.cache_affinity_s(),
+        }
+    }
 }
 
 /// A routing rule as just written: with the chain entries that cannot serve today (a warning,
@@ -151,5 +166,7 @@ pub struct WrittenRuleView<'a> {
     #[serde(rename = "match")]
     pub matches: &'a RouteName,
     pub chain: &'a Chain,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_affinity_s: Option<u32>,
     pub warnings: Vec<String>,
 }

@@ -16,7 +16,9 @@ pub use tenants::{
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Alias, AliasName, CatalogModel, Chain, RouteName, StoredProvider};
+    use crate::config::{
+        Alias, AliasName, CatalogModel, Chain, ChainEntry, RouteName, StoredProvider,
+    };
     use serde_json::Value;
 
     fn provider(p: &StoredProvider) -> Value {
@@ -32,7 +34,7 @@ mod tests {
     }
 
     fn rule(matches: &RouteName, chain: &Chain) -> Value {
-        serde_json::to_value(RuleView { matches, chain }).unwrap()
+        serde_json::to_value(RuleView::new(matches, chain)).unwrap()
     }
     use crate::config::admin_body::{parse_body, AliasBody, ModelBody, ProviderBody};
     use crate::config::sealed::Kek;
@@ -98,7 +100,7 @@ mod tests {
             assert_eq!(alias(&name, &a), before, "{a:?}");
         }
         let matches = RouteName::parse("best").unwrap();
-        let chain = Chain::new(vec![matches.clone()], 5).unwrap();
+        let chain = Chain::new(vec![ChainEntry::Name(matches.clone())], 5).unwrap();
         assert_eq!(
             rule(&matches, &chain),
             json!({"match": "best", "chain": ["best"]})

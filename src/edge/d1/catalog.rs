@@ -1,6 +1,6 @@
 //! The catalog store on D1: providers, models, aliases and routing rules.
 
-use super::{changes, js, num, parse_stored, to_stored, Db};
+use super::{changes, js, num, parse_stored, stored_rule, to_stored, Db};
 use crate::admin::store::{
     AliasWrite, CatalogSnapshot, CatalogStore, DepthWrite, ModelWrite, ProviderDelete, StoreError,
     Stored,
@@ -255,16 +255,17 @@ impl CatalogStore for Db {
         struct Row {
             match_name: RouteName,
             chain: String,
+            cache_affinity_s: Option<f64>,
         }
         let found: Vec<Row> = self
             .all(
-                "SELECT match_name, chain FROM routing_rules WHERE tenant_id = ?1 ORDER BY match_name",
+                "SELECT match_name, chain, cache_affinity_s FROM routing_rules WHERE tenant_id = ?1 ORDER BY match_name",
                 &tid(t),
             )
             .await?;
         found
             .into_iter()
-            .map(|r| Ok((r.match_name, parse_stored(&r.chain)?)))
+            .map(|r| Ok((r.match_name, stored_rule(&r.chain, r.cache_affinity_s)?)))
             .collect()
     }
 
@@ -281,17 +282,21 @@ impl CatalogStore for Db {
         let stored = to_stored(chain)?;
         let r = self
             .run(
-                "INSERT INTO routing_rules (tenant_id, match_name, chain, updated_at) \
-                 SELECT ?1, ?2, ?3, ?4 \
+                "INSERT INTO routing_rules (tenant_id, match_name, chain, updated_at, cache_affinity_s) \
+                 SELECT ?1, ?2, ?3, ?4, ?6 \
                  WHERE json_array_length(?3) <= (SELECT COALESCE(json_extract(settings, '$.max_fallback_depth'), ?5) \
                    FROM tenants WHERE id = ?1) \
-                 ON CONFLICT (tenant_id, match_name) DO UPDATE SET chain = excluded.chain, updated_at = excluded.updated_at",
+                 ON CONFLICT (tenant_id, match_name) DO UPDATE SET chain = excluded.chain, updated_at = excluded.updated_at, \
+                 cache_affinity_s = excluded.cache_affinity_s",
                 &[
                     js(t.as_str()),
                     js(name.as_str()),
                     js(&stored),
                     num(now),
                     num(u64::from(default_depth)),
+                    chain
+                        .cache_affinity_s()
+                        .map_or(JsValue::NULL, |s| num(u64::from(s))),
                 ],
             )
             .await?;

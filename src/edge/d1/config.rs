@@ -1,7 +1,7 @@
 //! The request path's reads (a caller key by its hash, a tenant's whole config in one batch)
 //! and the event inserts the routing objects' transitions produce.
 
-use super::{js, num, parse_stored, rows, Db};
+use super::{js, num, parse_stored, rows, stored_rule, Db};
 use crate::admin::store::{StoreError, Stored};
 use crate::config::{
     Alias, AliasName, CallerKey, CatalogModel, Chain, RouteName, SettingsOverrides, StoredProvider,
@@ -74,6 +74,7 @@ impl Db {
         struct RuleRow {
             match_name: RouteName,
             chain: String,
+            cache_affinity_s: Option<f64>,
         }
         let t = [js(tenant.as_str())];
         let results = self
@@ -89,7 +90,7 @@ impl Db {
                     &t,
                 )?,
                 self.stmt(
-                    "SELECT match_name, chain FROM routing_rules WHERE tenant_id = ?1",
+                    "SELECT match_name, chain, cache_affinity_s FROM routing_rules WHERE tenant_id = ?1",
                     &t,
                 )?,
             ])
@@ -124,7 +125,7 @@ impl Db {
                 .collect::<Stored<_>>()?,
             rules: rows::<RuleRow>(r_rows)?
                 .into_iter()
-                .map(|r| Ok((r.match_name, parse_stored(&r.chain)?)))
+                .map(|r| Ok((r.match_name, stored_rule(&r.chain, r.cache_affinity_s)?)))
                 .collect::<Stored<_>>()?,
         }))
     }

@@ -104,6 +104,19 @@ pub fn parse_stored<T: DeserializeOwned>(json: &str) -> Stored<T> {
     serde_json::from_str(json).map_err(|e| StoreError::new("stored spec", e))
 }
 
+/// A rule read back: its chain checked again (`Chain`'s serde), its `cache_affinity_s` column
+/// beside it; a value out of range is a damaged row, refused like a bad chain.
+pub fn stored_rule(chain: &str, cache_affinity_s: Option<f64>) -> Stored<crate::config::Chain> {
+    let secs = match cache_affinity_s {
+        None => None,
+        Some(s) if s.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&s) => Some(s as u32),
+        Some(_) => return Err(StoreError::new("stored rule", "bad cache_affinity_s")),
+    };
+    let secs = crate::config::rule::check_cache_affinity("cache_affinity_s", secs)
+        .map_err(|e| StoreError::new("stored rule", e))?;
+    Ok(parse_stored::<crate::config::Chain>(chain)?.with_cache_affinity(secs))
+}
+
 pub fn to_stored<T: serde::Serialize>(value: &T) -> Stored<String> {
     serde_json::to_string(value).map_err(|e| StoreError::new("encode spec", e))
 }

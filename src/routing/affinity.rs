@@ -1,0 +1,159 @@
+//! Seed 002's prompt-cache affinity (issue 22): a conversation keeps going to the model that
+//! served its stable prefix last, so that model's prompt cache is hit, for `cache_affinity_s`
+//! after that serve, while the model is a healthy candidate.
+//!
+//! The memory is per isolate and bounded: `CAPACITY` conversations, the least recently served
+//! evicted first. It holds hashes of prefixes, never prompt text. Time is passed in.
+
+use super::chain::{AffinityUse, Candidate, RouteInput};
+use super::resolve::{lookup, satisfies, Target};
+use super::spread::breaker_open;
+use crate::config::{ModelId, TenantConfig};
+use std::collections::{BTreeMap, HashMap};
+
+/// Conversations one isolate remembers (a few hundred bytes each with their names: about 1 MB
+/// of wasm memory when full).
+pub const CAPACITY: usize = 4_096;
+
+/// The requested name's `cache_affinity_s`: the rule's if a rule matches, else the alias's.
+/// `None` (a plain model, or a name without the field): the name has no affinity.
+pub fn window_s(cfg: &TenantConfig, requested: &str) -> Option<u32> {
+    match cfg.rules.get(requested) {
+        Some(chain) => chain.cache_affinity_s(),
+        None => match lookup(cfg, requested) {
+            Some(Target::Alias(_, alias)) => alias.cache_affinity_s,
+            _ => None,
+        },
+    }
+}
+
+/// The remembered model, if the name has affinity and the last serve is within its window.
+pub fn preferred<'a>(
+    cfg: &TenantConfig,
+    requested: &str,
+    input: &RouteInput<'a>,
+) -> Option<&'a ModelId> {
+    let window_ms = u64::from(window_s(cfg, requested)?) * 1_000;
+    let (model, at) = input.remembered?;
+    (input.now_ms.saturating_sub(at) < window_ms).then_some(model)
+}
+
+/// Applies affinity to a built chain: the remembered model, if it is a healthy candidate (a
+/// plain entry, or the member a spread drew, which prefers it), goes first; for a requested alias
+/// it is the resolution if the alias admits it. `None` when the name has no affinity.
+pub fn settle<'c>(
+    cfg: &'c TenantConfig,
+    requested: &str,
+    input: &RouteInput<'_>,
+    candidates: &mut Vec<Candidate<'c>>,
+    resolve: impl Fn(&str) -> Result<Candidate<'c>, String>,
+) -> Option<AffinityUse> {
+    window_s(cfg, requested)?;
+    let Some(model) = preferred(cfg, requested, input) else {
+        return Some(AffinityUse::Miss);
+    };
+    if let Some(i) = candidates.iter().position(|c| c.model.id == *model) {
+        if breaker_open(input.observed, &candidates[i]) {
+            return Some(AffinityUse::Miss);
+        }
+        candidates[..=i].rotate_right(1);
+        return Some(AffinityUse::Hit);
+    }
+    let admitted = match (cfg.rules.get(requested), lookup(cfg, requested)) {
+        (None, Some(Target::Alias(_, alias))) => alias_admits(cfg, alias, model),
+        _ => false,
+    };
+    match resolve(model.as_str()) {
+        Ok(c) if admitted && !breaker_open(input.observed, &c) => {
+            candidates.retain(|o| o.model.id != c.model.id);
+            candidates.insert(0, c);
+            Some(AffinityUse::Hit)
+        }
+        _ => Some(AffinityUse::Miss),
+    }
+}
+
+/// Whether an alias could resolve to `model`: its pin if the pin exists, else any model that
+/// satisfies its constraints.
+fn alias_admits(cfg: &TenantConfig, alias: &crate::config::Alias, model: &ModelId) -> bool {
+    match alias.pin.as_ref().filter(|p| cfg.models.contains_key(*p)) {
+        Some(pin) => pin == model,
+        None => cfg.models.get(model).is_some_and(|m| satisfies(m, alias)),
+    }
+}
+
+/// Which conversation, under which requested name, of which tenant.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ConversationKey {
+    pub tenant: String,
+    pub requested: String,
+    /// `surfaces::prefix_hash` of the system prompt and first user turn.
+    pub prefix: u64,
+}
+
+#[derive(Debug)]
+struct Slot {
+    model: ModelId,
+    served_at: u64,
+    order: u64,
+}
+
+/// Which model served each remembered conversation last, and when; at most `capacity`.
+#[derive(Debug)]
+pub struct AffinityMemory {
+    capacity: usize,
+    slots: HashMap<ConversationKey, Slot>,
+    /// Serve order → conversation: the first entry is the least recently served.
+    by_age: BTreeMap<u64, ConversationKey>,
+    next: u64,
+}
+
+impl AffinityMemory {
+    pub fn new(capacity: usize) -> Self {
+        Self {
+            capacity: capacity.max(1),
+            slots: HashMap::new(),
+            by_age: BTreeMap::new(),
+            next: 0,
+        }
+    }
+
+    /// The model that served `key` last and when (epoch ms); the window is the caller's.
+    pub fn remembered(&self, key: &ConversationKey) -> Option<(&ModelId, u64)> {
+        self.slots.get(key).map(|s| (&s.model, s.served_at))
+    }
+
+    /// `model` just served `key` at `now_ms`; the least recently served goes when full.
+    pub fn served(&mut self, key: ConversationKey, model: ModelId, now_ms: u64) {
+        let order = self.next;
+        self.next += 1;
+        if let Some(old) = self.slots.get(&key) {
+            self.by_age.remove(&old.order);
+        }
+        self.by_age.insert(order, key.clone());
+        let slot = Slot {
+            model,
+            served_at: now_ms,
+            order,
+        };
+        self.slots.insert(key, slot);
+        while self.slots.len() > self.capacity {
+            let Some((_, oldest)) = self.by_age.pop_first() else {
+                break;
+            };
+            self.slots.remove(&oldest);
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+}
+
+#[cfg(test)]
+#[path = "affinity_tests.rs"]
+mod tests;
