@@ -17,6 +17,7 @@ mod limits;
 mod live_stats;
 mod local_grants;
 mod metrics;
+mod model_metrics;
 mod routing_client;
 mod routing_object;
 mod served;

@@ -9,12 +9,14 @@ use super::store;
 use crate::cascade::RoutingState;
 use crate::config::{ModelId, ProviderName, TenantId};
 use crate::state::provider_state::ModelTransition;
+use crate::state::stats_book::{AcquireAnswer, AcquireCall, StatsSnapshot};
 use crate::state::{
     jittered, AcquireRequest, Admission, BreakerHealth, Lease, LocalAdmission, ReportRequest,
 };
 use futures::channel::oneshot;
 use futures::future::{select, Either};
 use serde::de::DeserializeOwned;
+use serde::Deserialize;
 use std::pin::pin;
 use std::time::Duration;
 use worker::{
@@ -191,12 +193,30 @@ impl RoutingClient<'_> {
         self.decide_locally(provider, req)
     }
 
+    /// With grants on, the acquire renewing one carries this isolate's pending outcomes and
+    /// brings the provider's stats back. In the strict mode (an acquire per candidate) it only
+    /// asks for the snapshot: a batch would add a storage write to every request's round trip,
+    /// and the timed flush sends it instead.
     async fn acquire_from_object(&self, provider: &ProviderName, req: AcquireRequest) -> Lease {
-        let body = serde_json::to_string(&req).ok();
-        match self
-            .call(provider.as_str(), Method::Post, "/acquire", body)
-            .await
-        {
+        let p = provider.as_str();
+        let taken = match req.lease_ms {
+            0 => None,
+            _ => super::live_stats::take(self.tenant, p),
+        };
+        let call = AcquireCall {
+            stats: Some(taken.clone().unwrap_or_default()),
+            acquire: req,
+        };
+        let body = serde_json::to_string(&call).ok();
+        let req = call.acquire;
+        let answer: Result<AcquireAnswer> = self.call(p, Method::Post, "/acquire", body).await;
+        let stats = answer.as_ref().ok().and_then(|a| a.stats.clone());
+        match (taken, stats) {
+            (Some(_), stats) => super::live_stats::settle(self.tenant, p, stats),
+            (None, Some(snapshot)) => super::live_stats::install(self.tenant, p, snapshot),
+            (None, None) => {}
+        }
+        match answer.map(|a| a.lease) {
             Ok(lease) => lease,
             Err(e) => {
                 console_error!(
@@ -220,18 +240,27 @@ async fn send_report(
     provider: &ProviderName,
     req: &ReportRequest,
 ) -> Vec<ModelTransition> {
-    news(tenant, provider.as_str());
-    let body = serde_json::to_string(req).ok();
-    let sent = call_object(
-        env,
-        tenant,
-        provider.as_str(),
-        Method::Post,
-        "/report",
-        body,
-    )
-    .await;
-    news(tenant, provider.as_str());
+    let p = provider.as_str();
+    news(tenant, p);
+    // The report carries this isolate's pending outcomes of the provider (issue 22).
+    let taken = super::live_stats::take(tenant, p);
+    let body = serde_json::to_value(req).ok().map(|mut v| {
+        if let (Some(obj), Some(push)) = (v.as_object_mut(), &taken) {
+            obj.insert("stats".into(), serde_json::json!(push));
+        }
+        v.to_string()
+    });
+    let sent: Result<ReportAnswer> =
+        call_object(env, tenant, p, Method::Post, "/report", body).await;
+    news(tenant, p);
+    let (sent, stats) = match sent {
+        Ok(ReportAnswer::WithStats { transitions, stats }) => (Ok(transitions), stats),
+        Ok(ReportAnswer::Plain(transitions)) => (Ok(transitions), None),
+        Err(e) => (Err(e), None),
+    };
+    if taken.is_some() {
+        super::live_stats::settle(tenant, p, stats);
+    }
     match sent {
         Ok(transitions) => transitions,
         Err(e) => {
@@ -242,6 +271,19 @@ async fn send_report(
             Vec::new()
         }
     }
+}
+
+/// `/report`'s answer: the transitions, with the stats when the report carried a batch (an
+/// older object answers the plain list, and the batch then stays pending).
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum ReportAnswer {
+    WithStats {
+        transitions: Vec<ModelTransition>,
+        #[serde(default)]
+        stats: Option<StatsSnapshot>,
+    },
+    Plain(Vec<ModelTransition>),
 }
 
 /// The report a streamed answer still owes, sent by a task registered under the request's
