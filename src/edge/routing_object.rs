@@ -68,9 +68,13 @@ impl DurableObject for RoutingObject {
                         (lease, probe)
                     })
                     .await?;
-                self.stats
-                    .borrow_mut()
-                    .decide(|book| (book.note_pool(&body), false));
+                // Memory only, and only when the pool changed (a decide copies the book).
+                let noted = self.stats.borrow().get().is_some_and(|b| b.knows_pool(&body));
+                if !noted {
+                    self.stats
+                        .borrow_mut()
+                        .decide(|book| (book.note_pool(&body), false));
+                }
                 let stats = match stats {
                     Some(push) => self.fold_stats(&push, now).await,
                     None => None,
@@ -174,6 +178,7 @@ impl RoutingObject {
             .stats
             .borrow_mut()
             .decide(|book| ((), book.fold(push, now)));
+        let mut stored = None;
         if let Some(pending) = pending {
             if let Err(e) = self.state.storage().put(STATS_KEY, &pending.store).await {
                 let exact = self.stats.borrow_mut().undo(pending);
@@ -183,12 +188,14 @@ impl RoutingObject {
                 );
                 return None;
             }
+            stored = Some(pending.store);
         }
+        // The fold is stored, so it is answered even if a concurrent undo emptied memory.
         let stats = self.stats.borrow();
         let mem = self.mem.borrow();
-        let book = stats.get()?;
-        let state = mem.get()?;
-        Some(book.snapshot(state, now))
+        let book = stats.get().or(stored.as_ref())?;
+        let empty = ProviderState::default();
+        Some(book.snapshot(mem.get().unwrap_or(&empty), now))
     }
 
     /// Every decision is made on the in-memory state without an await in between, so concurrent

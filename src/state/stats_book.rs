@@ -120,6 +120,11 @@ impl StatsBook {
         changed
     }
 
+    /// Whether `note_pool` would change nothing.
+    pub fn knows_pool(&self, req: &AcquireRequest) -> bool {
+        usize::try_from(self.keys).is_ok_and(|k| k == req.keys.len()) && self.rpm == req.rpm
+    }
+
     /// Remembers the provider's pool as an acquire describes it (memory only: it comes again).
     pub fn note_pool(&mut self, req: &AcquireRequest) {
         self.keys = u32::try_from(req.keys.len()).unwrap_or(u32::MAX);
