@@ -2,6 +2,7 @@
 //! tenant/provider, and `GET /v1/models/metrics` (caller key) and `GET /admin/v1/tenants/{t}/stats`
 //! show them per model: requests, success ratio (last 5 minutes), EWMAs of total latency and time
 //! to response headers, breaker. Mock providers with scripted latencies and failures.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod support;
 
@@ -57,18 +58,28 @@ fn model_metrics_show_counts_success_ratios_and_the_latency_order() {
     let gw = Gateway::shared();
     let (t, _mock) = measured_tenant(gw, "stats-metrics");
     let answer = metrics(&t, &t.key);
-    assert_eq!(models(&answer), ["m1", "m2", "m3", "m4"], "every model, by id");
+    assert_eq!(
+        models(&answer),
+        ["m1", "m2", "m3", "m4"],
+        "every model, by id"
+    );
     let (m1, m2, m3, m4) = (
         row(&answer, "m1"),
         row(&answer, "m2"),
         row(&answer, "m3"),
         row(&answer, "m4"),
     );
-    assert_eq!((m1["requests"].as_u64(), m2["requests"].as_u64()), (Some(2), Some(2)));
+    assert_eq!(
+        (m1["requests"].as_u64(), m2["requests"].as_u64()),
+        (Some(2), Some(2))
+    );
     assert_eq!(m1["success_rate"].as_f64(), Some(1.0));
     let lat = |r: &Value, f: &str| r[f].as_f64().unwrap_or_else(|| panic!("{f} of {r}"));
     assert!(lat(m1, "latency_ms") >= 300.0, "{m1}");
-    assert!(lat(m1, "ttfb_ms") >= 300.0, "the delay is before the headers: {m1}");
+    assert!(
+        lat(m1, "ttfb_ms") >= 300.0,
+        "the delay is before the headers: {m1}"
+    );
     assert!(lat(m2, "latency_ms") < lat(m1, "latency_ms"), "{m1} {m2}");
     assert_eq!(m3["requests"].as_u64(), Some(4));
     assert_eq!(m3["success_rate"].as_f64(), Some(0.5), "{m3}");
@@ -128,8 +139,8 @@ fn a_stream_counts_its_headers_time_at_its_start_and_its_total_time_at_its_end()
 }
 
 #[test]
-fn a_timed_flush_carries_outcomes_to_the_object_after_the_request_without_a_round_trip_of_its_own(
-) {
+fn a_timed_flush_carries_outcomes_to_the_object_after_the_request_without_a_round_trip_of_its_own()
+{
     let gw = Gateway::start_durable_with(&[("LIVE_STATS_FLUSH_MS", "50")]);
     let (t, _mock) = gw.tenant_with_mock("stats-flush", &["sk-1"], "failover");
     let first = t.chat("m");
@@ -145,5 +156,10 @@ fn a_timed_flush_carries_outcomes_to_the_object_after_the_request_without_a_roun
     let gw = gw.restart();
     let r = gw.admin("GET", &format!("/admin/v1/tenants/{tenant}/stats"), None);
     assert_eq!(r.status, 200, "{}", r.text);
-    assert_eq!(r.json()["data"][0]["requests"].as_u64(), Some(2), "{}", r.text);
+    assert_eq!(
+        r.json()["data"][0]["requests"].as_u64(),
+        Some(2),
+        "{}",
+        r.text
+    );
 }

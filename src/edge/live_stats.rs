@@ -74,14 +74,9 @@ pub fn take(tenant: &TenantId, provider: &str) -> Option<StatsPush> {
     with_stats(tenant, provider, ProviderStats::take)
 }
 
-/// The answer to a call that carried `take`'s batch (`None`: it goes back to pending).
-pub fn settle(tenant: &TenantId, provider: &str, answer: Option<StatsSnapshot>) {
-    with_stats(tenant, provider, |p| p.settle(answer));
-}
-
-/// A snapshot answered to a call that carried no batch of this isolate's.
-pub fn install(tenant: &TenantId, provider: &str, snapshot: StatsSnapshot) {
-    with_stats(tenant, provider, |p| p.install(snapshot));
+/// A call's answer (`carried`: it carried `take`'s batch; else it only asked for a snapshot).
+pub fn answered(tenant: &TenantId, provider: &str, carried: bool, answer: Option<StatsSnapshot>) {
+    with_stats(tenant, provider, |p| p.answered(carried, answer));
 }
 
 /// After a request: every provider of `tenant` whose outcomes have waited `interval_ms` sends
@@ -100,7 +95,7 @@ pub fn flush_due(env: &Env, ctx: &Context, tenant: &TenantId, interval_ms: u64) 
         let (env, tenant) = (env.clone(), tenant.clone());
         ctx.wait_until(async move {
             let answer = send(&env, &tenant, &provider, &push).await;
-            settle(&tenant, &provider, answer);
+            answered(&tenant, &provider, true, answer);
         });
     }
 }
@@ -135,11 +130,7 @@ pub async fn read_tenant(
         let taken = take(tenant, provider);
         let push = taken.clone().unwrap_or_default();
         let answer = send(env, tenant, provider, &push).await;
-        match (taken, answer.clone()) {
-            (Some(_), answer) => settle(tenant, provider, answer),
-            (None, Some(snapshot)) => install(tenant, provider, snapshot),
-            (None, None) => {}
-        }
+        answered(tenant, provider, taken.is_some(), answer.clone());
         (provider.to_owned(), answer)
     });
     futures::future::join_all(reads)

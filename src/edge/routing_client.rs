@@ -9,14 +9,13 @@ use super::store;
 use crate::cascade::RoutingState;
 use crate::config::{ModelId, ProviderName, TenantId};
 use crate::state::provider_state::ModelTransition;
-use crate::state::stats_book::{AcquireAnswer, AcquireCall, StatsSnapshot};
+use crate::state::stats_book::{AcquireAnswer, AcquireCall, ReportAnswer, ReportCall};
 use crate::state::{
     jittered, AcquireRequest, Admission, BreakerHealth, Lease, LocalAdmission, ReportRequest,
 };
 use futures::channel::oneshot;
 use futures::future::{select, Either};
 use serde::de::DeserializeOwned;
-use serde::Deserialize;
 use std::pin::pin;
 use std::time::Duration;
 use worker::{
@@ -211,11 +210,7 @@ impl RoutingClient<'_> {
         let req = call.acquire;
         let answer: Result<AcquireAnswer> = self.call(p, Method::Post, "/acquire", body).await;
         let stats = answer.as_ref().ok().and_then(|a| a.stats.clone());
-        match (taken, stats) {
-            (Some(_), stats) => super::live_stats::settle(self.tenant, p, stats),
-            (None, Some(snapshot)) => super::live_stats::install(self.tenant, p, snapshot),
-            (None, None) => {}
-        }
+        super::live_stats::answered(self.tenant, p, taken.is_some(), stats);
         match answer.map(|a| a.lease) {
             Ok(lease) => lease,
             Err(e) => {
@@ -244,23 +239,19 @@ async fn send_report(
     news(tenant, p);
     // The report carries this isolate's pending outcomes of the provider (issue 22).
     let taken = super::live_stats::take(tenant, p);
-    let body = serde_json::to_value(req).ok().map(|mut v| {
-        if let (Some(obj), Some(push)) = (v.as_object_mut(), &taken) {
-            obj.insert("stats".into(), serde_json::json!(push));
-        }
-        v.to_string()
-    });
+    let body = serde_json::to_string(&ReportCall {
+        report: req,
+        stats: taken.as_ref(),
+    })
+    .ok();
     let sent: Result<ReportAnswer> =
         call_object(env, tenant, p, Method::Post, "/report", body).await;
     news(tenant, p);
     let (sent, stats) = match sent {
-        Ok(ReportAnswer::WithStats { transitions, stats }) => (Ok(transitions), stats),
-        Ok(ReportAnswer::Plain(transitions)) => (Ok(transitions), None),
+        Ok(answer) => (Ok(answer.transitions()), answer.stats()),
         Err(e) => (Err(e), None),
     };
-    if taken.is_some() {
-        super::live_stats::settle(tenant, p, stats);
-    }
+    super::live_stats::answered(tenant, p, taken.is_some(), stats);
     match sent {
         Ok(transitions) => transitions,
         Err(e) => {
@@ -271,19 +262,6 @@ async fn send_report(
             Vec::new()
         }
     }
-}
-
-/// `/report`'s answer: the transitions, with the stats when the report carried a batch (an
-/// older object answers the plain list, and the batch then stays pending).
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum ReportAnswer {
-    WithStats {
-        transitions: Vec<ModelTransition>,
-        #[serde(default)]
-        stats: Option<StatsSnapshot>,
-    },
-    Plain(Vec<ModelTransition>),
 }
 
 /// The report a streamed answer still owes, sent by a task registered under the request's

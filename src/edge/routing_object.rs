@@ -69,7 +69,11 @@ impl DurableObject for RoutingObject {
                     })
                     .await?;
                 // Memory only, and only when the pool changed (a decide copies the book).
-                let noted = self.stats.borrow().get().is_some_and(|b| b.knows_pool(&body));
+                let noted = self
+                    .stats
+                    .borrow()
+                    .get()
+                    .is_some_and(|b| b.knows_pool(&body));
                 if !noted {
                     self.stats
                         .borrow_mut()

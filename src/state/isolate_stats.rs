@@ -80,6 +80,16 @@ impl ProviderStats {
         }
     }
 
+    /// A call's answer: for a call that carried `take`'s batch, `settle`; for one that carried
+    /// none (a batch was in flight, or it only asked), `install` its snapshot if any.
+    pub fn answered(&mut self, carried: bool, answer: Option<StatsSnapshot>) {
+        match (carried, answer) {
+            (true, answer) => self.settle(answer),
+            (false, Some(snapshot)) => self.install(snapshot),
+            (false, None) => {}
+        }
+    }
+
     /// The snapshot's stats of `model` with what this isolate sent or gathered since folded in.
     pub fn measured(&self, model: &str, now: u64) -> Option<ModelStats> {
         let held = self

@@ -10,7 +10,9 @@
 //! keeps its batch (see `isolate_stats`).
 
 use super::model_stats::{ModelStats, OutcomeBatch};
-use super::provider_state::{AcquireRequest, BreakerStatus, Lease, ProviderState};
+use super::provider_state::{
+    AcquireRequest, BreakerStatus, Lease, ModelTransition, ProviderState, ReportRequest,
+};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -41,6 +43,43 @@ pub struct AcquireAnswer {
     pub lease: Lease,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stats: Option<StatsSnapshot>,
+}
+
+/// `/report` as a stats-aware isolate sends it.
+#[derive(Debug, Serialize)]
+pub struct ReportCall<'a> {
+    #[serde(flatten)]
+    pub report: &'a ReportRequest,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stats: Option<&'a StatsPush>,
+}
+
+/// `/report`'s answer: the transitions, with a snapshot when the report carried `stats` (an
+/// older object answers the plain list, and the isolate then keeps its batch).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum ReportAnswer {
+    WithStats {
+        transitions: Vec<ModelTransition>,
+        #[serde(default)]
+        stats: Option<StatsSnapshot>,
+    },
+    Plain(Vec<ModelTransition>),
+}
+
+impl ReportAnswer {
+    pub fn transitions(&self) -> Vec<ModelTransition> {
+        match self {
+            Self::WithStats { transitions, .. } | Self::Plain(transitions) => transitions.clone(),
+        }
+    }
+
+    pub fn stats(self) -> Option<StatsSnapshot> {
+        match self {
+            Self::WithStats { stats, .. } => stats,
+            Self::Plain(_) => None,
+        }
+    }
 }
 
 /// The `stats` field of a `/report` body (the rest is read by `wire::read_report`).

@@ -5,6 +5,7 @@ use super::*;
 use crate::config::{BreakerSettings, KeyStrategy};
 use crate::state::model_stats::Sample;
 use crate::state::provider_state::{Park, ReportRequest, Verdict};
+use serde_json::json;
 
 const S: BreakerSettings = BreakerSettings {
     error_threshold: 1,
@@ -163,4 +164,30 @@ fn an_older_isolate_and_an_older_object_still_understand_each_other() {
     assert_eq!((from_old.lease, from_old.stats), (lease, None));
     let stored: StatsBook = serde_json::from_str("{}").unwrap();
     assert_eq!(stored, StatsBook::default());
+}
+
+#[test]
+fn a_report_answer_is_read_from_an_older_object_and_a_newer_one() {
+    let plain: ReportAnswer = serde_json::from_str("[]").unwrap();
+    assert_eq!((plain.transitions(), plain.stats()), (Vec::new(), None));
+    let with: ReportAnswer =
+        serde_json::from_value(json!({"transitions": [], "stats": {"seq": 3}})).unwrap();
+    assert_eq!(with.stats().map(|s| s.seq), Some(3));
+    let report = ReportRequest {
+        model: "m".into(),
+        parks: Vec::new(),
+        verdict: Verdict::Neutral,
+        probe: None,
+        breaker: S,
+    };
+    let push = StatsPush::default();
+    let sent = serde_json::to_string(&ReportCall {
+        report: &report,
+        stats: Some(&push),
+    })
+    .unwrap();
+    let read = crate::state::wire::read_report(&sent).unwrap().report;
+    assert_eq!(read, report, "an older object reads the report as before");
+    let stats: ReportStats = serde_json::from_str(&sent).unwrap();
+    assert_eq!(stats.stats, Some(push));
 }
