@@ -163,3 +163,25 @@ fn a_timed_flush_carries_outcomes_to_the_object_after_the_request_without_a_roun
         r.text
     );
 }
+
+#[test]
+fn an_open_breaker_shows_as_open_with_its_failures_counted() {
+    let gw = Gateway::shared();
+    let (t, mock) = gw.tenant_with_mock("stats-breaker", &["sk-1"], "failover");
+    mock.set_default(Reply::status(503));
+    // BREAKER_ERROR_THRESHOLD is 5: the fifth failure opens it, the sixth request is skipped.
+    for _ in 0..6 {
+        assert_eq!(t.chat("m").status, 502);
+    }
+    assert_eq!(mock.count(), 5);
+    let answer = metrics(&t, &t.key);
+    let m = row(&answer, "m");
+    assert_eq!(m["breaker"], "open", "{m}");
+    assert_eq!(
+        m["requests"].as_u64(),
+        Some(5),
+        "a skipped attempt is no request: {m}"
+    );
+    assert_eq!(m["success_rate"].as_f64(), Some(0.0), "{m}");
+    assert_eq!(m["latency_ms"], Value::Null, "nothing served: {m}");
+}
