@@ -22,10 +22,10 @@ pub use crate::state::isolate_stats::ProviderStats;
 /// isolate that makes no acquire or report sends them; other isolates see them within it.
 pub const DEFAULT_FLUSH_MS: u64 = 2_000;
 
-type Scope = (String, String);
-
 thread_local! {
-    static STATS: RefCell<HashMap<Scope, ProviderStats>> = RefCell::new(HashMap::new());
+    /// Tenant → provider → stats: a request's flush check looks at its own tenant's only.
+    static STATS: RefCell<HashMap<String, HashMap<String, ProviderStats>>> =
+        RefCell::new(HashMap::new());
 }
 
 pub fn with_stats<R>(
@@ -35,8 +35,8 @@ pub fn with_stats<R>(
 ) -> R {
     STATS.with(|s| {
         let mut s = s.borrow_mut();
-        f(s.entry((tenant.to_string(), provider.to_owned()))
-            .or_default())
+        let providers = s.entry(tenant.to_string()).or_default();
+        f(providers.entry(provider.to_owned()).or_default())
     })
 }
 
@@ -85,10 +85,14 @@ pub fn answered(tenant: &TenantId, provider: &str, carried: bool, answer: Option
 pub fn flush_due(env: &Env, ctx: &Context, tenant: &TenantId, interval_ms: u64) {
     let now = now_ms();
     let due: Vec<(String, StatsPush)> = STATS.with(|s| {
-        s.borrow_mut()
+        let mut s = s.borrow_mut();
+        let Some(providers) = s.get_mut(tenant.as_str()) else {
+            return Vec::new();
+        };
+        providers
             .iter_mut()
-            .filter(|((t, _), p)| t == tenant.as_str() && p.flush_due(now, interval_ms))
-            .filter_map(|((_, provider), p)| Some((provider.clone(), p.take()?)))
+            .filter(|(_, p)| p.flush_due(now, interval_ms))
+            .filter_map(|(provider, p)| Some((provider.clone(), p.take()?)))
             .collect()
     });
     for (provider, push) in due {
