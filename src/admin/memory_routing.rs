@@ -3,6 +3,7 @@
 
 use super::store::{RoutingControl, Stored};
 use crate::config::{ModelId, ProviderName, TenantId};
+use crate::state::stats_book::StatsSnapshot;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
@@ -15,6 +16,8 @@ pub struct MemoryRouting {
     /// The ledger's spend per (tenant, key), as tests set it.
     pub spends: RefCell<BTreeMap<(TenantId, String), crate::usage::spend::Spend>>,
     pub ledgers_wiped: RefCell<Vec<TenantId>>,
+    /// Live stats snapshots by (tenant, provider), as tests set them.
+    pub stats: RefCell<BTreeMap<(TenantId, String), StatsSnapshot>>,
 }
 
 impl RoutingControl for MemoryRouting {
@@ -42,5 +45,20 @@ impl RoutingControl for MemoryRouting {
             .collect();
         open.retain(|e| !hit(e));
         Ok(closed)
+    }
+
+    async fn stats(
+        &self,
+        t: &TenantId,
+        providers: &[ProviderName],
+    ) -> Stored<BTreeMap<String, StatsSnapshot>> {
+        let held = self.stats.borrow();
+        Ok(providers
+            .iter()
+            .filter_map(|p| {
+                let snap = held.get(&(t.clone(), p.to_string()))?;
+                Some((p.to_string(), snap.clone()))
+            })
+            .collect())
     }
 }

@@ -8,6 +8,7 @@ mod catalog;
 mod keys;
 mod operations;
 mod policy_patch;
+mod stats;
 pub mod store;
 mod tenants;
 mod usage;
@@ -186,6 +187,7 @@ impl<'a, S: AdminStore, R: ObjectControl> Admin<'a, S, R> {
             (Get, Route::Events(t)) => self.list_events(&t, query).await,
             (Post, Route::BreakerReset(t)) => self.reset_breakers(&t, body).await,
             (Get, Route::Usage(t)) => self.usage(&t, query).await,
+            (Get, Route::Stats(t)) => self.stats(&t).await,
             _ => Err(Refusal::Api(ApiError::method_not_allowed())),
         }
     }

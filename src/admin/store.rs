@@ -10,6 +10,7 @@ use crate::config::{
     StoredProvider, TenantId,
 };
 use crate::governance::usage_query::UsageQuery;
+use crate::state::stats_book::StatsSnapshot;
 use crate::usage::spend::Spend;
 use crate::usage::UsageSums;
 use serde::Serialize;
@@ -255,4 +256,10 @@ pub trait RoutingControl {
         provider: &ProviderName,
         model: Option<&ModelId>,
     ) -> Stored<Vec<ModelId>>;
+    /// The live stats snapshot of each listed provider (issue 22), by provider name.
+    async fn stats(
+        &self,
+        t: &TenantId,
+        providers: &[ProviderName],
+    ) -> Stored<BTreeMap<String, StatsSnapshot>>;
 }

@@ -7,6 +7,8 @@ use crate::config::{AliasName, ModelId, NameError, ProviderName, RouteName, Tena
 pub enum Route {
     Health,
     ListModels,
+    /// `GET /v1/models/metrics`: the live stats of the models the key may use (issue 22).
+    ModelMetrics,
     RetrieveModel(String),
     ChatCompletions,
     Messages,
@@ -31,6 +33,7 @@ pub enum Route {
     Events(TenantId),
     BreakerReset(TenantId),
     Usage(TenantId),
+    Stats(TenantId),
 }
 
 impl Route {
@@ -39,6 +42,7 @@ impl Route {
             self,
             Self::Health
                 | Self::ListModels
+                | Self::ModelMetrics
                 | Self::RetrieveModel(_)
                 | Self::ChatCompletions
                 | Self::Messages
@@ -65,7 +69,8 @@ impl Route {
             | Self::Settings(t)
             | Self::Events(t)
             | Self::BreakerReset(t)
-            | Self::Usage(t) => Some(t),
+            | Self::Usage(t)
+            | Self::Stats(t) => Some(t),
             _ => None,
         }
     }
@@ -80,6 +85,8 @@ impl Route {
             ["v1", "messages", "count_tokens"] => Ok(Self::CountTokens),
             ["v1", "responses"] => Ok(Self::Responses),
             ["v1", "embeddings"] => Ok(Self::Embeddings),
+            // Before `{model}`, which takes the rest: no model can be called `metrics` here.
+            ["v1", "models", "metrics"] => Ok(Self::ModelMetrics),
             // Model ids may hold `/`, sent raw or as `%2F`.
             ["v1", "models", id @ ..] => {
                 let parts: Result<Vec<String>, ApiError> = id.iter().map(|s| decode(s)).collect();
@@ -112,6 +119,7 @@ fn tenant_route(t: TenantId, rest: &[&str]) -> Result<Route, ApiError> {
         ["events"] => Route::Events(t),
         ["breakers", "reset"] => Route::BreakerReset(t),
         ["usage"] => Route::Usage(t),
+        ["stats"] => Route::Stats(t),
         _ => return Err(not_found()),
     })
 }
@@ -179,6 +187,7 @@ pub const ADMIN_OPERATIONS: &[(&str, &str)] = &[
     ("get", "/admin/v1/tenants/{tenant}/events"),
     ("post", "/admin/v1/tenants/{tenant}/breakers/reset"),
     ("get", "/admin/v1/tenants/{tenant}/usage"),
+    ("get", "/admin/v1/tenants/{tenant}/stats"),
 ];
 
 /// Every caller operation: documented in the same OpenAPI document, and none of them admin.
@@ -189,6 +198,7 @@ pub const CALLER_OPERATIONS: &[(&str, &str)] = &[
     ("post", "/v1/responses"),
     ("post", "/v1/embeddings"),
     ("get", "/v1/models"),
+    ("get", "/v1/models/metrics"),
     ("get", "/v1/models/{model}"),
     ("get", "/v1/health"),
 ];

@@ -15,6 +15,7 @@ use crate::api::auth::{bearer, secrets_match};
 use crate::api::{ApiError, Route};
 use crate::config::{ModelId, ProviderName, TenantId};
 use crate::state::provider_state::ModelTransition;
+use crate::state::stats_book::StatsSnapshot;
 use crate::usage::spend::Spend;
 use std::collections::BTreeMap;
 use worker::{Context, Env, Method, Request};
@@ -138,5 +139,13 @@ impl RoutingControl for ObjectRouting<'_> {
         let closed = transitions.iter().map(|tr| tr.model.clone()).collect();
         record_transitions(self.env, self.ctx, t, p, transitions);
         Ok(closed)
+    }
+
+    async fn stats(
+        &self,
+        t: &TenantId,
+        providers: &[ProviderName],
+    ) -> Stored<BTreeMap<String, StatsSnapshot>> {
+        Ok(super::live_stats::read_tenant(self.env, t, providers.iter()).await)
     }
 }

@@ -25,6 +25,9 @@ pub struct Deployment {
     pub routing_rtt_ms: u64,
     /// `MAX_PARK_MS`: the longest a `Retry-After` parks a key.
     pub max_park_ms: u64,
+    /// `LIVE_STATS_FLUSH_MS`: how long an isolate's outcomes wait before a timed flush sends them
+    /// to the routing object (when no acquire or report carried them first).
+    pub stats_flush_ms: u64,
 }
 
 thread_local! {
@@ -76,6 +79,11 @@ fn read(env: &Env) -> Result<Deployment, String> {
             .is_some_and(|v| v.trim() == "true"),
         lease_ms: whole_ms(env, "ROUTING_LEASE_MS", DEFAULT_LEASE_MS)?,
         routing_rtt_ms: whole_ms(env, "ROUTING_RTT_MS", 0)?,
+        stats_flush_ms: whole_ms(
+            env,
+            "LIVE_STATS_FLUSH_MS",
+            super::live_stats::DEFAULT_FLUSH_MS,
+        )?,
         max_park_ms: match var(env, "MAX_PARK_MS") {
             None => 3_600_000,
             Some(v) => v

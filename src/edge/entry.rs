@@ -62,6 +62,9 @@ async fn route(
         }
         (Method::Post, Route::CountTokens) => gateway::count_tokens(req, env, ctx, &dep).await,
         (Method::Get, Route::ListModels) => super::catalog::list_models(req, env, ctx, &dep).await,
+        (Method::Get, Route::ModelMetrics) => {
+            super::model_metrics::model_metrics(req, env, ctx, &dep).await
+        }
         (Method::Get, Route::RetrieveModel(id)) => {
             super::catalog::retrieve_model(req, env, ctx, &dep, &id).await
         }

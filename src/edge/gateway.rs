@@ -319,7 +319,12 @@ async fn respond(
             ..
         }
     );
-    live_stats::record_attempts(&cfg.tenant, &attempts, streamed);
+    let headers_ms = match &ending {
+        Ending::Served { body, .. } => Some(body.headers_ms()),
+        _ => None,
+    };
+    live_stats::record_attempts(&cfg.tenant, &attempts, streamed, headers_ms);
+    live_stats::flush_due(state.env, state.ctx, &cfg.tenant, dep.stats_flush_ms);
     let (label, result) = match ending {
         Ending::Served {
             status,
@@ -343,6 +348,7 @@ async fn respond(
                     content_type,
                     bytes,
                     usage,
+                    ..
                 } => {
                     settle(state, settlement).await;
                     if let Some(model) = serving_model {

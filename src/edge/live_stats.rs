@@ -1,28 +1,31 @@
 //! This isolate's live stats (issue 22): per tenant/provider, the routing object's last snapshot
-//! of each model's stats and this isolate's outcomes not yet folded into it. The ranking reads
-//! both through `IsolateView`, so an isolate sees its own outcomes at once.
+//! of each model's stats and this isolate's outcomes not yet folded into it
+//! (`state::isolate_stats`). The ranking reads both through `IsolateView`, so an isolate sees its
+//! own outcomes at once; batches travel to the object inside `/acquire` and `/report`
+//! (`routing_client`), or in a timed `/stats` flush under `waitUntil` after a request.
 
+use super::http::now_ms;
 use super::local_grants::with_grants;
+use super::routing_object::call_object;
 use crate::cascade::CandidateAttempt;
 use crate::config::{ModelId, ProviderName, TenantId};
 use crate::routing::{ModelHealth, Observed};
-use crate::state::model_stats::{ModelStats, OutcomeBatch, Sample};
+use crate::state::model_stats::Sample;
+use crate::state::stats_book::{StatsPush, StatsSnapshot};
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
+use worker::{console_error, Context, Env, Method};
 
-/// One tenant/provider's stats as this isolate holds them, by model id.
-#[derive(Debug, Default)]
-pub struct ProviderStats {
-    /// The routing object's stats as last answered.
-    pub snapshot: HashMap<String, ModelStats>,
-    /// Outcomes gathered here since the last batch was sent.
-    pub pending: HashMap<String, OutcomeBatch>,
-}
+pub use crate::state::isolate_stats::ProviderStats;
 
-type Scope = (String, String);
+/// `LIVE_STATS_FLUSH_MS` default: outcomes wait at most this long (after a request) before an
+/// isolate that makes no acquire or report sends them; other isolates see them within it.
+pub const DEFAULT_FLUSH_MS: u64 = 2_000;
 
 thread_local! {
-    static STATS: RefCell<HashMap<Scope, ProviderStats>> = RefCell::new(HashMap::new());
+    /// Tenant → provider → stats: a request's flush check looks at its own tenant's only.
+    static STATS: RefCell<HashMap<String, HashMap<String, ProviderStats>>> =
+        RefCell::new(HashMap::new());
 }
 
 pub fn with_stats<R>(
@@ -32,25 +35,113 @@ pub fn with_stats<R>(
 ) -> R {
     STATS.with(|s| {
         let mut s = s.borrow_mut();
-        f(s.entry((tenant.to_string(), provider.to_owned()))
-            .or_default())
+        let providers = s.entry(tenant.to_string()).or_default();
+        f(providers.entry(provider.to_owned()).or_default())
     })
 }
 
 /// Adds one sample of `model` to this isolate's pending outcomes.
 pub fn record(tenant: &TenantId, provider: &str, model: &str, sample: Sample) {
-    with_stats(tenant, provider, |p| {
-        p.pending.entry(model.to_owned()).or_default().add(sample);
-    });
+    let now = now_ms();
+    with_stats(tenant, provider, |p| p.record(model, sample, now));
 }
 
 /// Every sent attempt of a request's cascade, once it has ended (a stream: once it started).
-pub fn record_attempts(tenant: &TenantId, attempts: &[CandidateAttempt], streamed: bool) {
+/// `headers_ms`: the served answer's request-to-headers time, its time to first byte (a served
+/// try's own `ms` also holds its body read, or a stream's wait for its first event).
+pub fn record_attempts(
+    tenant: &TenantId,
+    attempts: &[CandidateAttempt],
+    streamed: bool,
+    headers_ms: Option<u64>,
+) {
     for a in attempts {
-        if let Some(sample) = a.sample(streamed) {
+        let sample = match (a.sample(streamed), headers_ms) {
+            (Some(Sample::Served { latency_ms, .. }), Some(ttfb_ms)) => Some(Sample::Served {
+                ttfb_ms,
+                latency_ms,
+            }),
+            (sample, _) => sample,
+        };
+        if let Some(sample) = sample {
             record(tenant, &a.provider, &a.model, sample);
         }
     }
+}
+
+/// The pending batch for a call to the object (`None` while another call carries one).
+pub fn take(tenant: &TenantId, provider: &str) -> Option<StatsPush> {
+    with_stats(tenant, provider, ProviderStats::take)
+}
+
+/// A call's answer (`carried`: it carried `take`'s batch; else it only asked for a snapshot).
+pub fn answered(tenant: &TenantId, provider: &str, carried: bool, answer: Option<StatsSnapshot>) {
+    with_stats(tenant, provider, |p| p.answered(carried, answer));
+}
+
+/// After a request: every provider of `tenant` whose outcomes have waited `interval_ms` sends
+/// them in one `/stats` call under `waitUntil`, at most one in flight per provider. Not a call of
+/// the request (its response does not wait, and it is not in its `durable_object_calls`).
+pub fn flush_due(env: &Env, ctx: &Context, tenant: &TenantId, interval_ms: u64) {
+    let now = now_ms();
+    let due: Vec<(String, StatsPush)> = STATS.with(|s| {
+        let mut s = s.borrow_mut();
+        let Some(providers) = s.get_mut(tenant.as_str()) else {
+            return Vec::new();
+        };
+        providers
+            .iter_mut()
+            .filter(|(_, p)| p.flush_due(now, interval_ms))
+            .filter_map(|(provider, p)| Some((provider.clone(), p.take()?)))
+            .collect()
+    });
+    for (provider, push) in due {
+        let (env, tenant) = (env.clone(), tenant.clone());
+        ctx.wait_until(async move {
+            let answer = send(&env, &tenant, &provider, &push).await;
+            answered(&tenant, &provider, true, answer);
+        });
+    }
+}
+
+/// One `/stats` call: folds `push` and answers the provider's snapshot (`None` if it failed).
+async fn send(
+    env: &Env,
+    tenant: &TenantId,
+    provider: &str,
+    push: &StatsPush,
+) -> Option<StatsSnapshot> {
+    let body = serde_json::to_string(push).ok();
+    let sent = call_object(env, tenant, provider, Method::Post, "/stats", body).await;
+    sent.map_err(|e| {
+        console_error!(
+            "{}",
+            serde_json::json!({"msg": "live stats not sent; kept for the next call", "provider": provider, "error": e.to_string()})
+        );
+    })
+    .ok()
+}
+
+/// Reads every provider's snapshot, sending this isolate's pending outcomes first so its own
+/// are counted: one call per provider (a stats route, not the hot path).
+pub async fn read_tenant(
+    env: &Env,
+    tenant: &TenantId,
+    providers: impl Iterator<Item = &ProviderName>,
+) -> BTreeMap<String, StatsSnapshot> {
+    let reads = providers.map(|p| async move {
+        let provider = p.as_str();
+        let taken = take(tenant, provider);
+        let push = taken.clone().unwrap_or_default();
+        let answer = send(env, tenant, provider, &push).await;
+        answered(tenant, provider, taken.is_some(), answer.clone());
+        (provider.to_owned(), answer)
+    });
+    futures::future::join_all(reads)
+        .await
+        .into_iter()
+        .filter_map(|(p, a)| Some((p, a?)))
+        .collect()
 }
 
 /// The ranking's view from this isolate, at one instant.
@@ -61,27 +152,21 @@ pub struct IsolateView<'a> {
 
 impl Observed for IsolateView<'_> {
     fn health(&self, provider: &ProviderName, model: &ModelId) -> Option<ModelHealth> {
-        let measured = with_stats(self.tenant, provider.as_str(), |p| {
-            let snapshot = p.snapshot.get(model.as_str());
-            let pending = p.pending.get(model.as_str());
-            if snapshot.is_none() && pending.is_none() {
-                return None;
-            }
-            let mut stats = snapshot.cloned().unwrap_or_default();
-            if let Some(batch) = pending {
-                stats.fold(batch, self.now_ms);
-            }
-            Some(stats.health(self.now_ms))
+        let known = with_stats(self.tenant, provider.as_str(), |p| {
+            p.health(model.as_str(), self.now_ms)
         });
-        let open = with_grants(self.tenant, provider.as_str(), |book| {
+        let skipping = with_grants(self.tenant, provider.as_str(), |book| {
             book.skipping(model, self.now_ms)
         });
-        match (measured, open) {
+        match (known, skipping) {
             (None, false) => None,
-            (m, breaker_open) => Some(ModelHealth {
-                breaker_open,
-                ..m.unwrap_or_default()
-            }),
+            (h, skipping) => {
+                let h = h.unwrap_or_default();
+                Some(ModelHealth {
+                    breaker_open: h.breaker_open || skipping,
+                    ..h
+                })
+            }
         }
     }
 }

@@ -18,6 +18,7 @@ mod limits;
 mod live_stats;
 mod local_grants;
 mod metrics;
+mod model_metrics;
 mod open_breakers;
 mod routing_client;
 mod routing_object;

@@ -9,6 +9,7 @@ use super::store;
 use crate::cascade::RoutingState;
 use crate::config::{ModelId, ProviderName, TenantId};
 use crate::state::provider_state::ModelTransition;
+use crate::state::stats_book::{AcquireAnswer, AcquireCall, ReportAnswer, ReportCall};
 use crate::state::{
     jittered, AcquireRequest, Admission, BreakerHealth, Lease, LocalAdmission, ReportRequest,
 };
@@ -191,12 +192,26 @@ impl RoutingClient<'_> {
         self.decide_locally(provider, req)
     }
 
+    /// With grants on, the acquire renewing one carries this isolate's pending outcomes and
+    /// brings the provider's stats back. In the strict mode (an acquire per candidate) it only
+    /// asks for the snapshot: a batch would add a storage write to every request's round trip,
+    /// and the timed flush sends it instead.
     async fn acquire_from_object(&self, provider: &ProviderName, req: AcquireRequest) -> Lease {
-        let body = serde_json::to_string(&req).ok();
-        match self
-            .call(provider.as_str(), Method::Post, "/acquire", body)
-            .await
-        {
+        let p = provider.as_str();
+        let taken = match req.lease_ms {
+            0 => None,
+            _ => super::live_stats::take(self.tenant, p),
+        };
+        let call = AcquireCall {
+            stats: Some(taken.clone().unwrap_or_default()),
+            acquire: req,
+        };
+        let body = serde_json::to_string(&call).ok();
+        let req = call.acquire;
+        let answer: Result<AcquireAnswer> = self.call(p, Method::Post, "/acquire", body).await;
+        let stats = answer.as_ref().ok().and_then(|a| a.stats.clone());
+        super::live_stats::answered(self.tenant, p, taken.is_some(), stats);
+        match answer.map(|a| a.lease) {
             Ok(lease) => lease,
             Err(e) => {
                 console_error!(
@@ -220,18 +235,23 @@ async fn send_report(
     provider: &ProviderName,
     req: &ReportRequest,
 ) -> Vec<ModelTransition> {
-    news(tenant, provider.as_str());
-    let body = serde_json::to_string(req).ok();
-    let sent = call_object(
-        env,
-        tenant,
-        provider.as_str(),
-        Method::Post,
-        "/report",
-        body,
-    )
-    .await;
-    news(tenant, provider.as_str());
+    let p = provider.as_str();
+    news(tenant, p);
+    // The report carries this isolate's pending outcomes of the provider (issue 22).
+    let taken = super::live_stats::take(tenant, p);
+    let body = serde_json::to_string(&ReportCall {
+        report: req,
+        stats: taken.as_ref(),
+    })
+    .ok();
+    let sent: Result<ReportAnswer> =
+        call_object(env, tenant, p, Method::Post, "/report", body).await;
+    news(tenant, p);
+    let (sent, stats) = match sent {
+        Ok(answer) => (Ok(answer.transitions()), answer.stats()),
+        Err(e) => (Err(e), None),
+    };
+    super::live_stats::answered(tenant, p, taken.is_some(), stats);
     match sent {
         // Issue 22 (spread): this isolate's routing learns the breakers its reports open.
         Ok(transitions) => super::open_breakers::learned(tenant, provider, transitions),

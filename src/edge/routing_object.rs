@@ -5,8 +5,11 @@ use super::http::now_ms;
 use crate::config::ModelId;
 use crate::state::committed::Committed;
 use crate::state::provider_state::ModelTransition;
+use crate::state::stats_book::{
+    AcquireAnswer, AcquireCall, ReportStats, StatsBook, StatsPush, StatsSnapshot,
+};
 use crate::state::wire::read_report;
-use crate::state::{AcquireRequest, Admission, ProviderState};
+use crate::state::{Admission, ProviderState};
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use worker::{
@@ -16,11 +19,14 @@ use worker::{
 pub use super::routing_client::{breakers, call_object, record_transitions, RoutingClient};
 
 const STORAGE_KEY: &str = "state";
+/// The live stats (issue 22) under their own key: only a call that brings outcomes writes them.
+const STATS_KEY: &str = "stats";
 
 #[durable_object]
 pub struct RoutingObject {
     state: State,
     mem: RefCell<Committed<ProviderState>>,
+    stats: RefCell<Committed<StatsBook>>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -41,6 +47,7 @@ impl DurableObject for RoutingObject {
         Self {
             state,
             mem: RefCell::new(Committed::default()),
+            stats: RefCell::new(Committed::default()),
         }
     }
 
@@ -49,7 +56,10 @@ impl DurableObject for RoutingObject {
         let now = now_ms();
         match (req.method(), req.path().as_str()) {
             (Method::Post, "/acquire") => {
-                let body: AcquireRequest = req.json().await?;
+                let AcquireCall {
+                    acquire: body,
+                    stats,
+                } = req.json().await?;
                 // Only the move to half-open must survive eviction; the cursor may restart.
                 let lease = self
                     .commit(|st| {
@@ -58,12 +68,38 @@ impl DurableObject for RoutingObject {
                         (lease, probe)
                     })
                     .await?;
-                Response::from_json(&lease)
+                // Memory only, and only when the pool changed (a decide copies the book).
+                let noted = self
+                    .stats
+                    .borrow()
+                    .get()
+                    .is_some_and(|b| b.knows_pool(&body));
+                if !noted {
+                    self.stats
+                        .borrow_mut()
+                        .decide(|book| (book.note_pool(&body), false));
+                }
+                let stats = match stats {
+                    Some(push) => self.fold_stats(&push, now).await,
+                    None => None,
+                };
+                Response::from_json(&AcquireAnswer { lease, stats })
+            }
+            (Method::Post, "/stats") => {
+                let push: StatsPush = req.json().await?;
+                match self.fold_stats(&push, now).await {
+                    Some(snapshot) => Response::from_json(&snapshot),
+                    None => Response::error("live stats not stored", 503),
+                }
             }
             (Method::Post, "/report") => {
                 // Read as text and parsed here, not by `req.json()`: a park the JS number type
                 // cannot hold exactly must not take the breaker news of the report down with it.
-                let read = match read_report(&req.text().await?) {
+                let text = req.text().await?;
+                let stats = serde_json::from_str::<ReportStats>(&text)
+                    .ok()
+                    .and_then(|r| r.stats);
+                let read = match read_report(&text) {
                     Ok(read) => read,
                     Err(reason) => {
                         console_error!(
@@ -81,7 +117,16 @@ impl DurableObject for RoutingObject {
                 }
                 let body = read.report;
                 let transitions = self.commit(|st| (st.report(&body, now), true)).await?;
-                Response::from_json(&transitions)
+                // An older isolate sent no `stats` and reads the plain list it always did.
+                match stats {
+                    None => Response::from_json(&transitions),
+                    Some(push) => {
+                        let stats = self.fold_stats(&push, now).await;
+                        Response::from_json(
+                            &serde_json::json!({"transitions": transitions, "stats": stats}),
+                        )
+                    }
+                }
             }
             (Method::Post, "/hold") => {
                 let body: HoldRequest = req.json().await?;
@@ -108,6 +153,7 @@ impl DurableObject for RoutingObject {
             (Method::Post, "/wipe") => {
                 self.state.storage().delete_all().await?;
                 self.mem.borrow_mut().reset();
+                self.stats.borrow_mut().reset();
                 Response::from_json(&Vec::<ModelTransition>::new())
             }
             _ => Response::error("no such routing-object route", 404),
@@ -118,12 +164,42 @@ impl DurableObject for RoutingObject {
 impl RoutingObject {
     /// Loads the stored state once per object lifetime (and again after an inexact undo).
     async fn ensure_loaded(&self) -> Result<()> {
-        if self.mem.borrow().is_loaded() {
-            return Ok(());
+        if !self.mem.borrow().is_loaded() {
+            let stored: Option<ProviderState> = self.state.storage().get(STORAGE_KEY).await?;
+            self.mem.borrow_mut().load(stored);
         }
-        let stored: Option<ProviderState> = self.state.storage().get(STORAGE_KEY).await?;
-        self.mem.borrow_mut().load(stored);
+        if !self.stats.borrow().is_loaded() {
+            let stored: Option<StatsBook> = self.state.storage().get(STATS_KEY).await?;
+            self.stats.borrow_mut().load(stored);
+        }
         Ok(())
+    }
+
+    /// Folds an isolate's batches and answers the snapshot; `None` when the fold could not be
+    /// stored (it is undone, so the isolate keeps the batch and nothing is counted twice).
+    async fn fold_stats(&self, push: &StatsPush, now: u64) -> Option<StatsSnapshot> {
+        let (_, pending) = self
+            .stats
+            .borrow_mut()
+            .decide(|book| ((), book.fold(push, now)));
+        let mut stored = None;
+        if let Some(pending) = pending {
+            if let Err(e) = self.state.storage().put(STATS_KEY, &pending.store).await {
+                let exact = self.stats.borrow_mut().undo(pending);
+                console_error!(
+                    "{}",
+                    serde_json::json!({"msg": "live stats not stored; fold undone", "error": e.to_string(), "reload": !exact})
+                );
+                return None;
+            }
+            stored = Some(pending.store);
+        }
+        // The fold is stored, so it is answered even if a concurrent undo emptied memory.
+        let stats = self.stats.borrow();
+        let mem = self.mem.borrow();
+        let book = stats.get().or(stored.as_ref())?;
+        let empty = ProviderState::default();
+        Some(book.snapshot(mem.get().unwrap_or(&empty), now))
     }
 
     /// Every decision is made on the in-memory state without an await in between, so concurrent

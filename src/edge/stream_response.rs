@@ -13,12 +13,14 @@
 
 use super::body_read::{read_chunk, Read, WatchedBody};
 use super::http::now_ms;
+use super::live_stats;
 use super::routing_client::{StreamReport, StreamReportTarget};
 use super::upstream::StreamStart;
 use super::usage_sink::StreamHandOff;
 use crate::cascade::Settlement;
 use crate::config::{CatalogModel, TenantId};
 use crate::providers::StreamDecoder;
+use crate::state::model_stats::Sample;
 use crate::stream::{Relay, RelayStep, StreamEnd};
 use crate::surfaces::Encoder;
 use crate::usage::{PendingUsage, UsageRecord, UsageSource};
@@ -126,6 +128,8 @@ struct CancelGuard {
     owner: Option<StreamOwner>,
     /// Sends the report under the request's `waitUntil`, whichever way the stream ends.
     reporter: StreamReport,
+    /// When the served try's upstream request was sent: a completed stream's total time.
+    started_ms: u64,
 }
 
 impl CancelGuard {
@@ -231,6 +235,7 @@ pub fn body(
             finished: false,
             owner: Some(owner),
             reporter,
+            started_ms: start.started_ms,
         },
         usage,
         late: Some(late_tx),
@@ -315,6 +320,13 @@ async fn settle(guard: &mut CancelGuard, end: StreamEnd) {
                 "error": detail,
             })
         );
+    }
+    if end == StreamEnd::Completed {
+        // Counted as served at its first event; its total time is known only now (issue 22).
+        let latency_ms = now_ms().saturating_sub(guard.started_ms);
+        let (provider, model) = (&owner.settlement.provider, &owner.settlement.report.model);
+        let finished = Sample::Finished { latency_ms };
+        live_stats::record(&owner.tenant, provider.as_str(), model.as_str(), finished);
     }
     guard.reporter.send(owner.settlement.after_stream(&end));
     guard.reporter.sent().await;

@@ -29,6 +29,8 @@ pub enum UpstreamBody {
         bytes: Vec<u8>,
         /// The tokens the upstream reported (`None`: unknown).
         usage: Option<TokenCounts>,
+        /// Request sent to response headers (the live stats' time to first byte).
+        headers_ms: u64,
     },
     Stream(StreamStart),
 }
@@ -48,6 +50,20 @@ pub struct StreamStart {
     /// Aborting it cancels the upstream read.
     pub controller: AbortController,
     pub read_timeout_ms: u64,
+    /// When the upstream request was sent (a stream's total time runs from here), and how long
+    /// its response headers took.
+    pub started_ms: u64,
+    pub headers_ms: u64,
+}
+
+impl UpstreamBody {
+    /// Request sent to response headers: what the live stats count as time to first byte.
+    pub fn headers_ms(&self) -> u64 {
+        match self {
+            Self::Full { headers_ms, .. } => *headers_ms,
+            Self::Stream(s) => s.headers_ms,
+        }
+    }
 }
 
 pub struct FetchUpstream<'a> {
@@ -136,6 +152,7 @@ impl crate::cascade::Upstream for FetchUpstream<'_> {
             }
         };
         let status = resp.status_code();
+        let timing = (started, now_ms().saturating_sub(started));
         // Body reads get what is left of the same timeout, never a fresh one.
         let deadline = started.saturating_add(call.timeout_ms);
         if !(200..300).contains(&status) {
@@ -161,12 +178,14 @@ impl crate::cascade::Upstream for FetchUpstream<'_> {
                     self.request.encoder(kind, self.prompt_estimate),
                 ),
                 (call.timeout_ms, read_timeout),
+                timing,
             )
             .await
         } else {
             let rate_limited = RateLimited200::of(call.provider, resp.headers());
             let read = |bytes| self.request.read_answer(kind, bytes, now_ms() / 1000);
-            full_body(resp, status, controller, (read, rate_limited), deadline).await
+            let times = (deadline, timing.1);
+            full_body(resp, status, controller, (read, rate_limited), times).await
         }
     }
 }
@@ -245,7 +264,7 @@ async fn full_body(
         impl FnOnce(Vec<u8>) -> Result<Answer, String>,
         Option<RateLimited200>,
     ),
-    deadline: u64,
+    (deadline, headers_ms): (u64, u64),
 ) -> UpstreamReply<UpstreamBody> {
     let buf = Capped::new(MAX_SUCCESS_BODY);
     let bytes = match read_bounded(&mut resp, buf, deadline, Capped::over).await {
@@ -275,6 +294,7 @@ async fn full_body(
                 content_type: "application/json".to_owned(),
                 bytes,
                 usage,
+                headers_ms,
             },
         },
         Err(detail) => UpstreamReply::Broken { status, detail },
@@ -289,6 +309,7 @@ async fn stream_start(
     controller: AbortController,
     (mut decoder, mut relay, encoder): (StreamDecoder, Relay, Encoder),
     (timeout_ms, read_timeout_ms): (u64, u64),
+    (started_ms, headers_ms): (u64, u64),
 ) -> UpstreamReply<UpstreamBody> {
     let mut rest = match resp.stream() {
         Ok(s) => s,
@@ -351,6 +372,8 @@ async fn stream_start(
                     encoder,
                     controller,
                     read_timeout_ms,
+                    started_ms,
+                    headers_ms,
                 }),
             };
         }

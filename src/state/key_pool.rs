@@ -68,6 +68,11 @@ impl KeyPool {
         start
     }
 
+    /// Keys whose park window is still running at `now`.
+    pub fn parked_at(&self, now: u64) -> usize {
+        self.parked.values().filter(|until| **until > now).count()
+    }
+
     pub fn parked_until(&self, key: &str) -> Option<u64> {
         self.parked.get(key).copied()
     }

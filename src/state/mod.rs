@@ -5,10 +5,12 @@ pub mod breaker;
 pub mod committed;
 pub mod grant;
 pub mod grant_book;
+pub mod isolate_stats;
 pub mod key_pool;
 pub mod model_stats;
 pub mod provider_state;
 pub mod request_rate;
+pub mod stats_book;
 pub mod wire;
 
 pub use breaker::{Admission, Breaker, Transition};

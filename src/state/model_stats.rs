@@ -69,6 +69,17 @@ impl OutcomeBatch {
         }
     }
 
+    /// Adds another batch of the same model (a batch whose send failed goes back to pending).
+    pub fn merge(&mut self, other: &OutcomeBatch) {
+        self.requests = self.requests.saturating_add(other.requests);
+        self.successes = self.successes.saturating_add(other.successes);
+        self.failures = self.failures.saturating_add(other.failures);
+        self.latency_sum_ms = self.latency_sum_ms.saturating_add(other.latency_sum_ms);
+        self.latency_n = self.latency_n.saturating_add(other.latency_n);
+        self.ttfb_sum_ms = self.ttfb_sum_ms.saturating_add(other.ttfb_sum_ms);
+        self.ttfb_n = self.ttfb_n.saturating_add(other.ttfb_n);
+    }
+
     pub fn is_empty(&self) -> bool {
         self.requests == 0 && self.latency_n == 0
     }

@@ -314,6 +314,16 @@ impl ProviderState {
         self.keys.parked_until(key)
     }
 
+    /// How many keys are parked at `now` (the live stats' `parked_share`).
+    pub fn parked_count(&self, now: u64) -> usize {
+        self.keys.parked_at(now)
+    }
+
+    /// How many requests were admitted in the minute before `now` (`rpm_share`).
+    pub fn admitted_in_minute(&self, now: u64) -> usize {
+        self.rate.in_minute(now)
+    }
+
     /// A closed breaker forgets its escalation (the next trip starts at the first duration) and,
     /// with no failure on record, is not stored at all.
     fn forget_idle(&mut self, model: &ModelId) {

@@ -32,6 +32,14 @@ impl RequestRate {
             .map(|t| t.saturating_add(MINUTE_MS))
     }
 
+    /// Admissions inside the minute before `now`, without forgetting older ones.
+    pub fn in_minute(&self, now: u64) -> usize {
+        self.admitted
+            .iter()
+            .filter(|t| now.saturating_sub(**t) < MINUTE_MS)
+            .count()
+    }
+
     pub fn admit(&mut self, now: u64) {
         self.admitted.push_back(now);
     }

@@ -92,6 +92,11 @@ impl Gateway {
         Self::start_in(None, true, &[])
     }
 
+    /// `start_durable` with these vars (a `restart` runs with the defaults).
+    pub fn start_durable_with(vars: &[(&str, &str)]) -> Gateway {
+        Self::start_in(None, true, vars)
+    }
+
     /// Stops this runtime, keeping its D1 and Durable Object storage, and starts a new one on it:
     /// every object is evicted and must come back from storage.
     pub fn restart(self) -> Gateway {

@@ -13,7 +13,7 @@ use super::error::Envelope;
 use super::route::{ADMIN_OPERATIONS, CALLER_OPERATIONS, OPENAPI};
 use super::views::{
     AliasView, Deleted, EventView, KeyView, List, ModelView, NewKeyView, PolicyView, ProviderView,
-    ResetView, RuleView, TenantSummary, TenantView, UsageView, WrittenRuleView,
+    ResetView, RuleView, StatsRow, TenantSummary, TenantView, UsageView, WrittenRuleView,
 };
 use crate::config::admin_body::{
     AliasBody, BreakerReset, ModelBody, ProviderBody, RuleBody, TenantBody,
@@ -149,12 +149,14 @@ const OPERATIONS: &[Op] = &[
     op("get", "/admin/v1/tenants/{tenant}/events", None, "200", Some(resp::<L<EventView>>)),
     op("post", "/admin/v1/tenants/{tenant}/breakers/reset", Some(req::<BreakerReset>), "200", Some(resp::<ResetView>)),
     op("get", "/admin/v1/tenants/{tenant}/usage", None, "200", Some(resp::<UsageView>)),
+    op("get", "/admin/v1/tenants/{tenant}/stats", None, "200", Some(resp::<L<StatsRow>>)),
     op("post", "/v1/chat/completions", None, "200", None),
     op("post", "/v1/messages", None, "200", None),
     op("post", "/v1/messages/count_tokens", None, "200", None),
     op("post", "/v1/responses", None, "200", None),
     op("post", "/v1/embeddings", None, "200", None),
     op("get", "/v1/models", None, "200", None),
+    op("get", "/v1/models/metrics", None, "200", Some(resp::<L<StatsRow>>)),
     op("get", "/v1/models/{model}", None, "200", None),
     op("get", "/v1/health", None, "200", None),
 ];

@@ -4,10 +4,12 @@
 
 mod catalog;
 mod operations;
+mod stats;
 mod tenants;
 
 pub use catalog::{AliasView, KeyRef, ModelView, ProviderView, RuleView, WrittenRuleView};
 pub use operations::{ClosedBreaker, EventView, ResetView};
+pub use stats::{BreakerState, StatsRow};
 pub use tenants::{
     Deleted, KeyView, List, NewKeyView, PolicyView, SpendView, TenantSummary, TenantView,
     UsageGroupView, UsageView,

@@ -1,0 +1,126 @@
+//! The live stats answer (issue 22) of `GET /v1/models/metrics` and
+//! `GET /admin/v1/tenants/{t}/stats`: one row per catalog model whose provider exists, by id.
+
+use crate::state::provider_state::BreakerStatus;
+use crate::state::stats_book::StatsSnapshot;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// One model's live stats. Nothing measured yet: zero requests and `null` numbers.
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StatsRow {
+    pub model: String,
+    pub provider: String,
+    /// Upstream attempts, every isolate, since the stats began.
+    pub requests: u64,
+    /// Successes over successes plus counted failures in the last 5 minutes (0 to 1).
+    pub success_rate: Option<f64>,
+    /// EWMA (alpha 0.3) of a served answer's total time, request sent to last byte, in ms.
+    pub latency_ms: Option<f64>,
+    /// EWMA (alpha 0.3) of a served answer's time to response headers, in ms.
+    pub ttfb_ms: Option<f64>,
+    pub breaker: BreakerState,
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BreakerState {
+    Closed,
+    Open,
+    HalfOpen,
+}
+
+impl StatsRow {
+    /// The rows of `models` (id, provider) from the providers' snapshots (by provider name), as
+    /// of `now`, sorted by model id. A provider without a snapshot shows its models unmeasured.
+    pub fn rows<'a>(
+        models: impl Iterator<Item = (&'a str, &'a str)>,
+        snapshots: &BTreeMap<String, StatsSnapshot>,
+        now: u64,
+    ) -> Vec<StatsRow> {
+        let mut rows: Vec<StatsRow> = models
+            .map(|(model, provider)| {
+                let snap = snapshots.get(provider).and_then(|s| s.models.get(model));
+                let stats = snap.and_then(|s| s.stats.as_ref());
+                let health = stats.map(|s| s.health(now)).unwrap_or_default();
+                let breaker = match snap.and_then(|s| s.breaker) {
+                    None => BreakerState::Closed,
+                    Some(b) => match (b.state, b.until) {
+                        (BreakerStatus::Open, Some(until)) if until > now => BreakerState::Open,
+                        _ => BreakerState::HalfOpen,
+                    },
+                };
+                StatsRow {
+                    model: model.to_owned(),
+                    provider: provider.to_owned(),
+                    requests: health.requests,
+                    success_rate: health.success_rate,
+                    latency_ms: health.latency_ms,
+                    ttfb_ms: health.ttfb_ms,
+                    breaker,
+                }
+            })
+            .collect();
+        rows.sort_by(|a, b| a.model.cmp(&b.model));
+        rows
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::model_stats::{OutcomeBatch, Sample};
+    use crate::state::stats_book::{BreakerNow, ModelSnapshot, StatsBook, StatsPush};
+    use crate::state::ProviderState;
+    use serde_json::json;
+
+    #[test]
+    fn every_model_gets_a_row_by_id_unmeasured_ones_with_zero_requests_and_nulls() {
+        let mut batch = OutcomeBatch::default();
+        for s in [
+            Sample::Served {
+                ttfb_ms: 100,
+                latency_ms: Some(300),
+            },
+            Sample::Failed { counted: true },
+        ] {
+            batch.add(s);
+        }
+        let mut book = StatsBook::default();
+        book.fold(
+            &StatsPush {
+                batches: [("m1".to_owned(), batch)].into(),
+            },
+            1_000,
+        );
+        let mut snap = book.snapshot(&ProviderState::default(), 1_000);
+        snap.models.insert(
+            "m0".into(),
+            ModelSnapshot {
+                stats: None,
+                breaker: Some(BreakerNow {
+                    state: BreakerStatus::Open,
+                    until: Some(9_000),
+                }),
+            },
+        );
+        let snapshots = [("p".to_owned(), snap)].into();
+        let models = [("m2", "q"), ("m1", "p"), ("m0", "p")];
+        let rows = StatsRow::rows(models.into_iter(), &snapshots, 2_000);
+        assert_eq!(
+            json!(rows),
+            json!([
+                {"model": "m0", "provider": "p", "requests": 0, "success_rate": null,
+                 "latency_ms": null, "ttfb_ms": null, "breaker": "open"},
+                {"model": "m1", "provider": "p", "requests": 2, "success_rate": 0.5,
+                 "latency_ms": 300.0, "ttfb_ms": 100.0, "breaker": "closed"},
+                {"model": "m2", "provider": "q", "requests": 0, "success_rate": null,
+                 "latency_ms": null, "ttfb_ms": null, "breaker": "closed"},
+            ])
+        );
+        let later = StatsRow::rows(models.into_iter(), &snapshots, 9_000);
+        assert_eq!(later[0].breaker, BreakerState::HalfOpen, "open no more");
+    }
+}

@@ -1,0 +1,25 @@
+//! `GET /v1/models/metrics` (issue 22; seed 001): the live stats of every catalog model the
+//! caller key may use (`KeyPolicy::allows`), in the admin stats route's shape. This isolate sends
+//! its pending outcomes first (one routing-object call per provider of the tenant), so its own
+//! are counted; other isolates' are within their flush interval (`LIVE_STATS_FLUSH_MS`).
+
+use super::deployment::Deployment;
+use super::gateway::caller_config;
+use super::http::{self, now_ms, HttpReply};
+use super::live_stats::read_tenant;
+use super::metrics::Metrics;
+use crate::api::views::{List, StatsRow};
+use worker::{Context, Env, Request};
+
+pub async fn model_metrics(req: Request, env: &Env, ctx: &Context, dep: &Deployment) -> HttpReply {
+    let metrics = Metrics::default();
+    let (key, cfg) = caller_config(&req, env, ctx, dep, &metrics).await?;
+    let snapshots = read_tenant(env, &cfg.tenant, cfg.providers.keys()).await;
+    let models = cfg
+        .models
+        .values()
+        .filter(|m| cfg.providers.contains_key(&m.provider) && key.policy.allows(m.id.as_str()))
+        .map(|m| (m.id.as_str(), m.provider.as_str()));
+    let data = StatsRow::rows(models, &snapshots, now_ms());
+    http::json(200, &List { data })
+}
