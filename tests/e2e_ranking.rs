@@ -156,13 +156,9 @@ fn v1_models_lists_the_auto_names_and_a_scoped_key_ranks_only_what_it_may_use() 
     ] {
         assert!(all.iter().any(|n| n == name), "{name} in {all:?}");
     }
-    let (_, scoped) = t.key_with(json!({"name": "only-m1", "models": ["m1"]}));
-    let seen = listed(gw, &scoped);
-    assert!(seen.iter().any(|n| n == "auto:smart"), "{seen:?}");
-    assert!(
-        !seen.iter().any(|n| n == "auto:my-app" || n == "m2"),
-        "{seen:?}"
-    );
+    // A scoped key sees and calls only the names it lists (issue 21), `auto` names included.
+    let (_, scoped) = t.key_with(json!({"name": "only-m1", "models": ["m1", "auto:smart"]}));
+    assert_eq!(listed(gw, &scoped), ["m1", "auto:smart"]);
     let chat = |key: &str, model: &str| {
         let body = json!({"model": model, "messages": [{"role": "user", "content": "hi"}]});
         gw.request(
@@ -174,10 +170,12 @@ fn v1_models_lists_the_auto_names_and_a_scoped_key_ranks_only_what_it_may_use() 
     };
     // auto:smart prefers the dearer m2, but this key may use m1 only.
     assert_eq!(served(&chat(&scoped, "auto:smart")), "m1");
-    let r = chat(&scoped, "auto:my-app");
-    assert_eq!(r.status, 403, "{}", r.text);
+    for unlisted in ["auto:my-app", "auto:fast", "auto"] {
+        let r = chat(&scoped, unlisted);
+        assert_eq!(r.status, 403, "{unlisted}: {}", r.text);
+    }
     // A key that may use no model gets 403 model_not_allowed from the strategies.
-    let (_, alias_only) = t.key_with(json!({"name": "alias-only", "models": ["fast"]}));
+    let (_, alias_only) = t.key_with(json!({"name": "alias-only", "models": ["fast", "auto"]}));
     let r = chat(&alias_only, "auto");
     assert_eq!(r.status, 403, "{}", r.text);
     assert_eq!(r.error_code().as_deref(), Some("model_not_allowed"));

@@ -25,7 +25,7 @@ fn objects(cfg: &TenantConfig, policy: &KeyPolicy) -> Vec<Value> {
     let aliases = cfg.aliases.keys().filter(|a| policy.allows(a.as_str())).map(|a| {
         json!({"id": a, "object": "model", "created": created(a.as_str()), "owned_by": "cognigate-alias"})
     });
-    // Issue 22: the `auto` names, for every key (`auto:<rule>` only where it may use the rule).
+    // Issue 22: the `auto` names this key may call (`auto::allowed_by`).
     let auto = crate::routing::auto::listed(cfg, |r| policy.allows(r))
         .into_iter()
         .map(|id| json!({"id": id, "object": "model", "created": 0, "owned_by": "cognigate-auto"}));

@@ -14,7 +14,7 @@ use crate::governance::admission::RELEASE_MARGIN_MS;
 use crate::governance::isolate::Via;
 use crate::governance::refusals::{check_model, refused};
 use crate::governance::{AdmitRequest, HoldRef, Need, Verdict};
-use crate::routing::auto::{self, AutoName};
+use crate::routing::auto;
 use crate::surfaces::Surface;
 use worker::{Context, Env};
 
@@ -61,13 +61,12 @@ impl Refused {
     }
 }
 
-/// The allow-list: `requested` is the name as sent (or the tenant's default model). The `auto`
-/// strategies are open to every key (they rank only the models it may use); `auto:<rule>` is
-/// that rule's chain, so it needs the rule's name (or itself) in the list.
+/// The allow-list: `requested` is the name as sent (or the tenant's default model). An `auto`
+/// name is allowed as `auto::allowed_by` says (a scoped key lists the ones it may call), and
+/// ranks only the models the key may use.
 pub fn allowed(key: &CallerKey, requested: &str) -> Result<(), ApiError> {
     match auto::parse(requested) {
-        Some(AutoName::Strategy(_)) => Ok(()),
-        Some(AutoName::Rule(rule)) if key.policy.allows(rule) => Ok(()),
+        Some(name) if auto::allowed_by(name, requested, |n| key.policy.allows(n)) => Ok(()),
         _ => check_model(&key.policy, requested),
     }
 }

@@ -144,16 +144,34 @@ pub fn route<'c>(
     })
 }
 
-/// The `auto` names `/v1/models` lists for a caller: the six strategies, and `auto:<rule>` for
-/// each rule whose name the caller may use (`allows`) and no strategy shadows.
+/// Whether a caller key's allow-list (`allows`, by name as listed; an unscoped key allows every
+/// name) lets it call this `auto` name. A scoped key lists the `auto` names it may use like any
+/// other name (issue 21: it sees and calls only its names): a strategy by any of its listed
+/// names (`auto` and `auto:balanced` are one), `auto:<rule>` as itself or by the rule's name.
+pub fn allowed_by(name: AutoName<'_>, requested: &str, allows: impl Fn(&str) -> bool) -> bool {
+    allows(requested)
+        || match name {
+            AutoName::Strategy(s) => Strategy::LISTED
+                .iter()
+                .any(|(listed, t)| *t == s && allows(listed)),
+            AutoName::Rule(rule) => allows(rule) || allows(&format!("auto:{rule}")),
+        }
+}
+
+/// The `auto` names `/v1/models` lists for a caller: the strategies and `auto:<rule>` for each
+/// rule (one no strategy shadows) that its key may call (`allowed_by`).
 pub fn listed(cfg: &TenantConfig, allows: impl Fn(&str) -> bool) -> Vec<String> {
-    let strategies = Strategy::LISTED.iter().map(|(n, _)| (*n).to_owned());
+    let strategies = Strategy::LISTED
+        .iter()
+        .filter(|(n, s)| allowed_by(AutoName::Strategy(*s), n, &allows))
+        .map(|(n, _)| (*n).to_owned());
     let rules = cfg
         .rules
         .keys()
         .map(|r| r.as_str())
-        .filter(|r| allows(r) && Strategy::named(&r.to_ascii_lowercase()).is_none())
-        .map(|r| format!("auto:{r}"));
+        .filter(|r| Strategy::named(&r.to_ascii_lowercase()).is_none())
+        .map(|r| format!("auto:{r}"))
+        .filter(|n| parse(n).is_some_and(|a| allowed_by(a, n, &allows)));
     strategies.chain(rules).collect()
 }
 

@@ -176,9 +176,9 @@ fn a_scoped_key_ranks_only_the_models_it_may_use_and_with_none_is_not_allowed() 
 }
 
 #[test]
-fn models_lists_the_six_strategies_and_auto_rule_for_each_rule_the_key_may_use() {
+fn models_lists_every_auto_name_for_an_unscoped_key_and_a_scoped_key_only_the_ones_it_lists() {
     let mut c = catalog(5);
-    for r in ["app-a", "app-b"] {
+    for r in ["app-a", "app-b", "app-c"] {
         c.rules.insert(
             RouteName::parse(r).unwrap(),
             Chain::new(
@@ -191,7 +191,7 @@ fn models_lists_the_six_strategies_and_auto_rule_for_each_rule_the_key_may_use()
         );
     }
     assert_eq!(
-        listed(&c, |r| r != "app-b"),
+        listed(&c, |_| true),
         [
             "auto",
             "auto:balanced",
@@ -199,9 +199,40 @@ fn models_lists_the_six_strategies_and_auto_rule_for_each_rule_the_key_may_use()
             "auto:cheap",
             "auto:smart",
             "auto:reliable",
-            "auto:app-a"
+            "auto:app-a",
+            "auto:app-b",
+            "auto:app-c"
         ]
     );
+    // A scoped key's allow-list: a strategy by any of its names, a rule by its own name or as
+    // `auto:<rule>`.
+    let scoped = ["auto:balanced", "auto:fast", "app-a", "auto:app-c"];
+    assert_eq!(
+        listed(&c, |n| scoped.contains(&n)),
+        [
+            "auto",
+            "auto:balanced",
+            "auto:fast",
+            "auto:app-a",
+            "auto:app-c"
+        ]
+    );
+    let allows = |n: &str| scoped.contains(&n);
+    assert!(allowed_by(
+        parse("AUTO:Fastest").unwrap(),
+        "AUTO:Fastest",
+        allows
+    ));
+    assert!(!allowed_by(
+        parse("auto:cheap").unwrap(),
+        "auto:cheap",
+        allows
+    ));
+    assert!(!allowed_by(
+        parse("auto:app-b").unwrap(),
+        "auto:app-b",
+        allows
+    ));
 }
 
 #[test]
