@@ -159,6 +159,15 @@ def setup_gateway(url, mock0, mock50, mockfail):
         admin("PUT", f"/admin/v1/tenants/{t}/routing-rules", {"match": "bench", "chain": ["m1", "m2"]})
         policy = {"rpm": 1000000, "budget": {"usd": 1000000000, "period": "day"}}
         keys[t] = admin("POST", f"/admin/v1/tenants/{t}/api-keys", policy)["key"]
+    # Issue 22: the same catalog served through `auto:fast`, which ranks m1 and m2 by their
+    # measured latency on every request (this isolate's stats, no round trip of its own; the
+    # outcomes ride the grant renewals or a flush after the response).
+    for t, port in (("ranked0", mock0), ("ranked50", mock50)):
+        admin("POST", "/admin/v1/tenants", {"id": t, "name": t})
+        provider(t, "mock", port)
+        model(t, "m1", "mock")
+        model(t, "m2", "mock")
+        keys[t] = admin("POST", f"/admin/v1/tenants/{t}/api-keys")["key"]
     # Failover: the first candidate always answers 503. 10,000 failures within 1 ms never happen,
     # so its breaker stays closed and every request pays the failed attempt.
     admin("POST", "/admin/v1/tenants", {"id": "failover", "name": "failover"})
@@ -248,6 +257,8 @@ def systems_for(latency, ports, urls, keys, peers):
         "cognigate": (urls["gateway"] + "/v1/chat/completions", {"authorization": f"Bearer {keys[f'bench{latency}']}"}, "bench"),
         "cognigate-limits": (urls["gateway"] + "/v1/chat/completions",
                              {"authorization": f"Bearer {keys[f'limited{latency}']}"}, "bench"),
+        "cognigate-ranked": (urls["gateway"] + "/v1/chat/completions",
+                             {"authorization": f"Bearer {keys[f'ranked{latency}']}"}, "auto:fast"),
         "cognigate-strict": (urls["gateway-strict"] + "/v1/chat/completions",
                              {"authorization": f"Bearer {keys['strict'][f'bench{latency}']}"}, "bench"),
     }
@@ -305,10 +316,11 @@ def measure_special(args, urls, keys):
 def counters(urls, keys):
     """D1 queries and Durable Object calls per request, from the worker's own counters."""
     seen = {}
-    for tenant in ("bench0", "limited0", "failover", "skip"):
+    for tenant in ("bench0", "limited0", "ranked0", "failover", "skip"):
         rows = []
+        model = "auto:fast" if tenant.startswith("ranked") else "bench"
         for _ in range(3):
-            _, h, _ = http("POST", urls["gateway"] + "/v1/chat/completions", {"model": "bench", "messages": []},
+            _, h, _ = http("POST", urls["gateway"] + "/v1/chat/completions", {"model": model, "messages": []},
                            {"authorization": f"Bearer {keys[tenant]}"})
             h = {k.lower(): v for k, v in h.items()}
             rows.append((int(h.get("x-cognigate-d1-queries", -1)), int(h.get("x-cognigate-do-calls", -1))))
@@ -337,7 +349,7 @@ def machine():
 
 def report(args, results, special, ctr, wasm, routing, peers, skipped, started):
     by = {(r["system"], r["latency"], r["stream"], r["concurrency"]): r for r in results}
-    systems = [s for s in ("direct", "floor", "cognigate", "cognigate-limits", "cognigate-strict", "cognigate-rtt20", "cognigate-strict-rtt20",
+    systems = [s for s in ("direct", "floor", "cognigate", "cognigate-limits", "cognigate-ranked", "cognigate-strict", "cognigate-rtt20", "cognigate-strict-rtt20",
                            "cognigate-noopt", "litellm", "portkey") if any(k[0] == s for k in by)]
     lines = [
         "# CogniGate benchmark results",
@@ -353,7 +365,8 @@ def report(args, results, special, ctr, wasm, routing, peers, skipped, started):
         "`cognigate-strict` asks the routing object for every candidate (`ROUTING_LEASE_MS=0`); `-rtt20` adds "
         "`ROUTING_RTT_MS=20` (a bench-only delay before every routing-object call, as an object in another location costs); "
         "`cognigate-noopt` is the default built without wasm-opt; `cognigate-limits` is the default with limits "
-        "configured that never trip (a tenant budget, a key with `rpm` and a budget: admitted from the isolate's ledger slice, no round trip per request)",
+        "configured that never trip (a tenant budget, a key with `rpm` and a budget: admitted from the isolate's ledger slice, no round trip per request); "
+        "`cognigate-ranked` asks for `auto:fast` (issue 22: m1 and m2 ranked by measured latency on every request, from the isolate's live stats)",
         "- Peers: " + ", ".join(f"{k} {v['version']}" for k, v in peers.items()) + (("; skipped: " + "; ".join(skipped)) if skipped else ""),
         "",
     ]
@@ -376,7 +389,7 @@ def report(args, results, special, ctr, wasm, routing, peers, skipped, started):
     lines += ["## CogniGate's ratios (non-streamed, 0 ms upstream)", "",
               "| gateway | c | vs floor (req/s) | " + " | ".join(f"vs {p} (req/s)" for p in peers) + " |",
               "|---|---|---|" + "---|" * len(peers)]
-    for gw in ("cognigate", "cognigate-limits", "cognigate-strict"):
+    for gw in ("cognigate", "cognigate-limits", "cognigate-ranked", "cognigate-strict"):
         for c in args.concurrency:
             cg = by.get((gw, 0, False, c))
             fl = by.get(("floor", 0, False, c))
@@ -406,6 +419,18 @@ def report(args, results, special, ctr, wasm, routing, peers, skipped, started):
             ok = lim["rps"] >= 0.85 * cg["rps"]
             lines.append(f"- {'MET' if ok else 'MISSED'}: cognigate-limits ≥ 85% of cognigate at c={c}: "
                          f"{lim['rps']:.0f} vs {cg['rps']:.0f} req/s ({lim['rps'] / cg['rps']:.0%})")
+    lines += ["", "## Targets (issue 22: live stats and ranking without a round trip per request)", ""]
+    for c in args.concurrency:
+        cg, ranked = by.get(("cognigate", 0, False, c)), by.get(("cognigate-ranked", 0, False, c))
+        if cg and ranked:
+            ok = ranked["rps"] >= 0.85 * cg["rps"]
+            lines.append(f"- {'MET' if ok else 'MISSED'}: cognigate-ranked (`auto:fast`) ≥ 85% of cognigate at c={c}: "
+                         f"{ranked['rps']:.0f} vs {cg['rps']:.0f} req/s ({ranked['rps'] / cg['rps']:.0%})")
+    for t in ("bench0", "ranked0"):
+        warm = ctr.get(t, [])[1:]
+        ok = bool(warm) and all(o == 0 for _, o in warm)
+        lines.append(f"- {'MET' if ok else 'MISSED'}: {t}: no Durable Object call on a warm request "
+                     f"(2nd and 3rd: {', '.join(str(o) for _, o in warm)} DO calls)")
     lines += ["", "## The strict mode beside it (`ROUTING_LEASE_MS=0`)", ""]
     lines += targets(by, args, special, ctr, wasm, routing, peers, "cognigate-strict")
     (ROOT / "bench/RESULTS.md").write_text("\n".join(lines) + "\n")

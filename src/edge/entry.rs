@@ -1,7 +1,7 @@
 //! The fetch entry point: paths to handlers, and every refusal in the one error shape.
 
 use super::deployment::deployment;
-use super::{admin, gateway, health, http};
+use super::{admin, count_tokens, gateway, health, http};
 use crate::api::{ApiError, Route};
 use crate::surfaces::Surface;
 use worker::{event, Context, Env, Method, Request, Response, Result};
@@ -60,7 +60,7 @@ async fn route(
                 .await
                 .map_err(|e| super::d1::storage_error("respond", e))
         }
-        (Method::Post, Route::CountTokens) => gateway::count_tokens(req, env, ctx, &dep).await,
+        (Method::Post, Route::CountTokens) => count_tokens::count_tokens(req, env, ctx, &dep).await,
         (Method::Get, Route::ListModels) => super::catalog::list_models(req, env, ctx, &dep).await,
         (Method::Get, Route::ModelMetrics) => {
             super::model_metrics::model_metrics(req, env, ctx, &dep).await

@@ -22,7 +22,6 @@ use crate::cascade::{settle, Cascade, Clock, Ending, Limits, Outcome};
 use crate::config::{CallerKey, ModelId, TenantConfig};
 use crate::governance::Need;
 use crate::routing::{build_chain, Candidate, ChainError, RouteInput};
-use crate::surfaces::count_tokens::CountRequest;
 use crate::surfaces::{Inbound, Surface};
 use crate::usage::estimate::{answer_tokens, requested_output};
 use crate::usage::{end_user, usd_decimal, PendingUsage};
@@ -98,7 +97,7 @@ pub fn new_request_id() -> String {
         .unwrap_or_else(|_| "req_unknown".to_owned())
 }
 
-fn chain_error(e: &ChainError) -> ApiError {
+pub(super) fn chain_error(e: &ChainError) -> ApiError {
     match e {
         ChainError::UnknownName(_) => {
             ApiError::new(ErrorKind::ModelNotFound, e.to_string()).with_param("model")
@@ -111,35 +110,6 @@ fn chain_error(e: &ChainError) -> ApiError {
             ApiError::new(ErrorKind::ModelNotAllowed, e.to_string()).with_param("model")
         }
     }
-}
-
-/// `POST /v1/messages/count_tokens`: the caller key and name resolution of `/v1/messages`, then
-/// the gateway's own estimate. No upstream call, no rate-limit slot, no usage record.
-pub async fn count_tokens(
-    mut req: Request,
-    env: &Env,
-    ctx: &Context,
-    dep: &Deployment,
-) -> Result<Response, ApiError> {
-    let metrics = Metrics::default();
-    let (key, cfg) = caller_config(&req, env, ctx, dep, &metrics).await?;
-    let body = http::read_body(&mut req, dep.max_chat_body).await?;
-    let default_model = cfg.settings.limits.default_model.as_ref();
-    let count = CountRequest::parse(
-        body,
-        dep.max_chat_json_values,
-        default_model.map(|m| m.as_str()),
-    )?;
-    allowed(&key, &count.model)?;
-    // The `auto` names rank only what the key may use, here as on the request itself.
-    let may_use = |m: &ModelId| key.policy.allows(m.as_str());
-    let input = RouteInput {
-        may_use: &may_use,
-        ..RouteInput::unmeasured()
-    };
-    build_chain(&cfg, &count.model, &input).map_err(|e| chain_error(&e))?;
-    let resp = http::bytes(200, "application/json", count.answer())?;
-    with_memory_counter(resp, dep).map_err(|_| ApiError::internal())
 }
 
 /// Every caller surface (chat completions, Messages, Responses, embeddings): the same

@@ -1,30 +1,14 @@
 use super::*;
-use crate::config::admin_body::{parse_body, ModelBody, ProviderBody};
-use crate::config::{Chain, Defaults, ModelId, ProviderName, RouteName, TenantId};
-use crate::routing::{ModelHealth, Observed};
-use std::collections::HashMap;
-
-struct Table(HashMap<&'static str, ModelHealth>);
-
-impl Observed for Table {
-    fn health(&self, _: &ProviderName, model: &ModelId) -> Option<ModelHealth> {
-        self.0.get(model.as_str()).copied()
-    }
-}
+use crate::config::admin_body::{parse_body, ModelBody};
+use crate::config::{Chain, Defaults, ModelId, RouteName};
+use crate::routing::test_config::{tenant_with, Table};
+use crate::routing::ModelHealth;
 
 fn cfg(depth: u32) -> TenantConfig {
     let mut settings = Defaults::default().settings;
     settings.max_fallback_depth = depth;
     settings.exploration_share = 0.0;
-    let mut cfg = TenantConfig::empty(TenantId::parse("t").unwrap(), settings);
-    let body: ProviderBody =
-        parse_body(br#"{"kind":"openai","base_url":"http://x/v1","keys":["k"]}"#).unwrap();
-    let name = ProviderName::parse("p").unwrap();
-    cfg.providers.insert(
-        name.clone(),
-        body.validate(name).unwrap().resolve(|_| None).unwrap(),
-    );
-    cfg
+    tenant_with(settings, &["p"])
 }
 
 fn add_model(cfg: &mut TenantConfig, id: &str, provider: &str, price: f64, caps: &str) {
@@ -56,11 +40,11 @@ fn table() -> Table {
         last_outcome_ms: Some(1_000),
         ..ModelHealth::default()
     };
-    Table(HashMap::from([
+    Table::of([
         ("m-cheap", h(300.0, 0.5)),
         ("m-mid", h(10.0, 1.0)),
         ("m-dear", h(100.0, 0.9)),
-    ]))
+    ])
 }
 
 fn chain_of(

@@ -213,23 +213,10 @@ fn describe(alias: &Alias) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::admin_body::{parse_body, AliasBody, ModelBody, ProviderBody};
-    use crate::config::{AliasName, Chain, Defaults, ModelId, ProviderName, RouteName, TenantId};
+    use crate::config::admin_body::{parse_body, AliasBody, ModelBody};
+    use crate::config::{AliasName, Chain, ModelId, RouteName};
 
-    fn cfg() -> TenantConfig {
-        let mut cfg =
-            TenantConfig::empty(TenantId::parse("t").unwrap(), Defaults::default().settings);
-        for p in ["openai", "together"] {
-            let body: ProviderBody =
-                parse_body(br#"{"kind":"openai","base_url":"http://x/v1","keys":["k"]}"#).unwrap();
-            let name = ProviderName::parse(p).unwrap();
-            cfg.providers.insert(
-                name.clone(),
-                body.validate(name).unwrap().resolve(|_| None).unwrap(),
-            );
-        }
-        cfg
-    }
+    use crate::routing::test_config::cfg;
 
     fn add_model(cfg: &mut TenantConfig, id: &str, provider: &str, price: f64, ctx: u32) {
         let json = format!(

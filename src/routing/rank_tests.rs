@@ -273,18 +273,11 @@ fn with_an_injected_clock_stats_become_stale_after_sixty_seconds() {
 /// A tenant with provider `p`, models a (price 1), b (price 2, tools), c (price 3, tools) and
 /// these aliases; exploration off.
 fn tenant(aliases: &[(&str, &str)]) -> crate::config::TenantConfig {
-    use crate::config::admin_body::{parse_body, AliasBody, ProviderBody};
-    use crate::config::{AliasName, Defaults, TenantConfig, TenantId};
+    use crate::config::admin_body::{parse_body, AliasBody};
+    use crate::config::{AliasName, Defaults};
     let mut settings = Defaults::default().settings;
     settings.exploration_share = 0.0;
-    let mut cfg = TenantConfig::empty(TenantId::parse("t").unwrap(), settings);
-    let body: ProviderBody =
-        parse_body(br#"{"kind":"openai","base_url":"http://x/v1","keys":["k"]}"#).unwrap();
-    let p = ProviderName::parse("p").unwrap();
-    cfg.providers.insert(
-        p.clone(),
-        body.validate(p).unwrap().resolve(|_| None).unwrap(),
-    );
+    let mut cfg = crate::routing::test_config::tenant_with(settings, &["p"]);
     for (id, price, tools) in [("a", 1.0, false), ("b", 2.0, true), ("c", 3.0, true)] {
         let mut m = model(id, price);
         if tools {
@@ -306,13 +299,7 @@ fn tenant(aliases: &[(&str, &str)]) -> crate::config::TenantConfig {
     cfg
 }
 
-struct Table(std::collections::HashMap<&'static str, ModelHealth>);
-
-impl crate::routing::Observed for Table {
-    fn health(&self, _: &ProviderName, model: &ModelId) -> Option<ModelHealth> {
-        self.0.get(model.as_str()).copied()
-    }
-}
+use crate::routing::test_config::Table;
 
 fn chain(cfg: &crate::config::TenantConfig, name: &str, t: &Table) -> Vec<String> {
     let input = crate::routing::RouteInput {
@@ -333,11 +320,11 @@ fn chain(cfg: &crate::config::TenantConfig, name: &str, t: &Table) -> Vec<String
 #[test]
 fn a_ranked_alias_keeps_seed_000s_pin_filter_and_preference_before_its_axis_and_gives_one_candidate(
 ) {
-    let t = Table(std::collections::HashMap::from([
+    let t = Table::of([
         ("a", seen(5.0, 1.0).unwrap()),
         ("b", seen(300.0, 1.0).unwrap()),
         ("c", seen(20.0, 1.0).unwrap()),
-    ]));
+    ]);
     let cfg = tenant(&[
         ("quick", r#"{"capabilities":["chat"],"rank_by":"latency"}"#),
         (
@@ -363,10 +350,7 @@ fn a_ranked_alias_keeps_seed_000s_pin_filter_and_preference_before_its_axis_and_
         "a pin that exists wins outright"
     );
     // The price alias ignores what was measured (seed 000, resolved once per config).
-    let slow_a = Table(std::collections::HashMap::from([(
-        "a",
-        seen(9_000.0, 0.1).unwrap(),
-    )]));
+    let slow_a = Table::of([("a", seen(9_000.0, 0.1).unwrap())]);
     assert_eq!(chain(&cfg, "cheap", &slow_a), ["a"]);
     assert_eq!(
         chain(&cfg, "quick", &slow_a),

@@ -2,13 +2,14 @@
 //! of observed health.
 
 use crate::config::admin_body::{parse_body, AliasBody, ModelBody, ProviderBody, RuleBody};
-use crate::config::{AliasName, Defaults, ModelId, ProviderName, TenantConfig, TenantId};
+use crate::config::{AliasName, Defaults, ModelId, ProviderName, Settings, TenantConfig, TenantId};
 use crate::routing::{ModelHealth, Observed};
-use std::collections::BTreeSet;
+use std::collections::HashMap;
 
-pub fn cfg() -> TenantConfig {
-    let mut cfg = TenantConfig::empty(TenantId::parse("t").unwrap(), Defaults::default().settings);
-    for p in ["openai", "together"] {
+/// Tenant `t` with these settings and an OpenAI-family provider of each name (one key).
+pub fn tenant_with(settings: Settings, providers: &[&str]) -> TenantConfig {
+    let mut cfg = TenantConfig::empty(TenantId::parse("t").unwrap(), settings);
+    for p in providers {
         let body: ProviderBody =
             parse_body(br#"{"kind":"openai","base_url":"http://x/v1","keys":["k"]}"#).unwrap();
         let name = ProviderName::parse(p).unwrap();
@@ -18,6 +19,11 @@ pub fn cfg() -> TenantConfig {
         );
     }
     cfg
+}
+
+/// Default settings, providers `openai` and `together`.
+pub fn cfg() -> TenantConfig {
+    tenant_with(Defaults::default().settings, &["openai", "together"])
 }
 
 pub fn add_model(cfg: &mut TenantConfig, id: &str, provider: &str, price: f64) {
@@ -44,21 +50,27 @@ pub fn add_rule_json(cfg: &mut TenantConfig, json: &str) {
     cfg.rules.insert(matches, chain);
 }
 
-/// Observed health: the models listed have their breaker open; nothing else is known.
+/// Observed health by model id; a model not in the table is unknown.
 #[derive(Default)]
-pub struct Table(BTreeSet<String>);
+pub struct Table(HashMap<String, ModelHealth>);
 
 impl Table {
+    pub fn of<'a>(rows: impl IntoIterator<Item = (&'a str, ModelHealth)>) -> Self {
+        Self(rows.into_iter().map(|(m, h)| (m.to_owned(), h)).collect())
+    }
+
+    /// The models listed have their breaker open; nothing else is known.
     pub fn open(models: &[&str]) -> Self {
-        Self(models.iter().map(|m| (*m).to_owned()).collect())
+        let open = ModelHealth {
+            breaker_open: true,
+            ..ModelHealth::default()
+        };
+        Self::of(models.iter().map(|m| (*m, open)))
     }
 }
 
 impl Observed for Table {
     fn health(&self, _: &ProviderName, model: &ModelId) -> Option<ModelHealth> {
-        self.0.contains(model.as_str()).then(|| ModelHealth {
-            breaker_open: true,
-            ..ModelHealth::default()
-        })
+        self.0.get(model.as_str()).copied()
     }
 }

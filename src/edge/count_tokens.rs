@@ -1,0 +1,42 @@
+//! `POST /v1/messages/count_tokens`: Anthropic's token count, answered by the gateway itself.
+
+use super::deployment::Deployment;
+use super::gateway::{caller_config, chain_error};
+use super::http;
+use super::limits::allowed;
+use super::metrics::Metrics;
+use super::served::with_memory_counter;
+use crate::api::ApiError;
+use crate::config::ModelId;
+use crate::routing::{build_chain, RouteInput};
+use crate::surfaces::count_tokens::CountRequest;
+use worker::{Context, Env, Request, Response};
+
+/// `POST /v1/messages/count_tokens`: the caller key and name resolution of `/v1/messages`, then
+/// the gateway's own estimate. No upstream call, no rate-limit slot, no usage record.
+pub async fn count_tokens(
+    mut req: Request,
+    env: &Env,
+    ctx: &Context,
+    dep: &Deployment,
+) -> Result<Response, ApiError> {
+    let metrics = Metrics::default();
+    let (key, cfg) = caller_config(&req, env, ctx, dep, &metrics).await?;
+    let body = http::read_body(&mut req, dep.max_chat_body).await?;
+    let default_model = cfg.settings.limits.default_model.as_ref();
+    let count = CountRequest::parse(
+        body,
+        dep.max_chat_json_values,
+        default_model.map(|m| m.as_str()),
+    )?;
+    allowed(&key, &count.model)?;
+    // The `auto` names rank only what the key may use, here as on the request itself.
+    let may_use = |m: &ModelId| key.policy.allows(m.as_str());
+    let input = RouteInput {
+        may_use: &may_use,
+        ..RouteInput::unmeasured()
+    };
+    build_chain(&cfg, &count.model, &input).map_err(|e| chain_error(&e))?;
+    let resp = http::bytes(200, "application/json", count.answer())?;
+    with_memory_counter(resp, dep).map_err(|_| ApiError::internal())
+}
