@@ -3,6 +3,7 @@
 pub mod affinity;
 pub mod auto;
 pub mod chain;
+mod draw;
 pub mod observed;
 pub mod rank;
 pub mod resolve;

@@ -13,6 +13,7 @@
 //!   gets tried (a tie broken on id alone could leave it behind for ever).
 //! - Then model id.
 
+use super::draw::{mix64, GOLDEN};
 use super::observed::ModelHealth;
 use crate::config::alias::{RankBy, Weights};
 use crate::config::CatalogModel;
@@ -243,12 +244,9 @@ pub fn explores(draw: u64, share: f64) -> bool {
     fraction < share
 }
 
-/// The draw's other use, decorrelated from `explores` (splitmix64's finaliser).
+/// The draw's other use, decorrelated from `explores`.
 fn mix(draw: u64) -> u64 {
-    let mut z = draw ^ 0x9e37_79b9_7f4a_7c15;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
+    mix64(draw ^ GOLDEN)
 }
 
 impl Default for Ranking {

@@ -3,6 +3,7 @@
 //! contributes exactly one candidate (seed 000 §2).
 
 use super::chain::Candidate;
+use super::draw::{mix64, GOLDEN};
 use super::observed::Observed;
 use crate::config::{ModelId, SpreadMember};
 
@@ -29,10 +30,7 @@ pub fn draw_by_weight(eligible: &[(usize, u32)], draw: u64) -> Option<usize> {
 /// The draw of the spread at chain position `position`: the request's bits, mixed with the
 /// position (splitmix64), so two spreads of one chain do not draw in lockstep.
 pub fn position_draw(draw: u64, position: usize) -> u64 {
-    let mut z = draw.wrapping_add((position as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+    mix64(draw.wrapping_add((position as u64 + 1).wrapping_mul(GOLDEN)))
 }
 
 /// The one candidate a spread position contributes: the remembered model (`preferred`, prompt-
