@@ -13,6 +13,7 @@ use super::http::{self, HttpReply};
 use super::metrics::Metrics;
 use crate::api::{ApiError, ErrorKind};
 use crate::config::{KeyPolicy, TenantConfig};
+use crate::routing::auto::{self, AutoName};
 use serde_json::{json, Value};
 use worker::{Context, Env, Request};
 
@@ -25,10 +26,19 @@ fn objects(cfg: &TenantConfig, policy: &KeyPolicy) -> Vec<Value> {
     let aliases = cfg.aliases.keys().filter(|a| policy.allows(a.as_str())).map(|a| {
         json!({"id": a, "object": "model", "created": created(a.as_str()), "owned_by": "cognigate-alias"})
     });
-    // Issue 22: the `auto` names this key may call (`auto::allowed_by`).
-    let auto = crate::routing::auto::listed(cfg, |r| policy.allows(r))
+    // Issue 22: the `auto` names this key may call (`auto::allowed_by`). `auto:<rule>` took its
+    // meaning when its rule was written; a strategy when the newest model it ranks was.
+    let newest_model = cfg.models.keys().map(|m| created(m.as_str())).max();
+    let auto = auto::listed(cfg, |r| policy.allows(r))
         .into_iter()
-        .map(|id| json!({"id": id, "object": "model", "created": 0, "owned_by": "cognigate-auto"}));
+        .map(|id| {
+            let created = match auto::parse(&id) {
+                Some(AutoName::Rule(_)) => cfg.written_at.get(&id).copied(),
+                _ => newest_model,
+            };
+            let created = created.unwrap_or(0);
+            json!({"id": id, "object": "model", "created": created, "owned_by": "cognigate-auto"})
+        });
     models.chain(aliases).chain(auto).collect()
 }
 

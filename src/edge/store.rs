@@ -202,12 +202,19 @@ pub async fn load_config(
         written_at.insert(name.to_string(), at);
         aliases.insert(name, alias);
     }
+    // A rule's `auto:<rule>` name (reserved, so never a model or alias id) took its meaning when
+    // the rule was written.
+    let mut chains = BTreeMap::new();
+    for (name, chain, at) in rules {
+        written_at.insert(format!("auto:{name}"), at);
+        chains.insert(name, chain);
+    }
     Ok(Some(TenantConfig {
         tenant: tenant.clone(),
         providers,
         models,
         aliases,
-        rules: rules.into_iter().collect(),
+        rules: chains,
         settings: defaults.effective(&settings),
         written_at,
         resolved: Default::default(),

@@ -16,7 +16,7 @@ pub struct ConfigRows {
     pub providers: Vec<StoredProvider>,
     pub models: Vec<(CatalogModel, u64)>,
     pub aliases: Vec<(AliasName, Alias, u64)>,
-    pub rules: Vec<(RouteName, Chain)>,
+    pub rules: Vec<(RouteName, Chain, u64)>,
 }
 
 impl Db {
@@ -75,6 +75,7 @@ impl Db {
             match_name: RouteName,
             chain: String,
             cache_affinity_s: Option<f64>,
+            updated_at: f64,
         }
         let t = [js(tenant.as_str())];
         let results = self
@@ -90,7 +91,7 @@ impl Db {
                     &t,
                 )?,
                 self.stmt(
-                    "SELECT match_name, chain, cache_affinity_s FROM routing_rules WHERE tenant_id = ?1",
+                    "SELECT match_name, chain, cache_affinity_s, updated_at FROM routing_rules WHERE tenant_id = ?1",
                     &t,
                 )?,
             ])
@@ -125,7 +126,10 @@ impl Db {
                 .collect::<Stored<_>>()?,
             rules: rows::<RuleRow>(r_rows)?
                 .into_iter()
-                .map(|r| Ok((r.match_name, stored_rule(&r.chain, r.cache_affinity_s)?)))
+                .map(|r| {
+                    let chain = stored_rule(&r.chain, r.cache_affinity_s)?;
+                    Ok((r.match_name, chain, secs(r.updated_at)))
+                })
                 .collect::<Stored<_>>()?,
         }))
     }
