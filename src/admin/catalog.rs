@@ -178,6 +178,7 @@ impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
             matches: &matches,
             chain: &chain,
             cache_affinity_s: chain.cache_affinity_s(),
+            on_refusal: chain.on_refusal(),
             warnings,
         };
         json(200, &view)

@@ -7,8 +7,8 @@ use super::provider::{BaseUrl, KeyStrategy, NewKey, NewProvider, ProviderKey, Pr
 use super::rule::check_cache_affinity;
 use super::strict_json::Strict;
 use super::{
-    Alias, CatalogModel, Chain, ChainEntry, ConfigError, CostTier, NonEmpty, RateLimitSignal,
-    Resilience, RetryPolicy, SettingsOverrides,
+    Alias, CatalogModel, Chain, ChainEntry, ConfigError, CostTier, NonEmpty, OnRefusal,
+    RateLimitSignal, Resilience, RetryPolicy, SettingsOverrides,
 };
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -246,6 +246,10 @@ pub struct AliasBody {
     /// Prompt-cache affinity in seconds (issue 22); absent is off.
     #[serde(default)]
     pub cache_affinity_s: Option<u32>,
+    #[serde(default)]
+    pub prefer_newest_version: bool,
+    #[serde(default)]
+    pub on_refusal: OnRefusal,
 }
 
 impl AliasBody {
@@ -279,6 +283,8 @@ impl AliasBody {
             rank_by: self.rank_by,
             weights,
             cache_affinity_s: check_cache_affinity("cache_affinity_s", self.cache_affinity_s)?,
+            prefer_newest_version: self.prefer_newest_version,
+            on_refusal: self.on_refusal,
         })
     }
 }
@@ -293,13 +299,18 @@ pub struct RuleBody {
     /// Prompt-cache affinity in seconds (issue 22); absent is off.
     #[serde(default)]
     pub cache_affinity_s: Option<u32>,
+    /// Issue 23: what a safety refusal of this rule's answer does.
+    #[serde(default)]
+    pub on_refusal: OnRefusal,
 }
 
 impl RuleBody {
     pub fn validate(self, max_depth: u32) -> Result<(RouteName, Chain), ConfigError> {
         refuse_reserved("match", self.match_.as_str())?;
         let affinity = check_cache_affinity("cache_affinity_s", self.cache_affinity_s)?;
-        let chain = Chain::new(self.chain, max_depth)?.with_cache_affinity(affinity);
+        let chain = Chain::new(self.chain, max_depth)?
+            .with_cache_affinity(affinity)
+            .with_on_refusal(self.on_refusal);
         Ok((self.match_, chain))
     }
 }

@@ -2,6 +2,7 @@
 
 use super::capabilities::CapabilitySet;
 use super::names::{AliasName, Capability, ModelId, ProviderName};
+use super::on_refusal::OnRefusal;
 use super::ConfigError;
 use serde::{Deserialize, Serialize};
 
@@ -37,6 +38,12 @@ pub struct Alias {
     /// Prompt-cache affinity in seconds (issue 22, the `spread` part); `None` is off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_affinity_s: Option<u32>,
+    /// Issue 23 (seed 002): dated models first, newest first, ahead of the alias's ranking.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub prefer_newest_version: bool,
+    /// Issue 23 (seed 003): what a safety refusal of this alias's answer does.
+    #[serde(default, skip_serializing_if = "OnRefusal::is_answer")]
+    pub on_refusal: OnRefusal,
 }
 
 /// The axis a ranked alias orders by (issue 22).

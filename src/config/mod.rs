@@ -11,6 +11,7 @@ pub mod key_id;
 pub mod model;
 pub mod names;
 pub mod non_empty;
+pub mod on_refusal;
 pub mod open_durations;
 pub mod period;
 pub mod policy;
@@ -32,6 +33,7 @@ pub use key_id::KeyId;
 pub use model::CatalogModel;
 pub use names::{AliasName, Capability, ModelId, NameError, ProviderName, RouteName, TenantId};
 pub use non_empty::NonEmpty;
+pub use on_refusal::OnRefusal;
 pub use period::Period;
 pub use policy::{Budget, EndUserLimits, KeyPolicy, KeyPolicyChange};
 pub use provider::{

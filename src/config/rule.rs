@@ -1,6 +1,7 @@
 //! A routing rule's chain: what to try, left to right, for one requested name.
 
 use super::chain_entry::ChainEntry;
+use super::on_refusal::OnRefusal;
 use super::ConfigError;
 use serde::{Deserialize, Serialize};
 
@@ -33,6 +34,8 @@ pub fn check_cache_affinity(field: &str, secs: Option<u32>) -> Result<Option<u32
 pub struct Chain {
     entries: Vec<ChainEntry>,
     cache_affinity_s: Option<u32>,
+    /// Issue 23: what a safety refusal of this rule's answer does (stored beside the chain).
+    on_refusal: OnRefusal,
 }
 
 impl TryFrom<Vec<ChainEntry>> for Chain {
@@ -69,6 +72,7 @@ impl Chain {
         Ok(Self {
             entries,
             cache_affinity_s: None,
+            on_refusal: OnRefusal::Answer,
         })
     }
 
@@ -82,6 +86,14 @@ impl Chain {
 
     pub fn cache_affinity_s(&self) -> Option<u32> {
         self.cache_affinity_s
+    }
+
+    pub fn with_on_refusal(self, on_refusal: OnRefusal) -> Self {
+        Self { on_refusal, ..self }
+    }
+
+    pub fn on_refusal(&self) -> OnRefusal {
+        self.on_refusal
     }
 
     pub fn entries(&self) -> &[ChainEntry] {

@@ -167,6 +167,8 @@ pub async fn serve(
             draw: random_bytes::<8>().map_or(0, u64::from_le_bytes),
             may_use: &may_use,
             remembered: remembered.as_ref().map(|(m, at)| (m, *at)),
+            facts: None,
+            pin: None,
         };
         let route = build_chain(&cfg, inbound.model(), &input).map_err(|e| chain_error(&e))?;
         let conversation = conversation.map(|c| c.routed(route.affinity));

@@ -76,6 +76,8 @@ fn route(
         draw,
         may_use: &|_| true,
         remembered,
+        facts: None,
+        pin: None,
     };
     let r = build_chain(c, name, &input).unwrap();
     let ids = r

@@ -6,7 +6,7 @@
 use super::chain::{build_chain, Candidate, ChainError, Route, RouteInput};
 use super::rank::{rank, Ranked, Ranking};
 use crate::config::alias::{RankBy, Weights};
-use crate::config::{Capability, TenantConfig};
+use crate::config::{Capability, OnRefusal, TenantConfig};
 
 /// How a strategy ranks (seed 004's five, with seed 001's synonyms).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -141,6 +141,7 @@ pub fn route<'c>(
     Ok(Route {
         candidates,
         affinity: None,
+        on_refusal: OnRefusal::Answer,
     })
 }
 

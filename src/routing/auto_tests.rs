@@ -59,6 +59,8 @@ fn chain_of(
         draw: 7,
         may_use,
         remembered: None,
+        facts: None,
+        pin: None,
     };
     build_chain(c, name, &input).map(|r| {
         r.candidates

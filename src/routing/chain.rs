@@ -1,10 +1,12 @@
 //! Spec §2, building the chain: one candidate per position, dead positions dropped, no model twice.
 
+use super::facts::RequestFacts;
 use super::observed::{NothingObserved, Observed};
 use super::resolve::{alias_model, lookup, Target};
 use super::{affinity, spread};
 use crate::config::{
-    Alias, CatalogModel, ChainEntry, ModelId, Provider, ProviderName, RouteName, TenantConfig,
+    Alias, CatalogModel, ChainEntry, ModelId, OnRefusal, Provider, ProviderName, RouteName,
+    TenantConfig,
 };
 
 /// One model to try, with the provider that serves it.
@@ -41,6 +43,10 @@ pub struct RouteInput<'a> {
     /// The model that last served this conversation's stable prefix under the requested name,
     /// and when (epoch ms), if this isolate remembers one (`cache_affinity_s`).
     pub remembered: Option<(&'a ModelId, u64)>,
+    /// What the request is, for rules' `when` conditions (issue 23); `None` reads as no facts.
+    pub facts: Option<&'a RequestFacts>,
+    /// `X-CogniGate-Pin-Provider` (issue 23): only this provider's candidates are kept.
+    pub pin: Option<&'a ProviderName>,
 }
 
 impl RouteInput<'_> {
@@ -52,6 +58,8 @@ impl RouteInput<'_> {
             draw: 0,
             may_use: &|_| true,
             remembered: None,
+            facts: None,
+            pin: None,
         }
     }
 }
@@ -72,11 +80,13 @@ impl AffinityUse {
     }
 }
 
-/// A request's chain, and whether cache affinity applied to it (`None`: the name has none).
+/// A request's chain, whether cache affinity applied to it (`None`: the name has none), and
+/// what a safety refusal does (the matched rule's `on_refusal`, else the requested alias's).
 #[derive(Debug)]
 pub struct Route<'c> {
     pub candidates: Vec<Candidate<'c>>,
     pub affinity: Option<AffinityUse>,
+    pub on_refusal: OnRefusal,
 }
 
 pub fn build_chain<'c>(
@@ -122,7 +132,19 @@ pub fn build_chain<'c>(
     Ok(Route {
         candidates,
         affinity,
+        on_refusal: on_refusal(cfg, requested),
     })
+}
+
+/// The requested name's `on_refusal`: its rule's if a rule matches, else its alias's.
+fn on_refusal(cfg: &TenantConfig, requested: &str) -> OnRefusal {
+    match cfg.rules.get(requested) {
+        Some(chain) => chain.on_refusal(),
+        None => match lookup(cfg, requested) {
+            Some(Target::Alias(_, alias)) => alias.on_refusal,
+            _ => OnRefusal::Answer,
+        },
+    }
 }
 
 /// A chain position as `build_chain` walks it.

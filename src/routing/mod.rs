@@ -4,6 +4,7 @@ pub mod affinity;
 pub mod auto;
 pub mod chain;
 mod draw;
+pub mod facts;
 pub mod observed;
 pub mod rank;
 pub mod resolve;

@@ -308,6 +308,8 @@ fn chain(cfg: &crate::config::TenantConfig, name: &str, t: &Table) -> Vec<String
         draw: 0,
         may_use: &|_| true,
         remembered: None,
+        facts: None,
+        pin: None,
     };
     crate::routing::build_chain(cfg, name, &input)
         .unwrap()

@@ -22,6 +22,8 @@ fn ids(c: &TenantConfig, observed: &Table, draw: u64) -> Result<Vec<String>, Cha
         draw,
         may_use: &|_| true,
         remembered: None,
+        facts: None,
+        pin: None,
     };
     let r = build_chain(c, "x", &input)?;
     assert_eq!(r.affinity, None);

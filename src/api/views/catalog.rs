@@ -3,7 +3,8 @@
 use crate::config::alias::{RankBy, Weights};
 use crate::config::{
     Alias, AliasName, CapabilitySet, CatalogModel, Chain, CostTier, KeyStrategy, ModelId,
-    ProviderKind, ProviderName, RateLimitSignal, RetryPolicy, RouteName, StoredKey, StoredProvider,
+    OnRefusal, ProviderKind, ProviderName, RateLimitSignal, RetryPolicy, RouteName, StoredKey,
+    StoredProvider,
 };
 use serde::Serialize;
 
@@ -119,6 +120,10 @@ pub struct AliasView<'a> {
     pub weights: Option<Weights>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cache_affinity_s: Option<u32>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub prefer_newest_version: bool,
+    #[serde(skip_serializing_if = "OnRefusal::is_answer")]
+    pub on_refusal: OnRefusal,
 }
 
 impl<'a> AliasView<'a> {
@@ -133,6 +138,8 @@ impl<'a> AliasView<'a> {
             rank_by: a.rank_by,
             weights: a.weights,
             cache_affinity_s: a.cache_affinity_s,
+            prefer_newest_version: a.prefer_newest_version,
+            on_refusal: a.on_refusal,
         }
     }
 }
@@ -146,6 +153,8 @@ pub struct RuleView<'a> {
     pub chain: &'a Chain,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cache_affinity_s: Option<u32>,
+    #[serde(skip_serializing_if = "OnRefusal::is_answer")]
+    pub on_refusal: OnRefusal,
 }
 
 impl<'a> RuleView<'a> {
@@ -154,6 +163,7 @@ impl<'a> RuleView<'a> {
             matches,
             chain,
             cache_affinity_s: chain.cache_affinity_s(),
+            on_refusal: chain.on_refusal(),
         }
     }
 }
@@ -168,5 +178,7 @@ pub struct WrittenRuleView<'a> {
     pub chain: &'a Chain,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cache_affinity_s: Option<u32>,
+    #[serde(skip_serializing_if = "OnRefusal::is_answer")]
+    pub on_refusal: OnRefusal,
     pub warnings: Vec<String>,
 }

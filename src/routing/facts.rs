@@ -1,0 +1,40 @@
+//! What a request is, as routing rules' conditions read it (issue 23): the `params.*` of the
+//! parsed body and the `metadata.*` labels of the `X-CogniGate-Metadata` header. Filled once at
+//! the boundary (surfaces and edge), read by the condition evaluator.
+
+use std::collections::BTreeMap;
+
+/// The caller surface a request came in on (`params.endpoint`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Endpoint {
+    Chat,
+    Messages,
+    Responses,
+    Embeddings,
+}
+
+impl Endpoint {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Chat => "chat",
+            Self::Messages => "messages",
+            Self::Responses => "responses",
+            Self::Embeddings => "embeddings",
+        }
+    }
+}
+
+/// One request's facts. `metadata` is untrusted caller input: it can only choose among the
+/// tenant's own rules.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestFacts {
+    /// The requested name, as sent (`params.model`).
+    pub model: String,
+    pub stream: bool,
+    /// Tools declared (`params.tools`).
+    pub tools: bool,
+    pub max_tokens: Option<u64>,
+    pub has_images: bool,
+    pub endpoint: Endpoint,
+    pub metadata: BTreeMap<String, String>,
+}
