@@ -50,6 +50,8 @@ pub enum ErrorKind {
     NoCandidates,
     /// `auto:<x>` naming neither a strategy nor a routing rule (issue 22).
     UnknownChain,
+    /// `X-CogniGate-Pin-Provider` naming a provider the tenant does not have (issue 23).
+    UnknownProvider,
     /// The key's `models` does not list the requested name.
     ModelNotAllowed,
     /// The key's budget for the current period is spent.
@@ -92,6 +94,7 @@ impl ErrorKind {
             Self::UpstreamStreamError => (502, Api, "upstream_stream_error"),
             Self::NoCandidates => (503, Api, "no_candidates"),
             Self::UnknownChain => (400, Bad, "unknown_chain"),
+            Self::UnknownProvider => (400, Bad, "unknown_provider"),
             Self::ModelNotAllowed => (403, ErrorType::PermissionError, "model_not_allowed"),
             Self::BudgetExceeded => (402, Quota, "budget_exceeded"),
             Self::TenantBudgetExceeded => (402, Quota, "tenant_budget_exceeded"),

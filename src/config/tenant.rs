@@ -20,6 +20,9 @@ pub struct TenantConfig {
     /// What each alias resolves to, computed on first use. An alias's resolution depends on the
     /// config alone, so a cached config resolves each alias once, not once per request.
     pub(crate) resolved: OnceCell<BTreeMap<AliasName, Option<ModelId>>>,
+    /// Catalog ids by their undated base (`routing::versions`, loose version matching), built
+    /// the first time a requested name misses, then kept with the config.
+    pub(crate) versions: OnceCell<BTreeMap<String, Vec<ModelId>>>,
 }
 
 impl TenantConfig {
@@ -34,6 +37,7 @@ impl TenantConfig {
             settings,
             written_at: BTreeMap::new(),
             resolved: OnceCell::new(),
+            versions: OnceCell::new(),
         }
     }
 
@@ -41,6 +45,7 @@ impl TenantConfig {
     pub fn clone_unresolved(&self) -> Self {
         Self {
             resolved: OnceCell::new(),
+            versions: OnceCell::new(),
             ..self.clone()
         }
     }

@@ -8,7 +8,7 @@ use super::metrics::Metrics;
 use super::served::with_memory_counter;
 use crate::api::ApiError;
 use crate::config::ModelId;
-use crate::routing::{build_chain, RouteInput};
+use crate::routing::{build_chain, pin, RouteInput};
 use crate::surfaces::count_tokens::CountRequest;
 use worker::{Context, Env, Request, Response};
 
@@ -32,8 +32,10 @@ pub async fn count_tokens(
     allowed(&key, &count.model)?;
     // The `auto` names rank only what the key may use, here as on the request itself.
     let may_use = |m: &ModelId| key.policy.allows(m.as_str());
+    let pinned = pin::parse(&cfg, http::header(&req, pin::HEADER).as_deref());
     let input = RouteInput {
         may_use: &may_use,
+        pin: pinned.map_err(|e| chain_error(&e))?,
         ..RouteInput::unmeasured()
     };
     build_chain(&cfg, &count.model, &input).map_err(|e| chain_error(&e))?;

@@ -21,7 +21,7 @@ use crate::cascade::log_line::RequestLog;
 use crate::cascade::{settle, Cascade, Clock, Ending, Limits, Outcome};
 use crate::config::{CallerKey, ModelId, TenantConfig};
 use crate::governance::Need;
-use crate::routing::{build_chain, Candidate, ChainError, RouteInput};
+use crate::routing::{build_chain, pin, Candidate, ChainError, RouteInput};
 use crate::surfaces::{Inbound, Surface};
 use crate::usage::estimate::{answer_tokens, requested_output};
 use crate::usage::{end_user, usd_decimal, PendingUsage};
@@ -109,6 +109,9 @@ pub(super) fn chain_error(e: &ChainError) -> ApiError {
         ChainError::NoneAllowed(_) => {
             ApiError::new(ErrorKind::ModelNotAllowed, e.to_string()).with_param("model")
         }
+        ChainError::UnknownProvider(_) => {
+            ApiError::new(ErrorKind::UnknownProvider, e.to_string()).with_param(pin::HEADER)
+        }
     }
 }
 
@@ -161,6 +164,7 @@ pub async fn serve(
         let conversation = Conversation::of(&cfg, &inbound);
         let remembered = conversation.as_ref().and_then(Conversation::remembered);
         let may_use = |m: &ModelId| key.policy.allows(m.as_str());
+        let pinned = pin::parse(&cfg, header(&req, pin::HEADER).as_deref());
         let input = RouteInput {
             observed: &view,
             now_ms: now,
@@ -168,7 +172,7 @@ pub async fn serve(
             may_use: &may_use,
             remembered: remembered.as_ref().map(|(m, at)| (m, *at)),
             facts: None,
-            pin: None,
+            pin: pinned.map_err(|e| chain_error(&e))?,
         };
         let route = build_chain(&cfg, inbound.model(), &input).map_err(|e| chain_error(&e))?;
         let conversation = conversation.map(|c| c.routed(route.affinity));

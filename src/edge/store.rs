@@ -218,6 +218,7 @@ pub async fn load_config(
         settings: defaults.effective(&settings),
         written_at,
         resolved: Default::default(),
+        versions: Default::default(),
     }))
 }
 

@@ -63,8 +63,9 @@ pub fn settle<'c>(
         (None, Some(Target::Alias(_, alias))) => alias_admits(cfg, alias, model),
         _ => false,
     };
+    // The remembered model itself: under a provider pin its id could resolve to a dated sibling.
     match resolve(model.as_str()) {
-        Ok(c) if admitted && !breaker_open(input.observed, &c) => {
+        Ok(c) if admitted && c.model.id == *model && !breaker_open(input.observed, &c) => {
             candidates.retain(|o| o.model.id != c.model.id);
             candidates.insert(0, c);
             Some(AffinityUse::Hit)

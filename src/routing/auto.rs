@@ -58,6 +58,7 @@ impl Strategy {
             price_descending,
             weights: Weights::default(),
             exploration_share,
+            prefer_newest: false,
         }
     }
 }
@@ -106,6 +107,7 @@ pub fn route<'c>(
     let servable: Vec<Candidate<'c>> = cfg
         .models
         .values()
+        .filter(|m| super::pin::admits(input.pin, m))
         .filter(|m| chat.as_ref().is_some_and(|c| m.has_capability(c)))
         .filter_map(|model| {
             let provider = cfg.providers.get(&model.provider)?;
@@ -123,9 +125,13 @@ pub fn route<'c>(
         .collect();
     if usable.is_empty() {
         return Err(if servable.is_empty() {
+            let none = "no chat model with an existing provider".to_owned();
             ChainError::NoCandidates {
                 name: requested.to_owned(),
-                reasons: "no chat model with an existing provider".to_owned(),
+                reasons: match input.pin {
+                    Some(p) => super::pin::no_candidates(p, &[none]),
+                    None => none,
+                },
             }
         } else {
             ChainError::NoneAllowed(requested.to_owned())

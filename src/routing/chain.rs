@@ -2,8 +2,8 @@
 
 use super::facts::RequestFacts;
 use super::observed::{NothingObserved, Observed};
-use super::resolve::{alias_model, lookup, Target};
-use super::{affinity, spread};
+use super::resolve::{alias_model, lookup, lookup_pinned, Target};
+use super::{affinity, pin, spread};
 use crate::config::{
     Alias, CatalogModel, ChainEntry, ModelId, OnRefusal, Provider, ProviderName, RouteName,
     TenantConfig,
@@ -26,6 +26,8 @@ pub enum ChainError {
     UnknownChain(String),
     /// This API key may use none of the models '{0}' ranks.
     NoneAllowed(String),
+    /// X-CogniGate-Pin-Provider names '{0}', which is not a provider of this tenant.
+    UnknownProvider(String),
 }
 
 impl std::error::Error for ChainError {}
@@ -122,9 +124,13 @@ pub fn build_chain<'c>(
         }
     }
     if candidates.is_empty() {
+        let reasons = match input.pin {
+            Some(p) => pin::no_candidates(p, &reasons),
+            None => reasons.join("; "),
+        };
         return Err(ChainError::NoCandidates {
             name: requested.to_owned(),
-            reasons: reasons.join("; "),
+            reasons,
         });
     }
     let resolve = |m: &str| candidate_for(cfg, m, input);
@@ -192,17 +198,21 @@ fn missing_provider(model: &CatalogModel) -> String {
     )
 }
 
-/// The model a chain position names, directly or through its alias.
+/// The model a chain position names, directly or through its alias (under a provider pin,
+/// among that provider's models: `routing::pin`).
 fn target_model<'c>(
     cfg: &'c TenantConfig,
     entry: &str,
     input: &RouteInput<'_>,
 ) -> Result<&'c CatalogModel, String> {
-    match lookup(cfg, entry) {
+    match lookup_pinned(cfg, entry, input.pin) {
         Some(Target::Model(m)) => Ok(m),
         Some(Target::Alias(name, alias)) => alias_model(cfg, name, alias, input)
             .ok_or_else(|| format!("alias '{name}' matches no model ({})", describe(alias))),
-        None => Err(format!("'{entry}' is neither a model nor an alias")),
+        None => match (input.pin, lookup(cfg, entry)) {
+            (Some(p), Some(Target::Model(m))) => Err(pin::elsewhere(m, p)),
+            _ => Err(format!("'{entry}' is neither a model nor an alias")),
+        },
     }
 }
 

@@ -6,6 +6,9 @@ pub mod chain;
 mod draw;
 pub mod facts;
 pub mod observed;
+pub mod pin;
+#[cfg(test)]
+mod pin_tests;
 pub mod rank;
 pub mod resolve;
 pub mod spread;
@@ -13,7 +16,8 @@ pub mod spread;
 mod spread_tests;
 #[cfg(test)]
 mod test_config;
+pub mod versions;
 
 pub use chain::{build_chain, dead_entries, AffinityUse, Candidate, ChainError, Route, RouteInput};
 pub use observed::{ModelHealth, NothingObserved, Observed};
-pub use resolve::{lookup, resolve_alias, Target};
+pub use resolve::{lookup, lookup_pinned, resolve_alias, Target};

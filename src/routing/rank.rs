@@ -6,6 +6,7 @@
 //! draw: the same snapshot and draw always give the same order, and ties break on model id.
 //!
 //! - An open breaker sorts after every closed one (the cascade would skip it with no call).
+//! - With `prefer_newest_version` (issue 23), dated models newest first, undated ones after.
 //! - Then the constraint order (`tier`: the alias's provider preference), as seed 000.
 //! - Then the axis: latency and ttfb ascending, success descending, price ascending (descending
 //!   for `best`/`auto:smart`), score descending. A model with no value on the axis ranks as if
@@ -15,8 +16,10 @@
 
 use super::draw::{mix64, GOLDEN};
 use super::observed::ModelHealth;
+use super::versions::{newest_first, VersionDate};
 use crate::config::alias::{RankBy, Weights};
 use crate::config::CatalogModel;
+use std::cmp::Reverse;
 
 /// A model whose newest outcome is at least this old has stale stats: exploration may try it.
 pub const STALE_MS: u64 = 60_000;
@@ -41,6 +44,8 @@ pub struct Ranking {
     pub weights: Weights,
     /// Share of requests (0 to 1) that put a stale model first (`exploration_share`).
     pub exploration_share: f64,
+    /// Dated models newest first, ahead of the axis (`prefer_newest_version`, issue 23).
+    pub prefer_newest: bool,
 }
 
 /// One model to rank: its constraint tier (lower first) and what was measured of it (`None`:
@@ -200,11 +205,14 @@ pub fn rank<'c>(
         order.push((r, key));
         measured.push(m);
     }
+    let newest: Vec<Reverse<Option<VersionDate>>> =
+        order.iter().map(|(r, _)| recency(r, how)).collect();
     let mut idx: Vec<usize> = (0..order.len()).collect();
     idx.sort_by(|&i, &j| {
         let ((a, ka), (b, kb)) = (&order[i], &order[j]);
         a.breaker_open()
             .cmp(&b.breaker_open())
+            .then(newest[i].cmp(&newest[j]))
             .then(a.tier.cmp(&b.tier))
             .then(ka.total_cmp(kb))
             .then(measured[i].cmp(&measured[j]))
@@ -218,18 +226,30 @@ pub fn rank<'c>(
     order.into_iter().map(|(r, _)| r.model).collect()
 }
 
+/// `prefer_newest_version`'s key of a model (lower first); every model alike without it.
+fn recency(r: &Ranked<'_>, how: &Ranking) -> Reverse<Option<VersionDate>> {
+    if how.prefer_newest {
+        newest_first(r.model.id.as_str())
+    } else {
+        Reverse(None)
+    }
+}
+
 /// Which position exploration puts first on this request, if it explores: among the stale
-/// models of the leading tier whose breaker is closed, in model-id order, one picked by the draw.
-/// Price ranking reads no stats, so it never explores (seed 000 stays exact).
+/// models of the leading tier (and, with `prefer_newest`, the leading date) whose breaker is
+/// closed, in model-id order, one picked by the draw. Price ranking reads no stats, so it never
+/// explores (seed 000 stays exact).
 fn explored(order: &[(Ranked<'_>, f64)], how: &Ranking, now_ms: u64, draw: u64) -> Option<usize> {
     if how.rank_by == RankBy::Price || !explores(draw, how.exploration_share) {
         return None;
     }
-    let lead = order.first().filter(|(r, _)| !r.breaker_open())?.0.tier;
+    let leader = order.first().filter(|(r, _)| !r.breaker_open())?.0;
+    let (lead, lead_date) = (leader.tier, recency(&leader, how));
     let mut stale: Vec<(usize, &CatalogModel)> = order
         .iter()
         .enumerate()
-        .filter(|(_, (r, _))| r.tier == lead && !r.breaker_open() && r.is_stale(now_ms))
+        .filter(|(_, (r, _))| r.tier == lead && recency(r, how) == lead_date)
+        .filter(|(_, (r, _))| !r.breaker_open() && r.is_stale(now_ms))
         .map(|(i, (r, _))| (i, r.model))
         .collect();
     stale.sort_by(|a, b| a.1.id.cmp(&b.1.id));
@@ -256,6 +276,7 @@ impl Default for Ranking {
             price_descending: false,
             weights: Weights::default(),
             exploration_share: 0.0,
+            prefer_newest: false,
         }
     }
 }

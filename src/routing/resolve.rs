@@ -1,9 +1,15 @@
 //! Spec §1, resolving a name: a catalog model, or an alias applied as pin → filter → order → tie.
+//! Issue 23: a name that is neither falls back to loose version matching (`routing::versions`),
+//! a provider pin narrows the catalog a request sees (`routing::pin`), and an alias with
+//! `prefer_newest_version` orders dated models newest first, ahead of its ranking.
 
 use super::chain::RouteInput;
 use super::rank::{rank, Ranked, Ranking};
-use crate::config::{Alias, AliasName, CatalogModel, CostTier, ModelId, TenantConfig};
-use std::cmp::Ordering;
+use super::{pin, versions};
+use crate::config::{
+    Alias, AliasName, CatalogModel, CostTier, ModelId, ProviderName, TenantConfig,
+};
+use std::cmp::{Ordering, Reverse};
 use std::collections::BTreeMap;
 
 /// What a name refers to in one tenant's config.
@@ -13,13 +19,26 @@ pub enum Target<'c> {
     Alias(&'c AliasName, &'c Alias),
 }
 
+/// A catalog model of that id, else an alias of that name, else (issue 23) the catalog model it
+/// loosely matches: exact ids always win, and an exact name never reaches the version index.
 pub fn lookup<'c>(cfg: &'c TenantConfig, name: &str) -> Option<Target<'c>> {
-    if let Some(model) = cfg.models.get(name) {
+    lookup_pinned(cfg, name, None)
+}
+
+/// `lookup` as a request pinned to a provider sees the catalog: only that provider's models (an
+/// id of another provider may then reach a dated sibling on the pinned one). Aliases stay.
+pub fn lookup_pinned<'c>(
+    cfg: &'c TenantConfig,
+    name: &str,
+    pin: Option<&ProviderName>,
+) -> Option<Target<'c>> {
+    if let Some(model) = cfg.models.get(name).filter(|m| pin::admits(pin, m)) {
         return Some(Target::Model(model));
     }
-    cfg.aliases
-        .get_key_value(name)
-        .map(|(n, a)| Target::Alias(n, a))
+    if let Some((n, a)) = cfg.aliases.get_key_value(name) {
+        return Some(Target::Alias(n, a));
+    }
+    versions::closest(cfg, name, |m| pin::admits(pin, m)).map(Target::Model)
 }
 
 /// The model `name` resolves to in this config (resolved once per config, then looked up).
@@ -32,6 +51,8 @@ pub fn alias_target<'c>(cfg: &'c TenantConfig, name: &AliasName) -> Option<&'c C
 
 /// The model an alias contributes to this request. `rank_by: "price"` is seed 000's resolution,
 /// once per config; any other `rank_by` reads the measured stats, so it ranks per request.
+/// Under a provider pin a price alias keeps its resolution when that is on the provider (the
+/// best of all is the best of any part holding it), else resolves among the provider's models.
 pub fn alias_model<'c>(
     cfg: &'c TenantConfig,
     name: &AliasName,
@@ -39,7 +60,13 @@ pub fn alias_model<'c>(
     input: &RouteInput<'_>,
 ) -> Option<&'c CatalogModel> {
     if alias.rank_by.is_price() {
-        return alias_target(cfg, name);
+        let once = alias_target(cfg, name);
+        return match input.pin {
+            None => once,
+            Some(p) => once
+                .filter(|m| m.provider == *p)
+                .or_else(|| resolve_within(&cfg.models, alias, |m| m.provider == *p)),
+        };
     }
     ranked_alias(cfg, alias, input).into_iter().next()
 }
@@ -51,12 +78,16 @@ pub fn ranked_alias<'c>(
     alias: &Alias,
     input: &RouteInput<'_>,
 ) -> Vec<&'c CatalogModel> {
+    let on_pin = |m: &&CatalogModel| pin::admits(input.pin, m);
     if let Some(pinned) = alias.pin.as_ref().and_then(|p| cfg.models.get(p)) {
-        return vec![pinned];
+        if on_pin(&pinned) {
+            return vec![pinned];
+        }
     }
     let set = cfg
         .models
         .values()
+        .filter(on_pin)
         .filter(|m| satisfies(m, alias))
         .map(|m| Ranked {
             model: m,
@@ -69,6 +100,7 @@ pub fn ranked_alias<'c>(
         price_descending: alias.cost_tier == CostTier::Best,
         weights: alias.weights.unwrap_or_default(),
         exploration_share: cfg.settings.exploration_share,
+        prefer_newest: alias.prefer_newest_version,
     };
     rank(set, &how, input.now_ms, input.draw)
 }
@@ -95,17 +127,39 @@ pub fn resolve_alias<'c>(
     catalog: &'c BTreeMap<ModelId, CatalogModel>,
     alias: &Alias,
 ) -> Option<&'c CatalogModel> {
+    resolve_within(catalog, alias, |_| true)
+}
+
+/// `resolve_alias` over the models `keep` admits, as if the catalog held only them (a provider
+/// pin: an alias pin outside them falls through like a retired one).
+fn resolve_within<'c>(
+    catalog: &'c BTreeMap<ModelId, CatalogModel>,
+    alias: &Alias,
+    keep: impl Fn(&CatalogModel) -> bool,
+) -> Option<&'c CatalogModel> {
     // Rule 1: a pin that exists wins outright; a retired pin falls through to the constraints.
     if let Some(pinned) = alias.pin.as_ref().and_then(|p| catalog.get(p)) {
-        return Some(pinned);
+        if keep(pinned) {
+            return Some(pinned);
+        }
     }
     // One pass: each model's sort key is computed once, not once per comparison.
     catalog
         .values()
-        .filter(|m| satisfies(m, alias))
-        .map(|m| (preference_rank(m, alias), m))
+        .filter(|m| keep(*m) && satisfies(m, alias))
+        .map(|m| ((newest_rank(m, alias), preference_rank(m, alias)), m))
         .min_by(|(ra, a), (rb, b)| ra.cmp(rb).then_with(|| order_within_rank(a, b, alias)))
         .map(|(_, m)| m)
+}
+
+/// Issue 23 (seed 002), `prefer_newest_version`: dated models newest first, ahead of the
+/// alias's order; undated ones after them. Without the field every model ranks alike here.
+fn newest_rank(model: &CatalogModel, alias: &Alias) -> Reverse<Option<versions::VersionDate>> {
+    if alias.prefer_newest_version {
+        versions::newest_first(model.id.as_str())
+    } else {
+        Reverse(None)
+    }
 }
 
 /// Rule 2: every required capability and the minimum context window.
