@@ -146,7 +146,7 @@ fn resolve_within<'c>(
     // One pass: each model's sort key is computed once, not once per comparison.
     catalog
         .values()
-        .filter(|m| keep(*m) && satisfies(m, alias))
+        .filter(|m| keep(m) && satisfies(m, alias))
         .map(|m| ((newest_rank(m, alias), preference_rank(m, alias)), m))
         .min_by(|(ra, a), (rb, b)| ra.cmp(rb).then_with(|| order_within_rank(a, b, alias)))
         .map(|(_, m)| m)

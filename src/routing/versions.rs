@@ -25,7 +25,8 @@ pub struct VersionDate(u32);
 impl VersionDate {
     /// A real calendar day of 2000 to 2099; `None` otherwise.
     pub fn new(year: u32, month: u32, day: u32) -> Option<Self> {
-        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+        let leap =
+            year.is_multiple_of(4) && (!year.is_multiple_of(100) || year.is_multiple_of(400));
         let days = match month {
             1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
             4 | 6 | 9 | 11 => 30,
@@ -125,7 +126,7 @@ pub fn closest<'c>(
     requested: &str,
     keep: impl Fn(&CatalogModel) -> bool,
 ) -> Option<&'c CatalogModel> {
-    if let Some(exact) = cfg.models.get(requested).filter(|m| keep(*m)) {
+    if let Some(exact) = cfg.models.get(requested).filter(|m| keep(m)) {
         return Some(exact);
     }
     let (base, wanted) = split(requested);
@@ -133,7 +134,7 @@ pub fn closest<'c>(
         .get(base)?
         .iter()
         .filter_map(|id| cfg.models.get(id))
-        .filter(|m| keep(*m));
+        .filter(|m| keep(m));
     match wanted {
         Some(day) => {
             let first = kept.clone().next();
