@@ -12,7 +12,8 @@ pub struct RequestLog<'a> {
     pub request_id: &'a str,
     pub tenant: &'a str,
     pub requested: &'a str,
-    /// `served`, `refused`, `exhausted`, `cancelled` or `rejected` (refused before routing).
+    /// `served`, `refused`, `exhausted`, `cancelled` or `rejected` (refused before routing);
+    /// `refusal_applied` or `refusal_unavailable` for an answer after a safety refusal.
     pub outcome: &'a str,
     pub status: u16,
     pub attempts: &'a [CandidateAttempt],
@@ -65,6 +66,9 @@ struct TryLine<'a> {
     retry: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     truncated: Option<usize>,
+    /// This try's answer was a safety refusal (`on_refusal: fallback`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    refusal: bool,
 }
 
 impl RequestLog<'_> {
@@ -85,6 +89,7 @@ impl RequestLog<'_> {
                     error: None,
                     retry: None,
                     truncated: None,
+                    refusal: false,
                 });
                 a.tries
                     .iter()
@@ -98,6 +103,8 @@ impl RequestLog<'_> {
                         error: t.error.as_deref().map(|e| truncated(e, MAX_ERROR_BYTES)),
                         retry: a.retry,
                         truncated: a.truncated,
+                        // The answering try, the last of its attempt.
+                        refusal: a.refusal && t.failure.is_none(),
                     })
                     .chain(skipped)
             })
@@ -172,6 +179,7 @@ mod tests {
             retry: None,
             ends_at: None,
             truncated: None,
+            refusal: false,
         }];
         let line = line_of("fast", "exhausted", 502, &attempts);
         assert_eq!(line["attempts"][0]["key_id"], "key_ab12");
@@ -200,9 +208,40 @@ mod tests {
             retry: Some(2),
             ends_at: None,
             truncated: None,
+            refusal: false,
         }];
         let line = line_of("m", "exhausted", 502, &attempts);
         assert_eq!(line["attempts"][0]["retry"], 2);
+    }
+
+    #[test]
+    fn a_refused_answer_is_marked_in_the_log_line_and_other_tries_are_not() {
+        let attempt = |model: &str, refusal: bool| CandidateAttempt {
+            provider: "p".into(),
+            model: model.into(),
+            failure: None,
+            status: Some(200),
+            tries: vec![KeyTry {
+                key_id: "key_ab12".into(),
+                status: Some(200),
+                failure: None,
+                error: None,
+                ms: 3,
+            }],
+            retry: None,
+            ends_at: None,
+            truncated: None,
+            refusal,
+        };
+        let attempts = [attempt("m1", true), attempt("m2", false)];
+        let line = line_of("best", "refusal_applied", 200, &attempts);
+        assert_eq!(line["outcome"], "refusal_applied");
+        assert_eq!(line["attempts"][0]["refusal"], true);
+        assert!(line["attempts"][1].get("refusal").is_none(), "{line}");
+        assert!(
+            line["attempts"][0].get("failure").is_none(),
+            "a refusal is no failure"
+        );
     }
 
     #[test]

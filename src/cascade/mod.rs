@@ -11,6 +11,7 @@ pub mod context_window;
 mod keys;
 pub mod log_line;
 pub mod rate_limit_signals;
+pub mod refusal;
 pub mod retry;
 pub mod retry_after;
 mod samples;
@@ -22,6 +23,7 @@ use crate::routing::Candidate;
 use crate::state::{AcquireRequest, Lease, ReportRequest};
 use candidate::Position;
 pub use classify::{classify_status, Failure, StatusVerdict};
+pub use refusal::{PolicyFallback, RefusalPolicy, RefusalSeen};
 pub use settlement::Settlement;
 
 #[allow(async_fn_in_trait)]
@@ -94,6 +96,12 @@ pub trait Upstream {
     fn fit(&self, _model: &CatalogModel) -> context_window::Fit {
         context_window::Fit::Fits
     }
+
+    /// Whether a served body is a safety refusal (`providers::refusal`); asked only for a name
+    /// with `on_refusal: fallback`. A port that cannot tell (a stream) says no.
+    fn is_refusal(&self, _body: &Self::Body) -> bool {
+        false
+    }
 }
 
 /// One key tried inside one candidate, for the log line.
@@ -122,6 +130,8 @@ pub struct CandidateAttempt {
     pub ends_at: Option<u64>,
     /// Messages dropped to fit this candidate's window (`X-CogniGate-Truncate: oldest`).
     pub truncated: Option<usize>,
+    /// It answered with a safety refusal (seen only for a name with `on_refusal: fallback`).
+    pub refusal: bool,
 }
 
 impl CandidateAttempt {
@@ -135,6 +145,7 @@ impl CandidateAttempt {
             retry,
             ends_at: None,
             truncated: None,
+            refusal: false,
         }
     }
 }
@@ -144,9 +155,12 @@ pub enum Ending<B> {
     Served {
         status: u16,
         body: B,
-        /// Candidates that failed before this one.
+        /// Candidates that failed (or refused) before this one.
         depth: usize,
         settlement: Settlement,
+        /// Set when a refusal was seen (`on_refusal: fallback`): which answer the caller gets,
+        /// and the ones billed beside it.
+        refusal: Option<Box<RefusalSeen<B>>>,
     },
     /// A request-caused 4xx: the provider's status and message, unchanged.
     Refused(ApiError),
@@ -235,14 +249,40 @@ pub struct Cascade<'p, S, U, C> {
 }
 
 impl<S: RoutingState, U: Upstream, C: Clock> Cascade<'_, S, U, C> {
+    /// Seed 000's cascade: a refusal is an answer like any other.
     pub async fn run(&self, chain: &[Candidate<'_>]) -> Outcome<U::Body> {
+        self.run_with(chain, RefusalPolicy::Answer).await
+    }
+
+    /// The cascade with the requested name's refusal policy (`refusal.rs`).
+    pub async fn run_with(
+        &self,
+        chain: &[Candidate<'_>],
+        policy: RefusalPolicy,
+    ) -> Outcome<U::Body> {
         let started = self.clock.now_ms();
         let mut attempts: Vec<CandidateAttempt> = Vec::with_capacity(chain.len());
         // Candidates that failed before the one that serves (`X-CogniGate-Fallback-Depth`);
         // retries of one candidate and candidates skipped for their context window cost none.
         let mut depth = 0;
-        for candidate in chain {
+        for (at, candidate) in chain.iter().enumerate() {
             let ending = match self.position(candidate, started, &mut attempts).await {
+                Position::Served {
+                    status,
+                    body,
+                    settlement,
+                } if policy.watches() && self.upstream.is_refusal(&body) => {
+                    let held = refusal::Held {
+                        status,
+                        body,
+                        depth,
+                        settlement,
+                        attempt: attempts.len().saturating_sub(1),
+                    };
+                    let rest = chain.get(at + 1..).unwrap_or_default();
+                    self.after_refusal(held, rest, policy, started, &mut attempts)
+                        .await
+                }
                 Position::Served {
                     status,
                     body,
@@ -252,6 +292,7 @@ impl<S: RoutingState, U: Upstream, C: Clock> Cascade<'_, S, U, C> {
                     body,
                     depth,
                     settlement,
+                    refusal: None,
                 },
                 Position::Refused(err) => Ending::Refused(err),
                 Position::Cancelled => Ending::Cancelled,

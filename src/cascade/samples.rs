@@ -44,6 +44,7 @@ mod tests {
             retry: None,
             ends_at: None,
             truncated: None,
+            refusal: false,
         }
     }
 

@@ -175,6 +175,7 @@ pub async fn serve(
             pin: pinned.map_err(|e| chain_error(&e))?,
         };
         let route = build_chain(&cfg, inbound.model(), &input).map_err(|e| chain_error(&e))?;
+        let refusals = super::refusal::policy(&req, route.on_refusal);
         let conversation = conversation.map(|c| c.routed(route.affinity));
         let chain = route.candidates;
         // Read once: the reservation holds it, and an answer without usage is charged it.
@@ -204,7 +205,8 @@ pub async fn serve(
         let cascade = Cascade {
             state: &state,
             upstream: &FetchUpstream::new(&inbound, prompt_estimate)
-                .guarding(cfg.settings.context_window_guard, truncate_oldest(&req)),
+                .guarding(cfg.settings.context_window_guard, truncate_oldest(&req))
+                .watching_refusals(refusals.watches()),
             clock: &WorkerClock,
             limits: Limits {
                 budget_ms: dep.defaults.request_budget_ms,
@@ -213,7 +215,7 @@ pub async fn serve(
                 max_park_ms: dep.max_park_ms,
             },
         };
-        let outcome = cascade.run(&chain).await;
+        let outcome = cascade.run_with(&chain, refusals).await;
         let usage = Metered {
             cfg: &cfg,
             pending,
@@ -307,8 +309,11 @@ async fn respond(
             body,
             depth,
             settlement,
+            refusal,
         } => {
-            let served = attempts.last();
+            let served = refusal
+                .as_ref()
+                .map_or(attempts.last(), |r| r.served_attempt(&attempts));
             let mut by = ServedBy {
                 depth,
                 model: served.map(|a| a.model.as_str()).unwrap_or(""),
@@ -316,6 +321,7 @@ async fn respond(
                 truncated: served.and_then(|a| a.truncated),
                 cost_usd: None,
                 cache_affinity: conversation.as_ref().map(|c| c.served(served, now_ms())),
+                policy_fallback: refusal.as_ref().map(|r| r.fallback),
             };
             // A fallback's answer is charged at the model that served it.
             let serving_model = cfg.models.get(by.model);
@@ -330,7 +336,10 @@ async fn respond(
                     if let Some(model) = serving_model {
                         // No `usage` in the answer: charged the estimate, never nothing.
                         let tokens = answer_tokens(usage, prompt_estimate, &bytes);
-                        let record = pending.served(now_ms(), model, tokens);
+                        // A refusal's answers are billed too (`usage::billed`).
+                        let others = refusal.map(|r| r.billed).unwrap_or_default();
+                        let also = super::refusal::billed(cfg, &attempts, others, prompt_estimate);
+                        let record = pending.served_with(now_ms(), (model, tokens), &also);
                         by.cost_usd = record.cost_usd.map(usd_decimal);
                         usage_sink::hand_off(state.env, state.ctx, record, governed);
                     }
@@ -355,7 +364,7 @@ async fn respond(
                 }
             };
             (
-                "served",
+                by.policy_fallback.map_or("served", |f| f.log_outcome()),
                 resp.and_then(|r| with_served_headers(r, &by, log.metrics, dep)),
             )
         }

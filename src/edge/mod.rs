@@ -21,6 +21,7 @@ mod local_grants;
 mod metrics;
 mod model_metrics;
 mod open_breakers;
+mod refusal;
 mod routing_client;
 mod routing_object;
 mod served;

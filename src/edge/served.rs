@@ -1,12 +1,15 @@
 //! What a caller's answer carries besides its body: who served it (`X-CogniGate-Model`,
-//! `-Provider`, `-Fallback-Depth`), what it cost, the stream headers, the aggregated 502's
-//! `Retry-After`, and the debug counters tests and benchmarks read.
+//! `-Provider`, `-Fallback-Depth`), what it cost, the refusal fallback's `-Policy-Fallback`, the
+//! stream headers, the aggregated 502's `Retry-After`, and the debug counters tests and
+//! benchmarks read.
 
 use super::deployment::Deployment;
 use super::http::{self, now_ms, HttpReply};
 use super::metrics::Metrics;
 use crate::api::ApiError;
-use crate::cascade::{exhausted_error, exhausted_retry_after_secs, CandidateAttempt};
+use crate::cascade::{
+    exhausted_error, exhausted_retry_after_secs, CandidateAttempt, PolicyFallback,
+};
 use crate::surfaces::Surface;
 use worker::Response;
 
@@ -30,6 +33,8 @@ pub(super) struct ServedBy<'a> {
     pub cost_usd: Option<String>,
     /// `X-CogniGate-Cache-Affinity`: `hit` or `miss` when the requested name has affinity.
     pub cache_affinity: Option<&'static str>,
+    /// `X-CogniGate-Policy-Fallback`: only when a safety refusal was seen.
+    pub policy_fallback: Option<PolicyFallback>,
 }
 
 pub(super) fn stream_response(
@@ -68,6 +73,9 @@ pub(super) fn with_served_headers(
     }
     if let Some(affinity) = by.cache_affinity {
         set("x-cognigate-cache-affinity", affinity)?;
+    }
+    if let Some(fallback) = by.policy_fallback {
+        set("x-cognigate-policy-fallback", fallback.as_str())?;
     }
     if dep.debug_counters {
         set("x-cognigate-d1-queries", &metrics.d1_queries().to_string())?;

@@ -6,6 +6,7 @@ use super::signals::{signal_headers, RateLimited200};
 use crate::cascade::body_limit::{Capped, MAX_ERROR_BODY, MAX_SUCCESS_BODY};
 use crate::cascade::context_window::{fit, fitted_request, Fit};
 use crate::cascade::{Call, UpstreamReply};
+use crate::config::ProviderKind;
 use crate::providers::{self, Answer, StreamDecoder};
 use crate::stream::{Relay, RelayStep, StreamEnd};
 use crate::surfaces::{Encoder, Inbound};
@@ -31,6 +32,8 @@ pub enum UpstreamBody {
         usage: Option<TokenCounts>,
         /// Request sent to response headers (the live stats' time to first byte).
         headers_ms: u64,
+        /// The upstream's own answer was a safety refusal (read only when watched for).
+        refusal: bool,
     },
     Stream(StreamStart),
 }
@@ -74,6 +77,8 @@ pub struct FetchUpstream<'a> {
     body: RefCell<Option<(CandidateBody, Rc<Vec<u8>>)>>,
     /// The context-window guard: `(on, truncate)`, truncate from `X-CogniGate-Truncate: oldest`.
     window: (bool, bool),
+    /// Non-streamed answers are read for a safety refusal (`on_refusal: fallback`).
+    refusals: bool,
 }
 
 /// Which candidate a built body belongs to: (provider, model).
@@ -86,7 +91,14 @@ impl<'a> FetchUpstream<'a> {
             prompt_estimate,
             body: RefCell::new(None),
             window: (false, false),
+            refusals: false,
         }
+    }
+
+    /// Reads answers for a safety refusal: only for a name with `on_refusal: fallback`.
+    pub fn watching_refusals(mut self, on: bool) -> Self {
+        self.refusals = on;
+        self
     }
 
     /// The guard is on with the tenant's `context_window_guard` or when truncation is asked for.
@@ -126,6 +138,10 @@ impl crate::cascade::Upstream for FetchUpstream<'_> {
             (false, _) => Fit::Fits,
             (true, truncate) => fit(self.request.chat(), model.context_window, truncate),
         }
+    }
+
+    fn is_refusal(&self, body: &UpstreamBody) -> bool {
+        matches!(body, UpstreamBody::Full { refusal: true, .. })
     }
 
     async fn send(&self, call: Call<'_>) -> UpstreamReply<UpstreamBody> {
@@ -185,7 +201,8 @@ impl crate::cascade::Upstream for FetchUpstream<'_> {
             let rate_limited = RateLimited200::of(call.provider, resp.headers());
             let read = |bytes| self.request.read_answer(kind, bytes, now_ms() / 1000);
             let times = (deadline, timing.1);
-            full_body(resp, status, controller, (read, rate_limited), times).await
+            let watch = self.refusals.then_some(kind);
+            full_body(resp, status, controller, (read, rate_limited, watch), times).await
         }
     }
 }
@@ -260,9 +277,10 @@ async fn full_body(
     mut resp: Response,
     status: u16,
     controller: AbortController,
-    (read, rate_limited): (
+    (read, rate_limited, watch): (
         impl FnOnce(Vec<u8>) -> Result<Answer, String>,
         Option<RateLimited200>,
+        Option<ProviderKind>,
     ),
     (deadline, headers_ms): (u64, u64),
 ) -> UpstreamReply<UpstreamBody> {
@@ -287,6 +305,8 @@ async fn full_body(
     if let Some(reply) = rate_limited.and_then(|r| r.check(&bytes)) {
         return reply;
     }
+    // Read on the upstream's own answer, before it is put into the caller's surface.
+    let refusal = watch.is_some_and(|kind| providers::refusal::is_refusal(kind, &bytes));
     match read(bytes) {
         Ok(Answer { bytes, usage }) => UpstreamReply::Success {
             status,
@@ -295,6 +315,7 @@ async fn full_body(
                 bytes,
                 usage,
                 headers_ms,
+                refusal,
             },
         },
         Err(detail) => UpstreamReply::Broken { status, detail },

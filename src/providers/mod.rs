@@ -4,6 +4,7 @@
 pub mod anthropic;
 pub mod openai;
 pub mod reasoning;
+pub mod refusal;
 
 use crate::api::ChatRequest;
 use crate::config::{CatalogModel, ProviderKey, ProviderKind};

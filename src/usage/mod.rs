@@ -2,6 +2,7 @@
 //! (`usage` from the answer, or from the stream's usage chunk) and hands one `UsageRecord` per
 //! request to the ledger, which enforces limits and keeps the roll-ups the usage API reads.
 
+pub mod billed;
 pub mod cost;
 pub mod end_user;
 pub mod estimate;
@@ -16,6 +17,7 @@ pub mod spend;
 pub mod stream;
 pub mod wire;
 
+pub use billed::Billed;
 pub use cost::{cost_usd, usd_decimal};
 pub use end_user::end_user;
 pub use pending::PendingUsage;

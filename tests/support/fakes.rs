@@ -4,7 +4,9 @@
 
 use cognigate::cascade::{Call, Clock, RoutingState, Upstream, UpstreamReply};
 use cognigate::config::admin_body::{parse_body, ModelBody, ProviderBody};
-use cognigate::config::{Defaults, ModelId, ProviderName, RouteName, TenantConfig, TenantId};
+use cognigate::config::{
+    Defaults, ModelId, ProviderKind, ProviderName, RouteName, TenantConfig, TenantId,
+};
 use cognigate::state::{AcquireRequest, Lease, ProviderState, ReportRequest};
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, VecDeque};
@@ -85,6 +87,8 @@ pub enum Script {
     /// A 2xx past the success-body cap.
     Oversized,
     Cancelled,
+    /// A 200 that is a safety refusal: OpenAI's `finish_reason: "content_filter"`, no content.
+    Refusal,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -167,8 +171,24 @@ impl Upstream for FakeUpstream<'_> {
             },
             Script::Oversized => UpstreamReply::Oversized { status: 200 },
             Script::Cancelled => UpstreamReply::Cancelled,
+            Script::Refusal => UpstreamReply::Success {
+                status: 200,
+                body: refusal_body(&call.model.upstream_model),
+            },
         }
     }
+
+    /// The edge's reading: the family's pure detector over the answer as the upstream wrote it.
+    fn is_refusal(&self, body: &String) -> bool {
+        cognigate::providers::refusal::is_refusal(ProviderKind::Openai, body.as_bytes())
+    }
+}
+
+/// A refusal from `model` as an OpenAI-compatible upstream writes it.
+pub fn refusal_body(model: &str) -> String {
+    format!(
+        r#"{{"model":"{model}","choices":[{{"index":0,"message":{{"role":"assistant","content":null}},"finish_reason":"content_filter"}}]}}"#
+    )
 }
 
 /// A tenant with providers `p1`..`p3` (keys `<provider>-k1`..) and models `m1`..`m3`, one per
