@@ -139,6 +139,15 @@ fn a_metadata_rule_matches_only_with_that_header() {
         served(&post(&t, "/v1/responses", &responses, &search)),
         "m-tools"
     );
+    // A name only a conditional rule gives: count_tokens resolves it as /v1/messages would.
+    t.put_ok(
+        "/routing-rules",
+        json!({"name": "team-only", "match": "team-only", "when": {"metadata.team": "search"}, "chain": ["m-plain"]}),
+    );
+    let count = json!({"model": "team-only", "messages": [{"role": "user", "content": "hi"}]});
+    let path = "/v1/messages/count_tokens";
+    assert_eq!(post(&t, path, &count, &search).status, 200);
+    assert_eq!(post(&t, path, &count, &ads).status, 404);
 }
 
 #[test]

@@ -164,9 +164,11 @@ impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
         let written = self.store.put_rule(t, &rule, default_depth, self.cx.now);
         match written.await? {
             DepthWrite::Written => {}
-            DepthWrite::TooManyRules => return Err(conflict(format!(
+            DepthWrite::TooManyRules => {
+                return Err(conflict(format!(
                 "The tenant has {MAX_RULES} routing rules, the most it may have; delete one first."
-            ))),
+            )))
+            }
             DepthWrite::DepthExceeded => {
                 // Refused in the write: say why only while it is still true.
                 let max = self.settings(t).await?.max_fallback_depth;

@@ -3,8 +3,9 @@
 //! header. Only what the tenant's rules read is computed: a tenant with no `when` builds nothing,
 //! and the header costs its presence check unless a caller sends it.
 
+use super::count_tokens::CountRequest;
 use super::{Inbound, Surface};
-use crate::api::{ApiError, ErrorKind};
+use crate::api::{ApiError, ChatRequest, ErrorKind};
 use crate::config::condition::Reads;
 use crate::routing::facts::{Endpoint, RequestFacts};
 use std::collections::BTreeMap;
@@ -45,10 +46,7 @@ pub fn facts(
         return Ok(None);
     }
     let chat = inbound.chat();
-    let tools = chat
-        .raw("tools")
-        .and_then(|t| serde_json::from_str::<Vec<serde::de::IgnoredAny>>(t).ok())
-        .is_some_and(|t| !t.is_empty());
+    let tools = declares_tools(chat);
     let max_tokens = ["max_completion_tokens", "max_tokens"]
         .iter()
         .find_map(|f| chat.raw(f).and_then(|raw| raw.parse::<u64>().ok()));
@@ -69,6 +67,35 @@ pub fn facts(
         } else {
             BTreeMap::new()
         },
+    }))
+}
+
+/// `tools` is a non-empty array.
+pub fn declares_tools(req: &ChatRequest) -> bool {
+    req.raw("tools")
+        .and_then(|t| serde_json::from_str::<Vec<serde::de::IgnoredAny>>(t).ok())
+        .is_some_and(|t| !t.is_empty())
+}
+
+/// The facts of a `/v1/messages/count_tokens` request: what the Messages request it counts
+/// would have, but `stream` (false) and `max_tokens` (absent: a count needs none).
+pub fn count_facts(
+    count: &CountRequest,
+    reads: Reads,
+    metadata_header: Option<&str>,
+) -> Result<Option<RequestFacts>, ApiError> {
+    let metadata = metadata_header.map(parse_metadata).transpose()?;
+    if !reads.any {
+        return Ok(None);
+    }
+    Ok(Some(RequestFacts {
+        model: count.model.clone(),
+        stream: false,
+        tools: count.tools,
+        max_tokens: None,
+        has_images: count.has_images,
+        endpoint: Endpoint::Messages,
+        metadata: metadata.filter(|_| reads.metadata).unwrap_or_default(),
     }))
 }
 
@@ -130,6 +157,22 @@ mod tests {
             None
         );
         assert!(facts(&i, Reads::default(), Some("nope")).is_err());
+    }
+
+    #[test]
+    fn a_count_tokens_request_has_the_facts_of_the_messages_request_it_counts() {
+        let body = r#"{"model":"best","tools":[{"name":"f","input_schema":{}}],
+            "messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AA"}}]}]}"#;
+        let count = CountRequest::parse(body.as_bytes().to_vec(), 1_000, None).unwrap();
+        let f = count_facts(&count, ALL, Some(r#"{"team":"x"}"#))
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (f.endpoint, f.tools, f.has_images, f.stream, f.max_tokens),
+            (Endpoint::Messages, true, true, false, None)
+        );
+        assert_eq!(f.metadata.get("team").map(String::as_str), Some("x"));
+        assert!(count_facts(&count, ALL, Some("[]")).is_err());
     }
 
     #[test]
