@@ -11,7 +11,7 @@ use cognigate::admin::store::{CatalogStore, DepthWrite, TenantStore};
 use cognigate::admin::Verb;
 use cognigate::api::auth::{hash_key, may_be_caller_key};
 use cognigate::config::sealed::Kek;
-use cognigate::config::{Chain, KeyPolicy, RouteName, SettingsOverrides, TenantId};
+use cognigate::config::{Chain, KeyPolicy, RouteName, Rule, SettingsOverrides, TenantId};
 use futures::executor::block_on;
 use serde_json::{json, Value};
 use support::admin_world::AdminWorld as World;
@@ -207,11 +207,11 @@ fn the_store_writes_a_rule_only_within_the_depth_it_holds_at_that_moment() {
     let store = &w.store;
     let (t, r) = (acme(), RouteName::parse("r").unwrap());
     assert_eq!(
-        block_on(store.put_rule(&t, &r, &chain(5), 5, 0)).unwrap(),
+        block_on(store.put_rule(&t, &Rule::unconditional(r.clone(), chain(5)), 5, 0)).unwrap(),
         DepthWrite::Written
     );
     assert_eq!(
-        block_on(store.put_rule(&t, &r, &chain(6), 5, 0)).unwrap(),
+        block_on(store.put_rule(&t, &Rule::unconditional(r.clone(), chain(6)), 5, 0)).unwrap(),
         DepthWrite::DepthExceeded,
         "the deployment default"
     );
@@ -224,22 +224,22 @@ fn the_store_writes_a_rule_only_within_the_depth_it_holds_at_that_moment() {
         DepthWrite::DepthExceeded,
         "a 5-entry rule is stored"
     );
-    block_on(store.put_rule(&t, &r, &chain(3), 5, 0)).unwrap();
+    block_on(store.put_rule(&t, &Rule::unconditional(r.clone(), chain(3)), 5, 0)).unwrap();
     assert_eq!(
         block_on(store.put_settings(&t, &lowered, 3)).unwrap(),
         DepthWrite::Written
     );
     assert_eq!(
-        block_on(store.put_rule(&t, &r, &chain(4), 5, 0)).unwrap(),
+        block_on(store.put_rule(&t, &Rule::unconditional(r.clone(), chain(4)), 5, 0)).unwrap(),
         DepthWrite::DepthExceeded,
         "the tenant's override"
     );
     let ghost = TenantId::parse("ghost").unwrap();
     assert_eq!(
-        block_on(store.put_rule(&ghost, &r, &chain(1), 5, 0)).unwrap(),
+        block_on(store.put_rule(&ghost, &Rule::unconditional(r.clone(), chain(1)), 5, 0)).unwrap(),
         DepthWrite::DepthExceeded,
         "no tenant, no write"
     );
     let rules = block_on(store.list_rules(&t)).unwrap();
-    assert!(rules.iter().all(|(_, c)| c.len() <= 3), "{rules:?}");
+    assert!(rules.iter().all(|r| r.chain.len() <= 3), "{rules:?}");
 }

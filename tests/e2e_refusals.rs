@@ -97,7 +97,6 @@ fn policy(r: &Resp) -> Option<&str> {
 }
 
 #[test]
-#[ignore = "needs a rule's on_refusal stored in D1 (the rules branch, issue 23)"]
 fn a_scripted_refusal_followed_by_a_normal_answer_returns_200_with_applied_and_the_second_answer() {
     let gw = Gateway::shared();
     let (t, mock) = tenant(gw, "refusal-applied");
@@ -150,7 +149,6 @@ fn a_scripted_refusal_followed_by_a_normal_answer_returns_200_with_applied_and_t
 }
 
 #[test]
-#[ignore = "needs a rule's on_refusal stored in D1 (the rules branch, issue 23)"]
 fn with_the_opt_out_header_the_refusal_comes_back_with_unavailable() {
     let gw = Gateway::shared();
     let (t, mock) = tenant(gw, "refusal-off");
@@ -166,7 +164,6 @@ fn with_the_opt_out_header_the_refusal_comes_back_with_unavailable() {
 }
 
 #[test]
-#[ignore = "needs a rule's on_refusal stored in D1 (the rules branch, issue 23)"]
 fn a_fallback_that_refuses_too_returns_the_original_refusal_with_unavailable_and_charges_both() {
     let gw = Gateway::shared();
     let (t, mock) = tenant(gw, "refusal-twice");
@@ -188,7 +185,6 @@ fn a_fallback_that_refuses_too_returns_the_original_refusal_with_unavailable_and
 }
 
 #[test]
-#[ignore = "needs a rule's on_refusal stored in D1 (the rules branch, issue 23)"]
 fn the_fallback_applies_on_v1_messages_and_v1_responses_too() {
     let gw = Gateway::shared();
     let (t, mock) = tenant(gw, "refusal-surfaces");
@@ -213,7 +209,6 @@ fn the_fallback_applies_on_v1_messages_and_v1_responses_too() {
 }
 
 #[test]
-#[ignore = "needs a rule's on_refusal stored in D1 (the rules branch, issue 23)"]
 fn an_anthropic_providers_refusal_stop_reason_falls_back_to_the_next_candidate() {
     let gw = Gateway::shared();
     let (t, mock) = tenant(gw, "refusal-ant");

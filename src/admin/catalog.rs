@@ -8,6 +8,7 @@ use crate::api::views::{
     AliasView, Deleted, List, ModelView, ProviderView, RuleView, WrittenRuleView,
 };
 use crate::config::admin_body::{parse_body, AliasBody, ModelBody, ProviderBody, RuleBody};
+use crate::config::rule::MAX_RULES;
 use crate::config::{
     AliasName, ConfigError, ModelId, ProviderName, RouteName, TenantConfig, TenantId,
 };
@@ -136,19 +137,17 @@ impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
 
     pub(super) async fn list_rules(&self, t: &TenantId) -> Answer {
         let rules = self.store.list_rules(t).await?;
-        let data = rules
-            .iter()
-            .map(|(matches, chain)| RuleView::new(matches, chain))
-            .collect();
+        let data = rules.iter().map(RuleView::new).collect();
         json(200, &List { data })
     }
 
     /// A chain longer than the tenant's depth limit is refused; entries that would contribute no
     /// candidate today are written anyway and named in `warnings`. The store checks the depth
-    /// again in the write itself, so settings lowered meanwhile still hold.
+    /// and the rule count again in the write itself, so settings lowered meanwhile still hold.
+    /// Upserted by name (issue 23; a body without `name` is named after its `match`).
     pub(super) async fn put_rule(&self, t: &TenantId, body: &[u8]) -> Answer {
         let settings = self.settings(t).await?;
-        let (matches, chain) =
+        let rule =
             parse_body::<RuleBody>(body).and_then(|b| b.validate(settings.max_fallback_depth))?;
         let snapshot = self.store.catalog(t).await?;
         let mut cfg = TenantConfig::empty(t.clone(), settings);
@@ -158,40 +157,40 @@ impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
             .map(|m| (m.id.clone(), m))
             .collect();
         cfg.aliases = snapshot.aliases.into_iter().collect();
-        let warnings = dead_entries(&cfg, chain.entries(), |p| {
+        let warnings = dead_entries(&cfg, rule.chain.entries(), |p| {
             snapshot.provider_names.contains(p)
         });
         let default_depth = self.cx.defaults.settings.max_fallback_depth;
-        let written = self
-            .store
-            .put_rule(t, &matches, &chain, default_depth, self.cx.now);
-        if written.await? == DepthWrite::DepthExceeded {
-            // Refused in the write: say why only while it is still true.
-            let max = self.settings(t).await?.max_fallback_depth;
-            let len = chain.len();
-            if len > max as usize {
-                return Err(ConfigError::ChainTooLong { len, max }.into());
+        let written = self.store.put_rule(t, &rule, default_depth, self.cx.now);
+        match written.await? {
+            DepthWrite::Written => {}
+            DepthWrite::TooManyRules => {
+                return Err(conflict(format!(
+                "The tenant has {MAX_RULES} routing rules, the most it may have; delete one first."
+            )))
             }
-            return Err(depth_changed());
+            DepthWrite::DepthExceeded => {
+                // Refused in the write: say why only while it is still true.
+                let max = self.settings(t).await?.max_fallback_depth;
+                let len = rule.chain.len();
+                if len > max as usize {
+                    return Err(ConfigError::ChainTooLong { len, max }.into());
+                }
+                return Err(depth_changed());
+            }
         }
-        let view = WrittenRuleView {
-            matches: &matches,
-            chain: &chain,
-            cache_affinity_s: chain.cache_affinity_s(),
-            on_refusal: chain.on_refusal(),
-            warnings,
-        };
-        json(200, &view)
+        json(200, &WrittenRuleView::new(&rule, warnings))
     }
 
-    pub(super) async fn delete_rule(&self, t: &TenantId, m: &RouteName) -> Answer {
-        if !self.store.delete_rule(t, m).await? {
-            return Err(not_found(&format!("The routing rule '{m}'")));
+    /// By the rule's name (issue 23; a rule written without one is named after its match).
+    pub(super) async fn delete_rule(&self, t: &TenantId, name: &RouteName) -> Answer {
+        if !self.store.delete_rule(t, name).await? {
+            return Err(not_found(&format!("The routing rule '{name}'")));
         }
         json(
             200,
             &Deleted {
-                deleted: m.as_str(),
+                deleted: name.as_str(),
             },
         )
     }

@@ -6,9 +6,10 @@ use super::store::{
     AliasWrite, CatalogSnapshot, CatalogStore, Created, DepthWrite, EventRow, KeyRow, ModelWrite,
     NewKey, PolicyPatch, ProviderDelete, Stored, TenantRecord, TenantRow, TenantStore,
 };
+use crate::config::rule::MAX_RULES;
 use crate::config::{
-    Alias, AliasName, CatalogModel, Chain, ModelId, ProviderName, RouteName, SettingsOverrides,
-    StoredProvider, TenantId,
+    Alias, AliasName, CatalogModel, ModelId, ProviderName, RouteName, Rule, RuleSet,
+    SettingsOverrides, StoredProvider, TenantId,
 };
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -20,7 +21,7 @@ pub struct TenantData {
     pub providers: BTreeMap<ProviderName, StoredProvider>,
     pub models: BTreeMap<ModelId, CatalogModel>,
     pub aliases: BTreeMap<AliasName, Alias>,
-    pub rules: BTreeMap<RouteName, Chain>,
+    pub rules: RuleSet,
     pub events: Vec<(u64, EventRow)>,
     /// Flushed usage roll-ups (`memory_usage`).
     pub rollups: Vec<(crate::usage::RollupKey, crate::usage::UsageSums)>,
@@ -329,34 +330,32 @@ impl CatalogStore for MemoryStore {
         self.write(t, |d| d.aliases.remove(name).is_some())
     }
 
-    async fn list_rules(&self, t: &TenantId) -> Stored<Vec<(RouteName, Chain)>> {
-        self.read(t, |d| {
-            d.rules
-                .iter()
-                .map(|(n, c)| (n.clone(), c.clone()))
-                .collect()
-        })
+    async fn list_rules(&self, t: &TenantId) -> Stored<Vec<Rule>> {
+        self.read(t, |d| d.rules.iter().cloned().collect())
     }
 
     async fn put_rule(
         &self,
         t: &TenantId,
-        name: &RouteName,
-        chain: &Chain,
+        rule: &Rule,
         default_depth: u32,
         _now: u64,
     ) -> Stored<DepthWrite> {
         Ok(self.write_or(t, DepthWrite::DepthExceeded, |d| {
-            if chain.len() > depth_of(d, default_depth) as usize {
+            if rule.chain.len() > depth_of(d, default_depth) as usize {
                 return DepthWrite::DepthExceeded;
             }
-            d.rules.insert(name.clone(), chain.clone());
+            let others = d.rules.iter().filter(|r| r.name != rule.name).count();
+            if others >= MAX_RULES {
+                return DepthWrite::TooManyRules;
+            }
+            d.rules.add(rule.clone());
             DepthWrite::Written
         }))
     }
 
     async fn delete_rule(&self, t: &TenantId, name: &RouteName) -> Stored<bool> {
-        self.write(t, |d| d.rules.remove(name).is_some())
+        self.write(t, |d| d.rules.remove(name.as_str()))
     }
 
     async fn catalog(&self, t: &TenantId) -> Stored<CatalogSnapshot> {

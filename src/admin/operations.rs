@@ -7,17 +7,17 @@ use super::{
 use crate::api::views::{ClosedBreaker, EventView, List, ResetView};
 use crate::api::{ApiError, ErrorKind};
 use crate::config::admin_body::{parse_body, parse_optional_body, validate_settings, BreakerReset};
-use crate::config::{Chain, ConfigError, RouteName, SettingsOverrides, TenantId};
+use crate::config::{ConfigError, Rule, SettingsOverrides, TenantId};
 
 /// Events listed per request at most; a caller pages on with `since`.
 const EVENTS_PAGE: u32 = 1000;
 
 /// The rules a new depth limit would cut short, as "'name' (n entries)".
-pub fn rules_longer_than(rules: &[(RouteName, Chain)], max_depth: u32) -> Vec<String> {
+pub fn rules_longer_than(rules: &[Rule], max_depth: u32) -> Vec<String> {
     rules
         .iter()
-        .filter(|(_, c)| c.len() > max_depth as usize)
-        .map(|(m, c)| format!("'{m}' ({} entries)", c.len()))
+        .filter(|r| r.chain.len() > max_depth as usize)
+        .map(|r| format!("'{}' ({} entries)", r.name, r.chain.len()))
         .collect()
 }
 

@@ -6,7 +6,7 @@
 pub use super::policy_patch::PolicyPatch;
 use crate::config::KeyPolicy;
 use crate::config::{
-    Alias, AliasName, CatalogModel, Chain, ModelId, ProviderName, RouteName, SettingsOverrides,
+    Alias, AliasName, CatalogModel, ModelId, ProviderName, RouteName, Rule, SettingsOverrides,
     StoredProvider, TenantId,
 };
 use crate::governance::usage_query::UsageQuery;
@@ -117,6 +117,8 @@ pub enum DepthWrite {
     Written,
     /// A chain would be longer than the depth (or the tenant is gone); nothing was written.
     DepthExceeded,
+    /// A new rule's name while the tenant has `MAX_RULES` already (rule writes only).
+    TooManyRules,
 }
 
 impl DepthWrite {
@@ -208,17 +210,19 @@ pub trait CatalogStore {
     ) -> Stored<AliasWrite>;
     async fn delete_alias(&self, t: &TenantId, name: &AliasName) -> Stored<bool>;
 
-    async fn list_rules(&self, t: &TenantId) -> Stored<Vec<(RouteName, Chain)>>;
-    /// Writes the rule only if its chain fits the tenant's `max_fallback_depth` at that moment
-    /// (its override, else `default_depth`), in one step, so settings lowered meanwhile hold.
+    /// Every rule, by match, then in the order a request tries them (priority, name).
+    async fn list_rules(&self, t: &TenantId) -> Stored<Vec<Rule>>;
+    /// Upserts the rule by name only if its chain fits the tenant's `max_fallback_depth` at that
+    /// moment (its override, else `default_depth`) and, for a new name, the tenant has fewer
+    /// than `MAX_RULES` rules, in one step, so settings lowered or rules added meanwhile hold.
     async fn put_rule(
         &self,
         t: &TenantId,
-        name: &RouteName,
-        chain: &Chain,
+        rule: &Rule,
         default_depth: u32,
         now: u64,
     ) -> Stored<DepthWrite>;
+    /// Deletes the rule called `name`.
     async fn delete_rule(&self, t: &TenantId, name: &RouteName) -> Stored<bool>;
 
     async fn catalog(&self, t: &TenantId) -> Stored<CatalogSnapshot>;

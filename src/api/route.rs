@@ -28,6 +28,7 @@ pub enum Route {
     Aliases(TenantId),
     Alias(TenantId, AliasName),
     Rules(TenantId),
+    /// A routing rule by its name (issue 23; a rule written without one is named after its match).
     Rule(TenantId, RouteName),
     Settings(TenantId),
     Events(TenantId),
@@ -181,7 +182,7 @@ pub const ADMIN_OPERATIONS: &[(&str, &str)] = &[
     ("delete", "/admin/v1/tenants/{tenant}/aliases/{alias}"),
     ("get", "/admin/v1/tenants/{tenant}/routing-rules"),
     ("put", "/admin/v1/tenants/{tenant}/routing-rules"),
-    ("delete", "/admin/v1/tenants/{tenant}/routing-rules/{match}"),
+    ("delete", "/admin/v1/tenants/{tenant}/routing-rules/{rule}"),
     ("get", "/admin/v1/tenants/{tenant}/settings"),
     ("put", "/admin/v1/tenants/{tenant}/settings"),
     ("get", "/admin/v1/tenants/{tenant}/events"),
@@ -255,7 +256,7 @@ pub fn example_path(template: &str) -> String {
         .replace("{provider}", "openai")
         .replace("{model}", "gpt-4o")
         .replace("{alias}", "fast")
-        .replace("{match}", "best")
+        .replace("{rule}", "best")
 }
 
 /// The OpenAPI 3.1 document (admin and caller routes), served at `/admin/v1/openapi.json`.

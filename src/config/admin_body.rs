@@ -2,13 +2,14 @@
 //! into validated config types in one step.
 
 use super::alias::{refuse_reserved, RankBy, Weights};
+use super::condition::When;
 use super::names::{AliasName, Capability, ModelId, ProviderName, RouteName, TenantId};
 use super::provider::{BaseUrl, KeyStrategy, NewKey, NewProvider, ProviderKey, ProviderKind};
 use super::rule::check_cache_affinity;
 use super::strict_json::Strict;
 use super::{
     Alias, CatalogModel, Chain, ChainEntry, ConfigError, CostTier, NonEmpty, OnRefusal,
-    RateLimitSignal, Resilience, RetryPolicy, SettingsOverrides,
+    RateLimitSignal, Resilience, RetryPolicy, Rule, SettingsOverrides,
 };
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -295,6 +296,15 @@ impl AliasBody {
 pub struct RuleBody {
     #[serde(rename = "match")]
     pub match_: RouteName,
+    /// Issue 23: unique per tenant; defaults to `match` (what a rule written before has).
+    #[serde(default)]
+    pub name: Option<RouteName>,
+    /// Issue 23: rules sharing a match are tried lower first, then by name.
+    #[serde(default)]
+    pub priority: i32,
+    /// Issue 23: the condition under which this rule gives the chain (`config::condition`).
+    #[serde(default)]
+    pub when: Option<serde_json::Map<String, serde_json::Value>>,
     pub chain: Vec<ChainEntry>,
     /// Prompt-cache affinity in seconds (issue 22); absent is off.
     #[serde(default)]
@@ -305,13 +315,21 @@ pub struct RuleBody {
 }
 
 impl RuleBody {
-    pub fn validate(self, max_depth: u32) -> Result<(RouteName, Chain), ConfigError> {
+    pub fn validate(self, max_depth: u32) -> Result<Rule, ConfigError> {
         refuse_reserved("match", self.match_.as_str())?;
+        let name = self.name.unwrap_or_else(|| self.match_.clone());
+        refuse_reserved("name", name.as_str())?;
         let affinity = check_cache_affinity("cache_affinity_s", self.cache_affinity_s)?;
         let chain = Chain::new(self.chain, max_depth)?
             .with_cache_affinity(affinity)
             .with_on_refusal(self.on_refusal);
-        Ok((self.match_, chain))
+        Ok(Rule {
+            name,
+            matches: self.match_,
+            priority: self.priority,
+            when: self.when.map(When::parse).transpose()?,
+            chain,
+        })
     }
 }
 

@@ -7,6 +7,7 @@ pub mod base_url;
 pub mod caller_key;
 pub mod capabilities;
 pub mod chain_entry;
+pub mod condition;
 pub mod key_id;
 pub mod model;
 pub mod names;
@@ -19,6 +20,7 @@ pub mod provider;
 pub mod provider_key;
 pub mod resilience;
 pub mod rule;
+pub mod rule_set;
 pub mod sealed;
 pub mod settings;
 pub mod strict_json;
@@ -41,7 +43,8 @@ pub use provider::{
     StoredKey, StoredProvider,
 };
 pub use resilience::{RateLimitSignal, Resilience, RetryPolicy};
-pub use rule::Chain;
+pub use rule::{Chain, Rule};
+pub use rule_set::RuleSet;
 pub use settings::{BreakerSettings, Defaults, OpenDurations, Settings, SettingsOverrides};
 pub use tenant::TenantConfig;
 

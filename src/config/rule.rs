@@ -1,9 +1,46 @@
 //! A routing rule's chain: what to try, left to right, for one requested name.
 
 use super::chain_entry::ChainEntry;
+use super::condition::When;
+use super::names::RouteName;
 use super::on_refusal::OnRefusal;
 use super::ConfigError;
 use serde::{Deserialize, Serialize};
+
+/// The most routing rules one tenant may have (issue 23): each request naming a match tries its
+/// rules in order, so the bound keeps that walk short.
+pub const MAX_RULES: usize = 100;
+
+/// A routing rule (issue 23): for a request naming `matches`, tried in `priority` order (lower
+/// first), then by `name`; the first whose `when` holds, or that has none, gives the chain.
+/// `name` is unique per tenant and defaults to `matches`, so a rule written before has its match
+/// as its name, priority 0 and no `when`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rule {
+    pub name: RouteName,
+    pub matches: RouteName,
+    pub priority: i32,
+    pub when: Option<When>,
+    pub chain: Chain,
+}
+
+impl Rule {
+    /// A rule as written before issue 23: named after its match, priority 0, no `when`.
+    pub fn unconditional(matches: RouteName, chain: Chain) -> Self {
+        Self {
+            name: matches.clone(),
+            matches,
+            priority: 0,
+            when: None,
+            chain,
+        }
+    }
+
+    /// The order rules sharing a match are tried in.
+    pub fn order_key(&self) -> (i32, &str) {
+        (self.priority, self.name.as_str())
+    }
+}
 
 /// The longest `max_fallback_depth` a tenant may set: no stored chain is longer.
 pub const MAX_DEPTH_LIMIT: u32 = 20;

@@ -1,6 +1,6 @@
 //! Everything one tenant has configured, as the request path reads it.
 
-use super::{Alias, AliasName, CatalogModel, Chain, ModelId, Provider, ProviderName, RouteName};
+use super::{Alias, AliasName, CatalogModel, ModelId, Provider, ProviderName, RuleSet};
 use super::{Settings, TenantId};
 use std::cell::OnceCell;
 use std::collections::BTreeMap;
@@ -12,7 +12,8 @@ pub struct TenantConfig {
     pub providers: BTreeMap<ProviderName, Provider>,
     pub models: BTreeMap<ModelId, CatalogModel>,
     pub aliases: BTreeMap<AliasName, Alias>,
-    pub rules: BTreeMap<RouteName, Chain>,
+    /// Per requested name, its rules in the order they are tried (issue 23).
+    pub rules: RuleSet,
     pub settings: Settings,
     /// When each model id and alias name took its current definition (epoch seconds), read with
     /// the config so `/v1/models` can show a real `created` without a query of its own.
@@ -33,7 +34,7 @@ impl TenantConfig {
             providers: BTreeMap::new(),
             models: BTreeMap::new(),
             aliases: BTreeMap::new(),
-            rules: BTreeMap::new(),
+            rules: RuleSet::new(),
             settings,
             written_at: BTreeMap::new(),
             resolved: OnceCell::new(),

@@ -6,6 +6,7 @@
 use crate::cascade::CandidateAttempt;
 use crate::config::{ModelId, TenantConfig};
 use crate::routing::affinity::{window_s, AffinityMemory, ConversationKey, CAPACITY};
+use crate::routing::facts::RequestFacts;
 use crate::routing::AffinityUse;
 use crate::surfaces::prefix::prefix_hash;
 use crate::surfaces::{Inbound, Surface};
@@ -25,8 +26,8 @@ pub struct Conversation {
 
 impl Conversation {
     /// `None` when the requested name has no affinity: nothing is hashed or remembered.
-    pub fn of(cfg: &TenantConfig, inbound: &Inbound) -> Option<Self> {
-        window_s(cfg, inbound.model())?;
+    pub fn of(cfg: &TenantConfig, inbound: &Inbound, facts: Option<&RequestFacts>) -> Option<Self> {
+        window_s(cfg, inbound.model(), facts)?;
         if inbound.surface() == Surface::Embeddings {
             // Embeddings have no conversation: no memory and no header.
             return None;

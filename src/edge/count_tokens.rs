@@ -10,6 +10,7 @@ use crate::api::ApiError;
 use crate::config::ModelId;
 use crate::routing::{build_chain, pin, RouteInput};
 use crate::surfaces::count_tokens::CountRequest;
+use crate::surfaces::facts::count_facts;
 use worker::{Context, Env, Request, Response};
 
 /// `POST /v1/messages/count_tokens`: the caller key and name resolution of `/v1/messages`, then
@@ -33,9 +34,13 @@ pub async fn count_tokens(
     // The `auto` names rank only what the key may use, here as on the request itself.
     let may_use = |m: &ModelId| key.policy.allows(m.as_str());
     let pinned = pin::parse(&cfg, http::header(&req, pin::HEADER).as_deref());
+    // Issue 23: the facts `/v1/messages` would route by, so the name resolves the same way.
+    let metadata = http::header(&req, "x-cognigate-metadata");
+    let facts = count_facts(&count, cfg.rules.reads(), metadata.as_deref())?;
     let input = RouteInput {
         may_use: &may_use,
         pin: pinned.map_err(|e| chain_error(&e))?,
+        facts: facts.as_ref(),
         ..RouteInput::unmeasured()
     };
     build_chain(&cfg, &count.model, &input).map_err(|e| chain_error(&e))?;

@@ -161,7 +161,11 @@ pub async fn serve(
             now_ms: now,
         };
         let view = WithOpenBreakers(&isolate);
-        let conversation = Conversation::of(&cfg, &inbound);
+        // Issue 23: what the tenant's rule conditions read (nothing when none has a `when`).
+        let metadata = header(&req, "x-cognigate-metadata");
+        let facts =
+            crate::surfaces::facts::facts(&inbound, cfg.rules.reads(), metadata.as_deref())?;
+        let conversation = Conversation::of(&cfg, &inbound, facts.as_ref());
         let remembered = conversation.as_ref().and_then(Conversation::remembered);
         let may_use = |m: &ModelId| key.policy.allows(m.as_str());
         let pinned = pin::parse(&cfg, header(&req, pin::HEADER).as_deref());
@@ -171,7 +175,7 @@ pub async fn serve(
             draw: random_bytes::<8>().map_or(0, u64::from_le_bytes),
             may_use: &may_use,
             remembered: remembered.as_ref().map(|(m, at)| (m, *at)),
-            facts: None,
+            facts: facts.as_ref(),
             pin: pinned.map_err(|e| chain_error(&e))?,
         };
         let route = build_chain(&cfg, inbound.model(), &input).map_err(|e| chain_error(&e))?;

@@ -204,10 +204,10 @@ pub async fn load_config(
     }
     // A rule's `auto:<rule>` name (reserved, so never a model or alias id) took its meaning when
     // the rule was written.
-    let mut chains = BTreeMap::new();
-    for (name, chain, at) in rules {
-        written_at.insert(format!("auto:{name}"), at);
-        chains.insert(name, chain);
+    let mut chains = crate::config::RuleSet::new();
+    for (rule, at) in rules {
+        written_at.insert(format!("auto:{}", rule.name), at);
+        chains.add(rule);
     }
     Ok(Some(TenantConfig {
         tenant: tenant.clone(),

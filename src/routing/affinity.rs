@@ -6,19 +6,28 @@
 //! evicted first. It holds hashes of prefixes, never prompt text. Time is passed in.
 
 use super::chain::{AffinityUse, Candidate, RouteInput};
+use super::condition::matched_rule;
+use super::facts::RequestFacts;
 use super::resolve::{lookup, satisfies, Target};
 use super::spread::breaker_open;
-use crate::config::{ModelId, TenantConfig};
+use crate::config::{Chain, ModelId, TenantConfig};
 use std::collections::{BTreeMap, HashMap};
 
 /// Conversations one isolate remembers (a few hundred bytes each with their names: about 1 MB
 /// of wasm memory when full).
 pub const CAPACITY: usize = 4_096;
 
-/// The requested name's `cache_affinity_s`: the rule's if a rule matches, else the alias's.
-/// `None` (a plain model, or a name without the field): the name has no affinity.
-pub fn window_s(cfg: &TenantConfig, requested: &str) -> Option<u32> {
-    match cfg.rules.get(requested) {
+/// The requested name's `cache_affinity_s`: the rule's if a rule matches this request (issue 23:
+/// the rule its facts select), else the alias's. `None` (a plain model, or a name without the
+/// field): the name has no affinity.
+pub fn window_s(cfg: &TenantConfig, requested: &str, facts: Option<&RequestFacts>) -> Option<u32> {
+    let rule = matched_rule(cfg, requested, facts).map(|r| &r.chain);
+    rule_window_s(cfg, requested, rule)
+}
+
+/// `window_s` once the request's rule (`None`: no rule matched) is known.
+fn rule_window_s(cfg: &TenantConfig, requested: &str, rule: Option<&Chain>) -> Option<u32> {
+    match rule {
         Some(chain) => chain.cache_affinity_s(),
         None => match lookup(cfg, requested) {
             Some(Target::Alias(_, alias)) => alias.cache_affinity_s,
@@ -31,9 +40,10 @@ pub fn window_s(cfg: &TenantConfig, requested: &str) -> Option<u32> {
 pub fn preferred<'a>(
     cfg: &TenantConfig,
     requested: &str,
+    rule: Option<&Chain>,
     input: &RouteInput<'a>,
 ) -> Option<&'a ModelId> {
-    let window_ms = u64::from(window_s(cfg, requested)?) * 1_000;
+    let window_ms = u64::from(rule_window_s(cfg, requested, rule)?) * 1_000;
     let (model, at) = input.remembered?;
     (input.now_ms.saturating_sub(at) < window_ms).then_some(model)
 }
@@ -44,12 +54,13 @@ pub fn preferred<'a>(
 pub fn settle<'c>(
     cfg: &'c TenantConfig,
     requested: &str,
+    rule: Option<&Chain>,
     input: &RouteInput<'_>,
     candidates: &mut Vec<Candidate<'c>>,
     resolve: impl Fn(&str) -> Result<Candidate<'c>, String>,
 ) -> Option<AffinityUse> {
-    window_s(cfg, requested)?;
-    let Some(model) = preferred(cfg, requested, input) else {
+    rule_window_s(cfg, requested, rule)?;
+    let Some(model) = preferred(cfg, requested, rule, input) else {
         return Some(AffinityUse::Miss);
     };
     if let Some(i) = candidates.iter().position(|c| c.model.id == *model) {
@@ -59,7 +70,7 @@ pub fn settle<'c>(
         candidates[..=i].rotate_right(1);
         return Some(AffinityUse::Hit);
     }
-    let admitted = match (cfg.rules.get(requested), lookup(cfg, requested)) {
+    let admitted = match (rule, lookup(cfg, requested)) {
         (None, Some(Target::Alias(_, alias))) => alias_admits(cfg, alias, model),
         _ => false,
     };

@@ -3,7 +3,7 @@
 //! `max_fallback_depth` of them (the runner-up is the first fallback); `auto:<rule>` serves that
 //! routing rule's chain; any other `auto:<x>` is refused, never a silent fallback.
 
-use super::chain::{build_chain, Candidate, ChainError, Route, RouteInput};
+use super::chain::{walk, Candidate, ChainError, Route, RouteInput};
 use super::rank::{rank, Ranked, Ranking};
 use crate::config::alias::{RankBy, Weights};
 use crate::config::{Capability, OnRefusal, TenantConfig};
@@ -67,8 +67,8 @@ impl Strategy {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AutoName<'a> {
     Strategy(Strategy),
-    /// `auto:<x>` naming no strategy: a routing rule's chain if a rule matches `x` (as written,
-    /// case-sensitive like every rule), else unknown.
+    /// `auto:<x>` naming no strategy: the chain of the routing rule called `x` (issue 23: by its
+    /// name, as written, case-sensitive like every rule name; whatever its `when`), else unknown.
     Rule(&'a str),
 }
 
@@ -97,10 +97,11 @@ pub fn route<'c>(
     input: &RouteInput<'_>,
 ) -> Result<Route<'c>, ChainError> {
     let strategy = match name {
-        AutoName::Rule(rule) if cfg.rules.contains_key(rule) => {
-            return build_chain(cfg, rule, input)
-        }
-        AutoName::Rule(_) => return Err(ChainError::UnknownChain(requested.to_owned())),
+        // Issue 23: the rule called `rule`, whatever its `when` (naming it is the choice).
+        AutoName::Rule(rule) => match cfg.rules.named(rule) {
+            Some(r) => return walk(cfg, r.name.as_str(), Some(&r.chain), input),
+            None => return Err(ChainError::UnknownChain(requested.to_owned())),
+        },
         AutoName::Strategy(s) => s,
     };
     let chat = Capability::parse("chat").ok();
@@ -174,8 +175,8 @@ pub fn listed(cfg: &TenantConfig, allows: impl Fn(&str) -> bool) -> Vec<String> 
         .map(|(n, _)| (*n).to_owned());
     let rules = cfg
         .rules
-        .keys()
-        .map(|r| r.as_str())
+        .iter()
+        .map(|r| r.name.as_str())
         .filter(|r| Strategy::named(&r.to_ascii_lowercase()).is_none())
         .map(|r| format!("auto:{r}"))
         .filter(|n| parse(n).is_some_and(|a| allowed_by(a, n, &allows)));

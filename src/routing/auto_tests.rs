@@ -2,7 +2,7 @@ use super::*;
 use crate::config::admin_body::{parse_body, ModelBody};
 use crate::config::{Chain, Defaults, ModelId, RouteName};
 use crate::routing::test_config::{tenant_with, Table};
-use crate::routing::ModelHealth;
+use crate::routing::{build_chain, ModelHealth};
 
 fn cfg(depth: u32) -> TenantConfig {
     let mut settings = Defaults::default().settings;

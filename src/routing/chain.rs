@@ -5,7 +5,7 @@ use super::observed::{NothingObserved, Observed};
 use super::resolve::{alias_model, lookup, lookup_pinned, Target};
 use super::{affinity, pin, spread};
 use crate::config::{
-    Alias, CatalogModel, ChainEntry, ModelId, OnRefusal, Provider, ProviderName, RouteName,
+    Alias, CatalogModel, Chain, ChainEntry, ModelId, OnRefusal, Provider, ProviderName, RouteName,
     TenantConfig,
 };
 
@@ -99,13 +99,25 @@ pub fn build_chain<'c>(
     if let Some(auto) = super::auto::parse(requested) {
         return super::auto::route(cfg, requested, auto, input);
     }
+    // Issue 23: the first of the name's rules whose `when` holds; none, as if no rule existed.
+    let rule = super::condition::matched_rule(cfg, requested, input.facts).map(|r| &r.chain);
+    walk(cfg, requested, rule, input)
+}
+
+/// The chain of `requested` given the rule that applies (`None`: its model or alias alone).
+pub(super) fn walk<'c>(
+    cfg: &'c TenantConfig,
+    requested: &str,
+    rule: Option<&'c Chain>,
+    input: &RouteInput<'_>,
+) -> Result<Route<'c>, ChainError> {
     let single = [requested];
-    let entries: Box<dyn Iterator<Item = Entry<'_>>> = match cfg.rules.get(requested) {
+    let entries: Box<dyn Iterator<Item = Entry<'_>>> = match rule {
         Some(chain) => Box::new(chain.entries().iter().map(Entry::of)),
         None if lookup(cfg, requested).is_some() => Box::new(single.into_iter().map(Entry::Name)),
         None => return Err(ChainError::UnknownName(requested.to_owned())),
     };
-    let preferred = affinity::preferred(cfg, requested, input);
+    let preferred = affinity::preferred(cfg, requested, rule, input);
     let mut candidates: Vec<Candidate<'c>> = Vec::new();
     let mut reasons: Vec<String> = Vec::new();
     for (position, entry) in entries.enumerate() {
@@ -134,17 +146,17 @@ pub fn build_chain<'c>(
         });
     }
     let resolve = |m: &str| candidate_for(cfg, m, input);
-    let affinity = affinity::settle(cfg, requested, input, &mut candidates, resolve);
+    let affinity = affinity::settle(cfg, requested, rule, input, &mut candidates, resolve);
     Ok(Route {
         candidates,
         affinity,
-        on_refusal: on_refusal(cfg, requested),
+        on_refusal: on_refusal(cfg, requested, rule),
     })
 }
 
-/// The requested name's `on_refusal`: its rule's if a rule matches, else its alias's.
-fn on_refusal(cfg: &TenantConfig, requested: &str) -> OnRefusal {
-    match cfg.rules.get(requested) {
+/// The requested name's `on_refusal`: the matched rule's if a rule matched, else its alias's.
+fn on_refusal(cfg: &TenantConfig, requested: &str, rule: Option<&Chain>) -> OnRefusal {
+    match rule {
         Some(chain) => chain.on_refusal(),
         None => match lookup(cfg, requested) {
             Some(Target::Alias(_, alias)) => alias.on_refusal,
@@ -246,7 +258,7 @@ fn describe(alias: &Alias) -> String {
 mod tests {
     use super::*;
     use crate::config::admin_body::{parse_body, AliasBody, ModelBody};
-    use crate::config::{AliasName, Chain, ModelId, RouteName};
+    use crate::config::{AliasName, ModelId, RouteName};
 
     use crate::routing::test_config::cfg;
 

@@ -3,6 +3,7 @@
 pub mod affinity;
 pub mod auto;
 pub mod chain;
+pub mod condition;
 mod draw;
 pub mod facts;
 pub mod observed;

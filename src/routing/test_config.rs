@@ -43,11 +43,11 @@ pub fn add_alias(cfg: &mut TenantConfig, name: &str, json: &str) {
 
 /// A rule from its admin body (`{"match":...,"chain":[...],"cache_affinity_s":...}`).
 pub fn add_rule_json(cfg: &mut TenantConfig, json: &str) {
-    let (matches, chain) = parse_body::<RuleBody>(json.as_bytes())
+    let rule = parse_body::<RuleBody>(json.as_bytes())
         .unwrap()
         .validate(5)
         .unwrap();
-    cfg.rules.insert(matches, chain);
+    cfg.rules.add(rule);
 }
 
 /// Observed health by model id; a model not in the table is unknown.

@@ -15,6 +15,10 @@ use serde_json::json;
 pub struct CountRequest {
     pub model: String,
     pub input_tokens: u64,
+    /// Tools declared, and an image part in the messages: what routing rules' conditions may
+    /// read (issue 23), so the name resolves as `/v1/messages` would resolve it.
+    pub tools: bool,
+    pub has_images: bool,
 }
 
 impl CountRequest {
@@ -36,6 +40,8 @@ impl CountRequest {
         }
         Ok(Self {
             input_tokens: prompt_tokens(&raw),
+            tools: super::facts::declares_tools(&raw),
+            has_images: raw.raw("messages").is_some_and(|m| m.contains("\"image\"")),
             model: raw.model,
         })
     }

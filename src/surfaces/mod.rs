@@ -5,6 +5,7 @@
 
 pub mod count_tokens;
 pub mod errors;
+pub mod facts;
 pub mod inbound;
 pub mod messages_request;
 pub mod messages_response;

@@ -143,7 +143,7 @@ const OPERATIONS: &[Op] = &[
     op("delete", "/admin/v1/tenants/{tenant}/aliases/{alias}", None, "200", Some(resp::<Deleted<'static>>)),
     op("get", "/admin/v1/tenants/{tenant}/routing-rules", None, "200", Some(resp::<L<RuleView<'static>>>)),
     op("put", "/admin/v1/tenants/{tenant}/routing-rules", Some(req::<RuleBody>), "200", Some(resp::<WrittenRuleView<'static>>)),
-    op("delete", "/admin/v1/tenants/{tenant}/routing-rules/{match}", None, "200", Some(resp::<Deleted<'static>>)),
+    op("delete", "/admin/v1/tenants/{tenant}/routing-rules/{rule}", None, "200", Some(resp::<Deleted<'static>>)),
     op("get", "/admin/v1/tenants/{tenant}/settings", None, "200", Some(resp::<Settings>)),
     op("put", "/admin/v1/tenants/{tenant}/settings", Some(req::<SettingsOverrides>), "200", Some(resp::<Settings>)),
     op("get", "/admin/v1/tenants/{tenant}/events", None, "200", Some(resp::<L<EventView>>)),
@@ -167,7 +167,7 @@ const PATH_PARAMETERS: &[(&str, Option<Derive>)] = &[
     ("provider", Some(req::<ProviderName>)),
     ("model", Some(req::<ModelId>)),
     ("alias", Some(req::<AliasName>)),
-    ("match", Some(req::<RouteName>)),
+    ("rule", Some(req::<RouteName>)),
     ("key_id", None),
 ];
 

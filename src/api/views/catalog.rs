@@ -1,6 +1,7 @@
 //! A tenant's catalog as admins see it: never a provider key, only its id and last four characters.
 
 use crate::config::alias::{RankBy, Weights};
+use crate::config::{condition::When, Rule};
 use crate::config::{
     Alias, AliasName, CapabilitySet, CatalogModel, Chain, CostTier, KeyStrategy, ModelId,
     OnRefusal, ProviderKind, ProviderName, RateLimitSignal, RetryPolicy, RouteName, StoredKey,
@@ -144,12 +145,17 @@ impl<'a> AliasView<'a> {
     }
 }
 
-/// A routing rule as listed.
+/// A routing rule as listed: its name (issue 23; its match when written without one), match,
+/// priority, `when` as written (absent when it has none), chain and options.
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Serialize)]
 pub struct RuleView<'a> {
+    pub name: &'a RouteName,
     #[serde(rename = "match")]
     pub matches: &'a RouteName,
+    pub priority: i32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub when: Option<&'a serde_json::Map<String, serde_json::Value>>,
     pub chain: &'a Chain,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cache_affinity_s: Option<u32>,
@@ -158,12 +164,15 @@ pub struct RuleView<'a> {
 }
 
 impl<'a> RuleView<'a> {
-    pub fn new(matches: &'a RouteName, chain: &'a Chain) -> Self {
+    pub fn new(rule: &'a Rule) -> Self {
         Self {
-            matches,
-            chain,
-            cache_affinity_s: chain.cache_affinity_s(),
-            on_refusal: chain.on_refusal(),
+            name: &rule.name,
+            matches: &rule.matches,
+            priority: rule.priority,
+            when: rule.when.as_ref().map(When::json),
+            chain: &rule.chain,
+            cache_affinity_s: rule.chain.cache_affinity_s(),
+            on_refusal: rule.chain.on_refusal(),
         }
     }
 }
@@ -173,12 +182,32 @@ impl<'a> RuleView<'a> {
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Serialize)]
 pub struct WrittenRuleView<'a> {
+    pub name: &'a RouteName,
     #[serde(rename = "match")]
     pub matches: &'a RouteName,
+    pub priority: i32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub when: Option<&'a serde_json::Map<String, serde_json::Value>>,
     pub chain: &'a Chain,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cache_affinity_s: Option<u32>,
     #[serde(skip_serializing_if = "OnRefusal::is_answer")]
     pub on_refusal: OnRefusal,
     pub warnings: Vec<String>,
+}
+
+impl<'a> WrittenRuleView<'a> {
+    pub fn new(rule: &'a Rule, warnings: Vec<String>) -> Self {
+        let v = RuleView::new(rule);
+        Self {
+            name: v.name,
+            matches: v.matches,
+            priority: v.priority,
+            when: v.when,
+            chain: v.chain,
+            cache_affinity_s: v.cache_affinity_s,
+            on_refusal: v.on_refusal,
+            warnings,
+        }
+    }
 }

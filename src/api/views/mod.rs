@@ -36,7 +36,8 @@ mod tests {
     }
 
     fn rule(matches: &RouteName, chain: &Chain) -> Value {
-        serde_json::to_value(RuleView::new(matches, chain)).unwrap()
+        let r = crate::config::Rule::unconditional(matches.clone(), chain.clone());
+        serde_json::to_value(RuleView::new(&r)).unwrap()
     }
     use crate::config::admin_body::{parse_body, AliasBody, ModelBody, ProviderBody};
     use crate::config::sealed::Kek;
@@ -105,7 +106,8 @@ mod tests {
         let chain = Chain::new(vec![ChainEntry::Name(matches.clone())], 5).unwrap();
         assert_eq!(
             rule(&matches, &chain),
-            json!({"match": "best", "chain": ["best"]})
+            json!({"name": "best", "match": "best", "priority": 0, "chain": ["best"]}),
+            "a rule written before issue 23 shows its match as its name and priority 0"
         );
     }
 }

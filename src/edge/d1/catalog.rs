@@ -1,13 +1,14 @@
 //! The catalog store on D1: providers, models, aliases and routing rules.
 
-use super::{changes, js, num, parse_stored, stored_rule, to_stored, Db};
+use super::{changes, js, num, parse_stored, stored_rule, to_stored, Db, RuleRow};
 use crate::admin::store::{
     AliasWrite, CatalogSnapshot, CatalogStore, DepthWrite, ModelWrite, ProviderDelete, StoreError,
     Stored,
 };
+use crate::config::rule::MAX_RULES;
 use crate::config::{
-    Alias, AliasName, CatalogModel, Chain, ModelId, ProviderName, RouteName, StoredProvider,
-    TenantId,
+    Alias, AliasName, CatalogModel, ModelId, OnRefusal, ProviderName, RouteName, Rule,
+    StoredProvider, TenantId,
 };
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -250,62 +251,90 @@ impl CatalogStore for Db {
         .await
     }
 
-    async fn list_rules(&self, t: &TenantId) -> Stored<Vec<(RouteName, Chain)>> {
-        #[derive(Deserialize)]
-        struct Row {
-            match_name: RouteName,
-            chain: String,
-            cache_affinity_s: Option<f64>,
-        }
-        let found: Vec<Row> = self
+    async fn list_rules(&self, t: &TenantId) -> Stored<Vec<Rule>> {
+        let found: Vec<RuleRow> = self
             .all(
-                "SELECT match_name, chain, cache_affinity_s FROM routing_rules WHERE tenant_id = ?1 ORDER BY match_name",
+                "SELECT name, match_name, priority, when_json, on_refusal, chain, cache_affinity_s, updated_at \
+                 FROM routing_rules WHERE tenant_id = ?1 ORDER BY match_name, priority, name",
                 &tid(t),
             )
             .await?;
-        found
-            .into_iter()
-            .map(|r| Ok((r.match_name, stored_rule(&r.chain, r.cache_affinity_s)?)))
-            .collect()
+        found.iter().map(stored_rule).collect()
     }
 
-    /// One statement: the chain is written only if it fits the depth the tenant's row allows at
-    /// that moment (its override, else `default_depth`); no row, no write.
+    /// One statement, upserting by name: written only if the chain fits the depth the tenant's
+    /// row allows at that moment (its override, else `default_depth`) and, unless the name is
+    /// already a rule, the tenant has fewer than `MAX_RULES`; no tenant row, no write. When it
+    /// writes nothing, the rule count says which limit refused.
     async fn put_rule(
         &self,
         t: &TenantId,
-        name: &RouteName,
-        chain: &Chain,
+        rule: &Rule,
         default_depth: u32,
         now: u64,
     ) -> Stored<DepthWrite> {
-        let stored = to_stored(chain)?;
+        let stored = to_stored(&rule.chain)?;
+        let when = rule
+            .when
+            .as_ref()
+            .map(|w| to_stored(w.json()))
+            .transpose()?;
+        let on_refusal = match rule.chain.on_refusal() {
+            OnRefusal::Answer => "answer",
+            OnRefusal::Fallback => "fallback",
+        };
         let r = self
             .run(
-                "INSERT INTO routing_rules (tenant_id, match_name, chain, updated_at, cache_affinity_s) \
-                 SELECT ?1, ?2, ?3, ?4, ?6 \
-                 WHERE json_array_length(?3) <= (SELECT COALESCE(json_extract(settings, '$.max_fallback_depth'), ?5) \
+                "INSERT INTO routing_rules (tenant_id, name, match_name, priority, when_json, on_refusal, \
+                 cache_affinity_s, chain, updated_at) \
+                 SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9 \
+                 WHERE json_array_length(?8) <= (SELECT COALESCE(json_extract(settings, '$.max_fallback_depth'), ?10) \
                    FROM tenants WHERE id = ?1) \
-                 ON CONFLICT (tenant_id, match_name) DO UPDATE SET chain = excluded.chain, updated_at = excluded.updated_at, \
-                 cache_affinity_s = excluded.cache_affinity_s",
+                 AND (SELECT COUNT(*) FROM routing_rules WHERE tenant_id = ?1 AND name != ?2) < ?11 \
+                 ON CONFLICT (tenant_id, name) DO UPDATE SET match_name = excluded.match_name, \
+                 priority = excluded.priority, when_json = excluded.when_json, on_refusal = excluded.on_refusal, \
+                 cache_affinity_s = excluded.cache_affinity_s, chain = excluded.chain, updated_at = excluded.updated_at",
                 &[
                     js(t.as_str()),
-                    js(name.as_str()),
+                    js(rule.name.as_str()),
+                    js(rule.matches.as_str()),
+                    JsValue::from_f64(f64::from(rule.priority)),
+                    when.as_deref().map_or(JsValue::NULL, js),
+                    js(on_refusal),
+                    rule.chain
+                        .cache_affinity_s()
+                        .map_or(JsValue::NULL, |s| num(u64::from(s))),
                     js(&stored),
                     num(now),
                     num(u64::from(default_depth)),
-                    chain
-                        .cache_affinity_s()
-                        .map_or(JsValue::NULL, |s| num(u64::from(s))),
+                    num(MAX_RULES as u64),
                 ],
             )
             .await?;
-        Ok(DepthWrite::from_written(changes(&r) > 0))
+        if changes(&r) > 0 {
+            return Ok(DepthWrite::Written);
+        }
+        #[derive(Deserialize)]
+        struct Count {
+            n: f64,
+        }
+        let others: Vec<Count> = self
+            .all(
+                "SELECT COUNT(*) AS n FROM routing_rules WHERE tenant_id = ?1 AND name != ?2",
+                &[js(t.as_str()), js(rule.name.as_str())],
+            )
+            .await?;
+        let full = others.first().is_some_and(|c| c.n >= MAX_RULES as f64);
+        Ok(if full {
+            DepthWrite::TooManyRules
+        } else {
+            DepthWrite::DepthExceeded
+        })
     }
 
     async fn delete_rule(&self, t: &TenantId, name: &RouteName) -> Stored<bool> {
         self.delete(
-            "DELETE FROM routing_rules WHERE tenant_id = ?1 AND match_name = ?2",
+            "DELETE FROM routing_rules WHERE tenant_id = ?1 AND name = ?2",
             t,
             name.as_str(),
         )

@@ -1,11 +1,10 @@
 //! The request path's reads (a caller key by its hash, a tenant's whole config in one batch)
 //! and the event inserts the routing objects' transitions produce.
 
-use super::{js, num, parse_stored, rows, stored_rule, Db};
+use super::{js, num, parse_stored, rows, stored_rule, Db, RuleRow};
 use crate::admin::store::{StoreError, Stored};
 use crate::config::{
-    Alias, AliasName, CallerKey, CatalogModel, Chain, RouteName, SettingsOverrides, StoredProvider,
-    TenantId,
+    Alias, AliasName, CallerKey, CatalogModel, Rule, SettingsOverrides, StoredProvider, TenantId,
 };
 use serde::Deserialize;
 
@@ -16,7 +15,7 @@ pub struct ConfigRows {
     pub providers: Vec<StoredProvider>,
     pub models: Vec<(CatalogModel, u64)>,
     pub aliases: Vec<(AliasName, Alias, u64)>,
-    pub rules: Vec<(RouteName, Chain, u64)>,
+    pub rules: Vec<(Rule, u64)>,
 }
 
 impl Db {
@@ -70,13 +69,6 @@ impl Db {
             spec: String,
             updated_at: f64,
         }
-        #[derive(Deserialize)]
-        struct RuleRow {
-            match_name: RouteName,
-            chain: String,
-            cache_affinity_s: Option<f64>,
-            updated_at: f64,
-        }
         let t = [js(tenant.as_str())];
         let results = self
             .batch(vec![
@@ -91,7 +83,8 @@ impl Db {
                     &t,
                 )?,
                 self.stmt(
-                    "SELECT match_name, chain, cache_affinity_s, updated_at FROM routing_rules WHERE tenant_id = ?1",
+                    "SELECT name, match_name, priority, when_json, on_refusal, chain, cache_affinity_s, updated_at \
+                     FROM routing_rules WHERE tenant_id = ?1",
                     &t,
                 )?,
             ])
@@ -126,10 +119,7 @@ impl Db {
                 .collect::<Stored<_>>()?,
             rules: rows::<RuleRow>(r_rows)?
                 .into_iter()
-                .map(|r| {
-                    let chain = stored_rule(&r.chain, r.cache_affinity_s)?;
-                    Ok((r.match_name, chain, secs(r.updated_at)))
-                })
+                .map(|r| Ok((stored_rule(&r)?, secs(r.updated_at))))
                 .collect::<Stored<_>>()?,
         }))
     }

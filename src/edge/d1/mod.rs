@@ -104,17 +104,59 @@ pub fn parse_stored<T: DeserializeOwned>(json: &str) -> Stored<T> {
     serde_json::from_str(json).map_err(|e| StoreError::new("stored spec", e))
 }
 
-/// A rule read back: its chain checked again (`Chain`'s serde), its `cache_affinity_s` column
-/// beside it; a value out of range is a damaged row, refused like a bad chain.
-pub fn stored_rule(chain: &str, cache_affinity_s: Option<f64>) -> Stored<crate::config::Chain> {
-    let secs = match cache_affinity_s {
+/// A rule's row as stored (issue 23: keyed by name, `when_json` and `on_refusal` beside the
+/// chain).
+#[derive(serde::Deserialize)]
+pub struct RuleRow {
+    pub name: String,
+    pub match_name: String,
+    pub priority: f64,
+    pub when_json: Option<String>,
+    pub on_refusal: String,
+    pub chain: String,
+    pub cache_affinity_s: Option<f64>,
+    pub updated_at: f64,
+}
+
+/// A rule read back, checked again like one written (its chain by `Chain`'s serde, its
+/// `cache_affinity_s`, priority and `when` by the same rules as the admin body): a damaged row is
+/// refused, never routed by.
+pub fn stored_rule(row: &RuleRow) -> Stored<crate::config::Rule> {
+    let damaged = |why: &str| StoreError::new("stored rule", why);
+    let whole = |v: f64, lo: f64, hi: f64| v.fract() == 0.0 && (lo..=hi).contains(&v);
+    let secs = match row.cache_affinity_s {
         None => None,
-        Some(s) if s.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&s) => Some(s as u32),
-        Some(_) => return Err(StoreError::new("stored rule", "bad cache_affinity_s")),
+        Some(s) if whole(s, 0.0, f64::from(u32::MAX)) => Some(s as u32),
+        Some(_) => return Err(damaged("bad cache_affinity_s")),
     };
     let secs = crate::config::rule::check_cache_affinity("cache_affinity_s", secs)
         .map_err(|e| StoreError::new("stored rule", e))?;
-    Ok(parse_stored::<crate::config::Chain>(chain)?.with_cache_affinity(secs))
+    if !whole(row.priority, f64::from(i32::MIN), f64::from(i32::MAX)) {
+        return Err(damaged("bad priority"));
+    }
+    let on_refusal = match row.on_refusal.as_str() {
+        "answer" => crate::config::OnRefusal::Answer,
+        "fallback" => crate::config::OnRefusal::Fallback,
+        _ => return Err(damaged("bad on_refusal")),
+    };
+    let name =
+        |s: &str| crate::config::RouteName::parse(s).map_err(|e| StoreError::new("stored rule", e));
+    let when = match &row.when_json {
+        None => None,
+        Some(json) => Some(
+            crate::config::condition::When::parse(parse_stored(json)?)
+                .map_err(|e| StoreError::new("stored rule", e))?,
+        ),
+    };
+    Ok(crate::config::Rule {
+        name: name(&row.name)?,
+        matches: name(&row.match_name)?,
+        priority: row.priority as i32,
+        when,
+        chain: parse_stored::<crate::config::Chain>(&row.chain)?
+            .with_cache_affinity(secs)
+            .with_on_refusal(on_refusal),
+    })
 }
 
 pub fn to_stored<T: serde::Serialize>(value: &T) -> Stored<String> {
