@@ -12,10 +12,6 @@ use serde_json::{json, Value};
 use std::time::Duration;
 use support::gateway::{agent, header_list, Gateway, Resp, Tenant};
 
-// The `#[ignore]`d tests need a rule's `on_refusal` on the request path, which D1 stores from the
-// `rules` branch's migration 0005 (issue 23): until both branches are merged, a rule read back
-// from D1 has the default `answer`. They were run with that storage stood in for by hand.
-
 const SETTLED: Duration = Duration::from_secs(10);
 
 fn post(t: &Tenant<'_>, path: &str, body: &Value, headers: &[(&str, &str)]) -> Resp {
