@@ -17,16 +17,15 @@ use support::world::{World, LIMITS};
 
 /// `name` through the cascade with `policy`, settled as the edge settles a whole answer.
 fn run(w: &World, name: &str, policy: RefusalPolicy) -> Outcome<String> {
-    let chain = build_chain(&w.cfg, name, &RouteInput::unmeasured())
-        .unwrap()
-        .candidates;
+    let route = build_chain(&w.cfg, name, &RouteInput::unmeasured()).unwrap();
     let cascade = Cascade {
         state: &w.state,
         upstream: &w.upstream,
         clock: w.clock,
         limits: LIMITS,
     };
-    let mut outcome = block_on(cascade.run_with(&chain, policy));
+    let chain = &route.candidates;
+    let mut outcome = block_on(cascade.run_with(chain, policy, route.refusal_only));
     if let Ending::Served { settlement, .. } = &mut outcome.ending {
         block_on(settle(&w.state, settlement.clone()));
     }

@@ -63,8 +63,8 @@ fn stop_refusal() -> Reply {
 }
 
 /// A tenant with provider `p` on a fresh mock and models `m1` ($1 per million tokens) and `m2`
-/// ($2); rule `guarded` → [m1, m2] with `on_refusal: fallback`, alias `solo` (m1) with it, and
-/// rule `plain` → [m1, m2] without it.
+/// ($2); rule `guarded` → [m1, m2] with `on_refusal: fallback`, rule `solo` → [m1] with it, alias
+/// `safe` (pin m1) with it, and rule `plain` → [m1, m2] without it.
 fn tenant<'g>(gw: &'g Gateway, hint: &str) -> (Tenant<'g>, MockProvider) {
     let mock = MockProvider::start(hint).unwrap();
     let t = gw.tenant(hint);
@@ -77,8 +77,10 @@ fn tenant<'g>(gw: &'g Gateway, hint: &str) -> (Tenant<'g>, MockProvider) {
         "/routing-rules",
         json!({"match": "plain", "chain": ["m1", "m2"]}),
     );
+    let solo = json!({"match": "solo", "chain": ["m1"], "on_refusal": "fallback"});
+    t.put_ok("/routing-rules", solo);
     t.put_ok(
-        "/aliases/solo",
+        "/aliases/safe",
         json!({"pin": "m1", "on_refusal": "fallback"}),
     );
     (t, mock)
@@ -314,9 +316,10 @@ fn an_anthropic_providers_stop_reason_refusal_is_seen_on_every_surface() {
         json!({"provider": "ant", "upstream_model": "claude-up", "context_window": 200000,
             "input_price_per_mtok": 3, "output_price_per_mtok": 15}),
     );
+    // A one-entry rule: no next candidate, so the refusal is seen and comes back.
     t.put_ok(
-        "/aliases/claude-only",
-        json!({"pin": "claude", "on_refusal": "fallback"}),
+        "/routing-rules",
+        json!({"match": "claude-only", "chain": ["claude"], "on_refusal": "fallback"}),
     );
     ant.set_default(stop_refusal());
     let r = chat(&t, "claude-only", &[]);
@@ -354,4 +357,22 @@ fn an_anthropic_providers_stop_reason_refusal_is_seen_on_every_surface() {
         r.text
     );
     assert_eq!(ant.count(), 3);
+}
+
+#[test]
+fn an_alias_requested_on_its_own_falls_back_to_its_runner_up_after_a_refusal_only() {
+    let gw = Gateway::shared();
+    let (t, mock) = tenant(gw, "refusal-alias");
+    refuse_once(&mock, "m1", content_filter());
+    let r = chat(&t, "safe", &[]);
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(policy(&r), Some("applied"));
+    assert_eq!(r.header("x-cognigate-model"), Some("m2"));
+    assert_eq!(mock.count(), 2);
+    // The runner-up is for a refusal only: a failure of the alias's one candidate is still the
+    // 502 seed 000 gives a one-candidate chain, with no call to m2.
+    mock.push(Rule::any(Reply::status(500)).model("m1").times(1));
+    let r = chat(&t, "safe", &[]);
+    assert_eq!(r.status, 502, "{}", r.text);
+    assert_eq!(mock.count(), 3);
 }

@@ -251,14 +251,16 @@ pub struct Cascade<'p, S, U, C> {
 impl<S: RoutingState, U: Upstream, C: Clock> Cascade<'_, S, U, C> {
     /// Seed 000's cascade: a refusal is an answer like any other.
     pub async fn run(&self, chain: &[Candidate<'_>]) -> Outcome<U::Body> {
-        self.run_with(chain, RefusalPolicy::Answer).await
+        self.run_with(chain, RefusalPolicy::Answer, None).await
     }
 
-    /// The cascade with the requested name's refusal policy (`refusal.rs`).
+    /// The cascade with the requested name's refusal policy (`refusal.rs`); `refusal_only` is
+    /// asked after a refusal once the chain's later positions are spent (`Route::refusal_only`).
     pub async fn run_with(
         &self,
         chain: &[Candidate<'_>],
         policy: RefusalPolicy,
+        refusal_only: Option<Candidate<'_>>,
     ) -> Outcome<U::Body> {
         let started = self.clock.now_ms();
         let mut attempts: Vec<CandidateAttempt> = Vec::with_capacity(chain.len());
@@ -279,8 +281,9 @@ impl<S: RoutingState, U: Upstream, C: Clock> Cascade<'_, S, U, C> {
                         settlement,
                         attempt: attempts.len().saturating_sub(1),
                     };
-                    let rest = chain.get(at + 1..).unwrap_or_default();
-                    self.after_refusal(held, rest, policy, started, &mut attempts)
+                    let mut rest = chain.get(at + 1..).unwrap_or_default().to_vec();
+                    rest.extend(refusal_only);
+                    self.after_refusal(held, &rest, policy, started, &mut attempts)
                         .await
                 }
                 Position::Served {

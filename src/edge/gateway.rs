@@ -181,7 +181,7 @@ pub async fn serve(
         let route = build_chain(&cfg, inbound.model(), &input).map_err(|e| chain_error(&e))?;
         let refusals = super::refusal::policy(&req, route.on_refusal);
         let conversation = conversation.map(|c| c.routed(route.affinity));
-        let chain = route.candidates;
+        let (chain, refusal_only) = (route.candidates, route.refusal_only);
         // Read once: the reservation holds it, and an answer without usage is charged it.
         let prompt_estimate = inbound.prompt_tokens();
         let admitting = Admitting {
@@ -219,7 +219,7 @@ pub async fn serve(
                 max_park_ms: dep.max_park_ms,
             },
         };
-        let outcome = cascade.run_with(&chain, refusals).await;
+        let outcome = cascade.run_with(&chain, refusals, refusal_only).await;
         let usage = Metered {
             cfg: &cfg,
             pending,

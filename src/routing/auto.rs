@@ -149,6 +149,7 @@ pub fn route<'c>(
         candidates,
         affinity: None,
         on_refusal: OnRefusal::Answer,
+        refusal_only: None,
     })
 }
 

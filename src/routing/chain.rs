@@ -3,7 +3,7 @@
 use super::facts::RequestFacts;
 use super::observed::{NothingObserved, Observed};
 use super::resolve::{alias_model, lookup, lookup_pinned, Target};
-use super::{affinity, pin, spread};
+use super::{affinity, pin, refusal, spread};
 use crate::config::{
     Alias, CatalogModel, Chain, ChainEntry, ModelId, OnRefusal, Provider, ProviderName, RouteName,
     TenantConfig,
@@ -89,6 +89,9 @@ pub struct Route<'c> {
     pub candidates: Vec<Candidate<'c>>,
     pub affinity: Option<AffinityUse>,
     pub on_refusal: OnRefusal,
+    /// Asked only after a refusal, once the chain's own later positions are spent (an alias
+    /// requested on its own: its runner-up; `routing::refusal`).
+    pub refusal_only: Option<Candidate<'c>>,
 }
 
 pub fn build_chain<'c>(
@@ -147,22 +150,13 @@ pub(super) fn walk<'c>(
     }
     let resolve = |m: &str| candidate_for(cfg, m, input);
     let affinity = affinity::settle(cfg, requested, rule, input, &mut candidates, resolve);
+    let refusal_only = refusal::refusal_only(cfg, requested, rule, input, &candidates);
     Ok(Route {
         candidates,
         affinity,
-        on_refusal: on_refusal(cfg, requested, rule),
+        on_refusal: refusal::on_refusal(cfg, requested, rule),
+        refusal_only,
     })
-}
-
-/// The requested name's `on_refusal`: the matched rule's if a rule matched, else its alias's.
-fn on_refusal(cfg: &TenantConfig, requested: &str, rule: Option<&Chain>) -> OnRefusal {
-    match rule {
-        Some(chain) => chain.on_refusal(),
-        None => match lookup(cfg, requested) {
-            Some(Target::Alias(_, alias)) => alias.on_refusal,
-            _ => OnRefusal::Answer,
-        },
-    }
 }
 
 /// A chain position as `build_chain` walks it.

@@ -11,6 +11,7 @@ pub mod pin;
 #[cfg(test)]
 mod pin_tests;
 pub mod rank;
+pub mod refusal;
 pub mod resolve;
 pub mod spread;
 #[cfg(test)]

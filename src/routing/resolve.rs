@@ -105,6 +105,27 @@ pub fn ranked_alias<'c>(
     rank(set, &how, input.now_ms, input.draw)
 }
 
+/// The model an alias would resolve to were `top` gone (issue 23): its refusal fallback when it
+/// is requested on its own, one candidate by seed 000. Its pin, if `top`, falls through to its
+/// constraints, as a retired pin does.
+pub fn alias_runner_up<'c>(
+    cfg: &'c TenantConfig,
+    alias: &Alias,
+    input: &RouteInput<'_>,
+    top: &ModelId,
+) -> Option<&'c CatalogModel> {
+    let keep = |m: &CatalogModel| m.id != *top && pin::admits(input.pin, m);
+    if !alias.rank_by.is_price() {
+        if let Some(m) = ranked_alias(cfg, alias, input)
+            .into_iter()
+            .find(|m| m.id != *top)
+        {
+            return Some(m);
+        }
+    }
+    resolve_within(&cfg.models, alias, keep)
+}
+
 /// Resolves every alias of `cfg` now (a freshly loaded config, before any request needs it).
 pub fn resolve_aliases(
     cfg: &TenantConfig,
