@@ -29,28 +29,6 @@ fn two_rules_on_best(t: &Tenant<'_>) {
     );
 }
 
-fn post(t: &Tenant<'_>, path: &str, body: &Value, headers: &[(&str, &str)]) -> Resp {
-    let mut req = ureq::http::Request::builder()
-        .method("POST")
-        .uri(format!("{}{path}", t.gw.url))
-        .header("content-type", "application/json")
-        .header("authorization", format!("Bearer {}", t.key));
-    for (k, v) in headers {
-        req = req.header(*k, *v);
-    }
-    let mut resp = support::gateway::agent()
-        .run(req.body(body.to_string()).unwrap())
-        .unwrap();
-    let status = resp.status().as_u16();
-    let headers = support::gateway::header_list(&resp);
-    let text = resp.body_mut().read_to_string().unwrap_or_default();
-    Resp {
-        status,
-        headers,
-        text,
-    }
-}
-
 fn chat_body(model: &str, tools: bool) -> Value {
     let mut b = json!({"model": model, "messages": [{"role": "user", "content": "hi"}]});
     if tools {
@@ -81,20 +59,20 @@ fn two_rules_on_best_a_request_with_tools_is_served_by_m_tools_and_one_without_b
     two_rules_on_best(&t);
     let chat = "/v1/chat/completions";
     assert_eq!(
-        served(&post(&t, chat, &chat_body("best", true), &[])),
+        served(&t.post_with(chat, &chat_body("best", true), &[])),
         "m-tools"
     );
     assert_eq!(
-        served(&post(&t, chat, &chat_body("best", false), &[])),
+        served(&t.post_with(chat, &chat_body("best", false), &[])),
         "m-plain"
     );
     let messages = "/v1/messages";
     assert_eq!(
-        served(&post(&t, messages, &messages_body("best", true), &[])),
+        served(&t.post_with(messages, &messages_body("best", true), &[])),
         "m-tools"
     );
     assert_eq!(
-        served(&post(&t, messages, &messages_body("best", false), &[])),
+        served(&t.post_with(messages, &messages_body("best", false), &[])),
         "m-plain"
     );
     // Each rule is also an `auto:<name>` chain, listed by its name.
@@ -110,7 +88,7 @@ fn two_rules_on_best_a_request_with_tools_is_served_by_m_tools_and_one_without_b
         "{ids:?}"
     );
     assert_eq!(
-        served(&post(&t, chat, &chat_body("auto:best-tools", false), &[])),
+        served(&t.post_with(chat, &chat_body("auto:best-tools", false), &[])),
         "m-tools"
     );
 }
@@ -130,13 +108,13 @@ fn a_metadata_rule_matches_only_with_that_header() {
     let chat = "/v1/chat/completions";
     let body = chat_body("best", false);
     let search = [("x-cognigate-metadata", r#"{"team":"search"}"#)];
-    assert_eq!(served(&post(&t, chat, &body, &search)), "m-tools");
+    assert_eq!(served(&t.post_with(chat, &body, &search)), "m-tools");
     let ads = [("x-cognigate-metadata", r#"{"team":"ads"}"#)];
-    assert_eq!(served(&post(&t, chat, &body, &ads)), "m-plain");
-    assert_eq!(served(&post(&t, chat, &body, &[])), "m-plain");
+    assert_eq!(served(&t.post_with(chat, &body, &ads)), "m-plain");
+    assert_eq!(served(&t.post_with(chat, &body, &[])), "m-plain");
     let responses = json!({"model": "best", "input": "hi"});
     assert_eq!(
-        served(&post(&t, "/v1/responses", &responses, &search)),
+        served(&t.post_with("/v1/responses", &responses, &search)),
         "m-tools"
     );
     // A name only a conditional rule gives: count_tokens resolves it as /v1/messages would.
@@ -146,8 +124,8 @@ fn a_metadata_rule_matches_only_with_that_header() {
     );
     let count = json!({"model": "team-only", "messages": [{"role": "user", "content": "hi"}]});
     let path = "/v1/messages/count_tokens";
-    assert_eq!(post(&t, path, &count, &search).status, 200);
-    assert_eq!(post(&t, path, &count, &ads).status, 404);
+    assert_eq!(t.post_with(path, &count, &search).status, 200);
+    assert_eq!(t.post_with(path, &count, &ads).status, 404);
 }
 
 #[test]
@@ -158,8 +136,7 @@ fn a_metadata_header_that_is_not_an_object_of_strings_is_a_400_naming_it_before_
     two_rules_on_best(&t);
     let long = format!(r#"{{"k":"{}"}}"#, "x".repeat(2100));
     for bad in [r#"{"team":1}"#, "[1]", "team=search", long.as_str()] {
-        let r = post(
-            &t,
+        let r = t.post_with(
             "/v1/chat/completions",
             &chat_body("best", false),
             &[("x-cognigate-metadata", bad)],
@@ -170,8 +147,7 @@ fn a_metadata_header_that_is_not_an_object_of_strings_is_a_400_naming_it_before_
         assert_eq!(v["error"]["param"], "X-CogniGate-Metadata", "{v}");
     }
     // The Messages surface answers in its own (Anthropic) error shape.
-    let r = post(
-        &t,
+    let r = t.post_with(
         "/v1/messages",
         &messages_body("best", false),
         &[("x-cognigate-metadata", "[]")],
@@ -228,7 +204,7 @@ fn rules_are_tried_by_priority_then_by_name() {
     );
     let chat = "/v1/chat/completions";
     assert_eq!(
-        served(&post(&t, chat, &chat_body("app", false), &[])),
+        served(&t.post_with(chat, &chat_body("app", false), &[])),
         "m-plain"
     );
     t.put_ok(
@@ -236,7 +212,7 @@ fn rules_are_tried_by_priority_then_by_name() {
         json!({"name": "a", "match": "app", "priority": 1, "chain": ["m-tools"]}),
     );
     assert_eq!(
-        served(&post(&t, chat, &chat_body("app", false), &[])),
+        served(&t.post_with(chat, &chat_body("app", false), &[])),
         "m-tools"
     );
     let listed = gw.admin("GET", &t.path("/routing-rules"), None).json();
@@ -261,11 +237,11 @@ fn delete_takes_the_rule_name_and_when_no_rule_holds_the_name_resolves_as_if_non
     );
     let chat = "/v1/chat/completions";
     assert_eq!(
-        served(&post(&t, chat, &chat_body("best", true), &[])),
+        served(&t.post_with(chat, &chat_body("best", true), &[])),
         "m-tools"
     );
     // Without tools no rule holds: `best` is then the tenant's default alias itself.
-    let r = post(&t, chat, &chat_body("best", false), &[]);
+    let r = t.post_with(chat, &chat_body("best", false), &[]);
     assert_eq!(r.status, 200, "{}", r.text);
     assert_eq!(
         r.header("x-cognigate-model"),
@@ -276,7 +252,7 @@ fn delete_takes_the_rule_name_and_when_no_rule_holds_the_name_resolves_as_if_non
         "/routing-rules",
         json!({"name": "ghost", "match": "ghost", "when": {"params.stream": true}, "chain": ["m-plain"]}),
     );
-    let r = post(&t, chat, &chat_body("ghost", false), &[]);
+    let r = t.post_with(chat, &chat_body("ghost", false), &[]);
     assert_eq!(
         (r.status, r.error_code().as_deref()),
         (404, Some("model_not_found"))
@@ -300,11 +276,11 @@ fn a_rule_written_without_a_name_keeps_working_beside_conditional_rules_on_its_m
     );
     let chat = "/v1/chat/completions";
     assert_eq!(
-        served(&post(&t, chat, &chat_body("best", false), &[])),
+        served(&t.post_with(chat, &chat_body("best", false), &[])),
         "m-plain"
     );
     assert_eq!(
-        served(&post(&t, chat, &chat_body("best", true), &[])),
+        served(&t.post_with(chat, &chat_body("best", true), &[])),
         "m-tools"
     );
     // Written again by its match alone, it is the same rule (its name is its match).
@@ -312,7 +288,7 @@ fn a_rule_written_without_a_name_keeps_working_beside_conditional_rules_on_its_m
     let listed = gw.admin("GET", &t.path("/routing-rules"), None).json();
     assert_eq!(listed["data"].as_array().unwrap().len(), 2, "{listed}");
     assert_eq!(
-        served(&post(&t, chat, &chat_body("best", false), &[])),
+        served(&t.post_with(chat, &chat_body("best", false), &[])),
         "m-tools"
     );
     let r = gw.admin("DELETE", &t.path("/routing-rules/best"), None);

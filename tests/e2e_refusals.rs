@@ -8,34 +8,15 @@
 mod support;
 
 use cognigate::mock::{MockProvider, Reply, Rule, Step};
-use serde_json::{json, Value};
+use serde_json::json;
 use std::time::Duration;
-use support::gateway::{agent, header_list, Gateway, Resp, Tenant};
+use support::gateway::{Gateway, Resp, Tenant};
 
 const SETTLED: Duration = Duration::from_secs(10);
 
-fn post(t: &Tenant<'_>, path: &str, body: &Value, headers: &[(&str, &str)]) -> Resp {
-    let mut req = ureq::http::Request::builder()
-        .method("POST")
-        .uri(format!("{}{path}", t.gw.url))
-        .header("content-type", "application/json")
-        .header("authorization", format!("Bearer {}", t.key));
-    for (k, v) in headers {
-        req = req.header(*k, *v);
-    }
-    let mut resp = agent()
-        .run(req.body(body.to_string()).unwrap())
-        .expect("gateway reachable");
-    Resp {
-        status: resp.status().as_u16(),
-        headers: header_list(&resp),
-        text: resp.body_mut().read_to_string().unwrap_or_default(),
-    }
-}
-
 fn chat(t: &Tenant<'_>, model: &str, headers: &[(&str, &str)]) -> Resp {
     let body = json!({"model": model, "messages": [{"role": "user", "content": "hi"}]});
-    post(t, "/v1/chat/completions", &body, headers)
+    t.post_with("/v1/chat/completions", &body, headers)
 }
 
 /// OpenAI's safety refusal: `finish_reason: "content_filter"`, no content, 5 prompt tokens billed.
@@ -84,6 +65,21 @@ fn tenant<'g>(gw: &'g Gateway, hint: &str) -> (Tenant<'g>, MockProvider) {
         json!({"pin": "m1", "on_refusal": "fallback"}),
     );
     (t, mock)
+}
+
+/// Provider `ant` (Anthropic family) on a fresh mock, serving model `claude`.
+fn anthropic_claude(t: &Tenant<'_>, hint: &str) -> MockProvider {
+    let ant = MockProvider::start(hint).unwrap();
+    t.put_ok(
+        "/providers/ant",
+        json!({"kind": "anthropic", "base_url": ant.url(), "keys": ["sk-ant"], "timeout_ms": 5000}),
+    );
+    t.put_ok(
+        "/models/claude",
+        json!({"provider": "ant", "upstream_model": "claude-up", "context_window": 200000,
+            "input_price_per_mtok": 3, "output_price_per_mtok": 15}),
+    );
+    ant
 }
 
 fn refuse_once(mock: &MockProvider, model: &str, reply: Reply) {
@@ -189,14 +185,13 @@ fn the_fallback_applies_on_v1_messages_and_v1_responses_too() {
     refuse_once(&mock, "m1", content_filter());
     let body = json!({"model": "guarded", "max_tokens": 20,
         "messages": [{"role": "user", "content": "hi"}]});
-    let r = post(&t, "/v1/messages", &body, &[]);
+    let r = t.post_with("/v1/messages", &body, &[]);
     assert_eq!(r.status, 200, "{}", r.text);
     assert_eq!(policy(&r), Some("applied"));
     assert_eq!(r.header("x-cognigate-model"), Some("m2"));
     assert_eq!(r.json()["type"], "message", "{}", r.text);
     refuse_once(&mock, "m1", content_filter());
-    let r = post(
-        &t,
+    let r = t.post_with(
         "/v1/responses",
         &json!({"model": "guarded", "input": "hi"}),
         &[],
@@ -210,16 +205,7 @@ fn the_fallback_applies_on_v1_messages_and_v1_responses_too() {
 fn an_anthropic_providers_refusal_stop_reason_falls_back_to_the_next_candidate() {
     let gw = Gateway::shared();
     let (t, mock) = tenant(gw, "refusal-ant");
-    let ant = MockProvider::start("refusal-ant-up").unwrap();
-    t.put_ok(
-        "/providers/ant",
-        json!({"kind": "anthropic", "base_url": ant.url(), "keys": ["sk-ant"], "timeout_ms": 5000}),
-    );
-    t.put_ok(
-        "/models/claude",
-        json!({"provider": "ant", "upstream_model": "claude-up", "context_window": 200000,
-            "input_price_per_mtok": 3, "output_price_per_mtok": 15}),
-    );
+    let ant = anthropic_claude(&t, "refusal-ant-up");
     let rule = json!({"match": "careful", "chain": ["claude", "m2"], "on_refusal": "fallback"});
     t.put_ok("/routing-rules", rule);
     ant.set_default(stop_refusal());
@@ -229,7 +215,7 @@ fn an_anthropic_providers_refusal_stop_reason_falls_back_to_the_next_candidate()
     assert_eq!(r.header("x-cognigate-model"), Some("m2"));
     let body = json!({"model": "careful", "max_tokens": 20,
         "messages": [{"role": "user", "content": "hi"}]});
-    let r = post(&t, "/v1/messages", &body, &[]);
+    let r = t.post_with("/v1/messages", &body, &[]);
     assert_eq!((r.status, policy(&r)), (200, Some("applied")), "{}", r.text);
     assert_eq!(mock.count(), 2);
 }
@@ -255,7 +241,7 @@ fn with_no_next_candidate_the_refusal_comes_back_with_unavailable_and_a_stream_n
     refuse_once(&mock, "m1", content_filter());
     let body = json!({"model": "solo", "max_tokens": 20,
         "messages": [{"role": "user", "content": "hi"}]});
-    let r = post(&t, "/v1/messages", &body, &[]);
+    let r = t.post_with("/v1/messages", &body, &[]);
     assert_eq!(
         (r.status, policy(&r)),
         (200, Some("unavailable")),
@@ -273,7 +259,7 @@ fn with_no_next_candidate_the_refusal_comes_back_with_unavailable_and_a_stream_n
     refuse_once(&mock, "m1", stream);
     let body = json!({"model": "solo", "stream": true,
         "messages": [{"role": "user", "content": "hi"}]});
-    let r = post(&t, "/v1/chat/completions", &body, &[]);
+    let r = t.post_with("/v1/chat/completions", &body, &[]);
     assert_eq!(r.status, 200, "{}", r.text);
     assert!(r.text.contains("content_filter"), "{}", r.text);
     assert_eq!(policy(&r), None);
@@ -306,16 +292,7 @@ fn a_name_without_on_refusal_never_shows_the_header() {
 fn an_anthropic_providers_stop_reason_refusal_is_seen_on_every_surface() {
     let gw = Gateway::shared();
     let (t, _mock) = tenant(gw, "refusal-ant-solo");
-    let ant = MockProvider::start("refusal-ant-solo-up").unwrap();
-    t.put_ok(
-        "/providers/ant",
-        json!({"kind": "anthropic", "base_url": ant.url(), "keys": ["sk-ant"], "timeout_ms": 5000}),
-    );
-    t.put_ok(
-        "/models/claude",
-        json!({"provider": "ant", "upstream_model": "claude-up", "context_window": 200000,
-            "input_price_per_mtok": 3, "output_price_per_mtok": 15}),
-    );
+    let ant = anthropic_claude(&t, "refusal-ant-solo-up");
     // A one-entry rule: no next candidate, so the refusal is seen and comes back.
     t.put_ok(
         "/routing-rules",
@@ -332,7 +309,7 @@ fn an_anthropic_providers_stop_reason_refusal_is_seen_on_every_surface() {
     assert_eq!(r.json()["choices"][0]["finish_reason"], "content_filter");
     let body = json!({"model": "claude-only", "max_tokens": 20,
         "messages": [{"role": "user", "content": "hi"}]});
-    let r = post(&t, "/v1/messages", &body, &[]);
+    let r = t.post_with("/v1/messages", &body, &[]);
     assert_eq!(
         (r.status, policy(&r)),
         (200, Some("unavailable")),
@@ -344,8 +321,7 @@ fn an_anthropic_providers_stop_reason_refusal_is_seen_on_every_surface() {
         "refusal",
         "passed to a Messages caller as sent"
     );
-    let r = post(
-        &t,
+    let r = t.post_with(
         "/v1/responses",
         &json!({"model": "claude-only", "input": "hi"}),
         &[],

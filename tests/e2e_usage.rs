@@ -8,28 +8,8 @@ mod support;
 use cognigate::mock::{MockProvider, Reply, Step};
 use serde_json::{json, Value};
 use std::time::Duration;
-use support::gateway::{agent, header_list, Gateway, Resp, Tenant};
+use support::gateway::{Gateway, Tenant};
 use support::sdk::openai_sdk;
-
-/// POST `body` to `path` with the tenant's key and extra headers.
-fn post(t: &Tenant<'_>, path: &str, body: &Value, headers: &[(&str, &str)]) -> Resp {
-    let mut req = ureq::http::Request::builder()
-        .method("POST")
-        .uri(format!("{}{path}", t.gw.url))
-        .header("content-type", "application/json")
-        .header("authorization", format!("Bearer {}", t.key));
-    for (k, v) in headers {
-        req = req.header(*k, *v);
-    }
-    let mut resp = agent()
-        .run(req.body(body.to_string()).unwrap())
-        .expect("gateway reachable");
-    Resp {
-        status: resp.status().as_u16(),
-        headers: header_list(&resp),
-        text: resp.body_mut().read_to_string().unwrap_or_default(),
-    }
-}
 
 fn chat_body(model: &str) -> Value {
     json!({"model": model, "messages": [{"role": "user", "content": "hi"}]})
@@ -65,8 +45,7 @@ fn a_priced_models_answer_carries_its_cost_and_one_usage_record_with_the_end_use
     // The mock reports 5 prompt and 7 completion tokens: 5 × 2.5 + 7 × 10 = 82.5 per million.
     let mut body = chat_body("m");
     body["user"] = json!("from-body");
-    let r = post(
-        &t,
+    let r = t.post_with(
         "/v1/chat/completions",
         &body,
         &[("x-cognigate-user", "alice")],
@@ -123,7 +102,7 @@ fn a_fallback_answer_is_charged_at_the_prices_of_the_model_that_served_it() {
         json!({"provider": "broken", "context_window": 100000, "input_price_per_mtok": 0.01}),
     );
     assert_eq!(t.rule("chain", &["cheap-but-down", "m"]).status, 200);
-    let r = post(&t, "/v1/chat/completions", &chat_body("chain"), &[]);
+    let r = t.post_with("/v1/chat/completions", &chat_body("chain"), &[]);
     assert_eq!(r.status, 200, "{}", r.text);
     assert_eq!(r.header("x-cognigate-model"), Some("m"));
     // 5 prompt tokens at $1000 per million, output free.
@@ -187,7 +166,7 @@ fn a_streamed_answer_has_no_cost_header_and_a_cut_stream_is_recorded_with_estima
     ]));
     let mut body = chat_body("m");
     body["stream"] = json!(true);
-    let r = post(&t, "/v1/chat/completions", &body, &[]);
+    let r = t.post_with("/v1/chat/completions", &body, &[]);
     assert_eq!(r.status, 200);
     assert_eq!(r.header("x-cognigate-cost-usd"), None);
     assert!(r.text.contains("upstream_stream_error"), "{}", r.text);
@@ -212,7 +191,7 @@ fn an_answer_without_usage_carries_the_estimated_cost_and_is_recorded_as_estimat
         r#"{"id":"c","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]}"#,
     ));
     let body = chat_body("m");
-    let r = post(&t, "/v1/chat/completions", &body, &[]);
+    let r = t.post_with("/v1/chat/completions", &body, &[]);
     assert_eq!(r.status, 200, "{}", r.text);
     let prompt = body["messages"].to_string().len().div_ceil(4) as u64;
     let cost = cognigate::usage::usd_decimal(prompt as f64 / 1e6);
@@ -239,7 +218,7 @@ fn openai_cached_tokens_are_charged_at_the_cached_input_price() {
         r#"{"id":"c","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],
             "usage":{"prompt_tokens":1000,"completion_tokens":0,"prompt_tokens_details":{"cached_tokens":800}}}"#,
     ));
-    let r = post(&t, "/v1/chat/completions", &chat_body("m"), &[]);
+    let r = t.post_with("/v1/chat/completions", &chat_body("m"), &[]);
     // 200 × 2 + 800 × 0.5 = 800 per million.
     assert_eq!(r.header("x-cognigate-cost-usd"), Some("0.0008"));
     assert_eq!(
@@ -258,7 +237,7 @@ fn an_anthropic_upstreams_cache_reads_are_counted_and_charged_at_the_cached_pric
         r#"{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn",
             "usage":{"input_tokens":100,"cache_read_input_tokens":1000,"cache_creation_input_tokens":200,"output_tokens":10}}"#,
     ));
-    let r = post(&t, "/v1/chat/completions", &chat_body("m"), &[]);
+    let r = t.post_with("/v1/chat/completions", &chat_body("m"), &[]);
     assert_eq!(r.status, 200, "{}", r.text);
     // Prompt 1300 of which 1000 cached: 300 × 3 + 1000 × 0.3 + 10 × 15 = 1350 per million.
     assert_eq!(r.header("x-cognigate-cost-usd"), Some("0.00135"));
@@ -269,7 +248,7 @@ fn an_anthropic_upstreams_cache_reads_are_counted_and_charged_at_the_cached_pric
     // The Messages surface passes the answer through natively and is metered the same way.
     let body =
         json!({"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]});
-    let r = post(&t, "/v1/messages", &body, &[]);
+    let r = t.post_with("/v1/messages", &body, &[]);
     assert_eq!(r.status, 200, "{}", r.text);
     assert_eq!(r.header("x-cognigate-cost-usd"), Some("0.00135"));
     let recs = gw.usage_records(&t.id, 2, Duration::from_secs(10));
@@ -292,7 +271,7 @@ fn an_anthropic_stream_is_metered_from_its_own_usage_and_the_usage_chunk_stays_s
     );
     let mut body = chat_body("m");
     body["stream"] = json!(true);
-    let r = post(&t, "/v1/chat/completions", &body, &[]);
+    let r = t.post_with("/v1/chat/completions", &body, &[]);
     assert_eq!(r.status, 200);
     assert!(r.text.ends_with("data: [DONE]\n\n"), "{}", r.text);
     assert!(!r.text.contains("\"usage\""), "not asked for: {}", r.text);
@@ -305,7 +284,7 @@ fn an_anthropic_stream_is_metered_from_its_own_usage_and_the_usage_chunk_stays_s
     // A native Messages stream is metered from its events too.
     let body = json!({"model": "m", "max_tokens": 10, "stream": true,
         "messages": [{"role": "user", "content": "hi"}]});
-    let r = post(&t, "/v1/messages", &body, &[]);
+    let r = t.post_with("/v1/messages", &body, &[]);
     assert!(r.text.contains("message_stop"), "{}", r.text);
     let rec = &gw.usage_records(&t.id, 2, Duration::from_secs(10))[1];
     assert_eq!(
@@ -342,7 +321,7 @@ fn the_messages_responses_and_embeddings_surfaces_carry_the_cost_header_too() {
         ),
     ];
     for (path, body, cost) in surfaces {
-        let r = post(&t, path, &body, &[]);
+        let r = t.post_with(path, &body, &[]);
         assert_eq!(
             (r.status, r.header("x-cognigate-cost-usd")),
             (200, Some(cost)),
@@ -367,7 +346,7 @@ fn an_exhausted_request_is_recorded_with_zero_cost_and_unknown_tokens() {
         json!({"input_price_per_mtok": 1}),
     );
     mock.set_default(Reply::status(500));
-    let r = post(&t, "/v1/chat/completions", &chat_body("m"), &[]);
+    let r = t.post_with("/v1/chat/completions", &chat_body("m"), &[]);
     assert_eq!(r.status, 502);
     assert_eq!(r.header("x-cognigate-cost-usd"), None);
     let rec = &gw.usage_records(&t.id, 1, Duration::from_secs(10))[0];

@@ -6,28 +6,13 @@ mod support;
 
 use cognigate::mock::MockProvider;
 use serde_json::{json, Value};
-use support::gateway::{agent, header_list, Gateway, Resp, Tenant};
+use support::gateway::{Gateway, Resp, Tenant};
 
 const PIN: &str = "X-CogniGate-Pin-Provider";
 
 /// A POST with the caller's key and these extra headers.
 fn post(t: &Tenant<'_>, path: &str, headers: &[(&str, &str)], body: &Value) -> Resp {
-    let mut req = ureq::http::Request::builder()
-        .method("POST")
-        .uri(format!("{}{path}", t.gw.url))
-        .header("content-type", "application/json")
-        .header("authorization", format!("Bearer {}", t.key));
-    for (k, v) in headers {
-        req = req.header(*k, *v);
-    }
-    let mut resp = agent().run(req.body(body.to_string()).unwrap()).unwrap();
-    let (status, headers) = (resp.status().as_u16(), header_list(&resp));
-    let text = resp.body_mut().read_to_string().unwrap_or_default();
-    Resp {
-        status,
-        headers,
-        text,
-    }
+    t.post_with(path, body, headers)
 }
 
 /// The body each caller surface takes for `model`.

@@ -4,9 +4,9 @@ use super::affinity_memory::Conversation;
 use super::deployment::Deployment;
 use super::http::{self, header, now_ms, random_bytes, HttpReply};
 use super::limits::{allowed, govern, Admitting, Governed};
-use super::live_stats::{self, IsolateView};
+use super::live_stats;
 use super::metrics::Metrics;
-use super::open_breakers::WithOpenBreakers;
+use super::routed;
 use super::routing_object::RoutingClient;
 use super::served::{
     exhausted, stream_response, with_memory_counter, with_served_headers, ServedBy,
@@ -19,9 +19,9 @@ use crate::api::auth::{bearer, hash_key, may_be_caller_key};
 use crate::api::{ApiError, ErrorKind};
 use crate::cascade::log_line::RequestLog;
 use crate::cascade::{settle, Cascade, Clock, Ending, Limits, Outcome};
-use crate::config::{CallerKey, ModelId, TenantConfig};
+use crate::config::{CallerKey, TenantConfig};
 use crate::governance::Need;
-use crate::routing::{build_chain, pin, Candidate, ChainError, RouteInput};
+use crate::routing::{pin, Candidate, ChainError};
 use crate::surfaces::{Inbound, Surface};
 use crate::usage::estimate::{answer_tokens, requested_output};
 use crate::usage::{end_user, usd_decimal, PendingUsage};
@@ -155,32 +155,8 @@ pub async fn serve(
             generation: key.generation,
         };
         crate::usage::end_user::require(limits.end_user_required(), pending.end_user.as_deref())?;
-        let now = now_ms();
-        let isolate = IsolateView {
-            tenant: &cfg.tenant,
-            now_ms: now,
-        };
-        let view = WithOpenBreakers(&isolate);
-        // Issue 23: what the tenant's rule conditions read (nothing when none has a `when`).
-        let metadata = header(&req, "x-cognigate-metadata");
-        let facts =
-            crate::surfaces::facts::facts(&inbound, cfg.rules.reads(), metadata.as_deref())?;
-        let conversation = Conversation::of(&cfg, &inbound, facts.as_ref());
-        let remembered = conversation.as_ref().and_then(Conversation::remembered);
-        let may_use = |m: &ModelId| key.policy.allows(m.as_str());
-        let pinned = pin::parse(&cfg, header(&req, pin::HEADER).as_deref());
-        let input = RouteInput {
-            observed: &view,
-            now_ms: now,
-            draw: random_bytes::<8>().map_or(0, u64::from_le_bytes),
-            may_use: &may_use,
-            remembered: remembered.as_ref().map(|(m, at)| (m, *at)),
-            facts: facts.as_ref(),
-            pin: pinned.map_err(|e| chain_error(&e))?,
-        };
-        let route = build_chain(&cfg, inbound.model(), &input).map_err(|e| chain_error(&e))?;
+        let (route, conversation) = routed::route(&req, &cfg, &key, &inbound)?;
         let refusals = super::refusal::policy(&req, route.on_refusal);
-        let conversation = conversation.map(|c| c.routed(route.affinity));
         let (chain, refusal_only) = (route.candidates, route.refusal_only);
         // Read once: the reservation holds it, and an answer without usage is charged it.
         let prompt_estimate = inbound.prompt_tokens();

@@ -22,6 +22,7 @@ mod metrics;
 mod model_metrics;
 mod open_breakers;
 mod refusal;
+mod routed;
 mod routing_client;
 mod routing_object;
 mod served;

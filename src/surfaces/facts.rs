@@ -34,17 +34,15 @@ pub fn parse_metadata(raw: &str) -> Result<BTreeMap<String, String>, ApiError> {
         .map_err(|_| bad_metadata("a JSON object of string values"))
 }
 
-/// The facts the tenant's rules read (`reads`), or `None` when none has a `when`. A present
-/// header is checked whatever the rules, so a bad one is refused the same way for every tenant.
+/// The facts the tenant's rules read (`reads`), or `None` when none has a `when`.
 pub fn facts(
     inbound: &Inbound,
     reads: Reads,
     metadata_header: Option<&str>,
 ) -> Result<Option<RequestFacts>, ApiError> {
-    let metadata = metadata_header.map(parse_metadata).transpose()?;
-    if !reads.any {
+    let Some(metadata) = labels(reads, metadata_header)? else {
         return Ok(None);
-    }
+    };
     let chat = inbound.chat();
     let tools = declares_tools(chat);
     let max_tokens = ["max_completion_tokens", "max_tokens"]
@@ -62,12 +60,23 @@ pub fn facts(
                 .raw("messages")
                 .is_some_and(|m| m.contains("\"image_url\"")),
         endpoint: endpoint(inbound.surface()),
-        metadata: if reads.metadata {
-            metadata.unwrap_or_default()
-        } else {
-            BTreeMap::new()
-        },
+        metadata,
     }))
+}
+
+/// The labels the rules read; `None` when no rule has a `when` (no facts at all). A present
+/// header is checked whatever the rules, so a bad one is refused the same way for every tenant.
+fn labels(
+    reads: Reads,
+    metadata_header: Option<&str>,
+) -> Result<Option<BTreeMap<String, String>>, ApiError> {
+    let metadata = metadata_header.map(parse_metadata).transpose()?;
+    if !reads.any {
+        return Ok(None);
+    }
+    Ok(Some(
+        metadata.filter(|_| reads.metadata).unwrap_or_default(),
+    ))
 }
 
 /// `tools` is a non-empty array.
@@ -84,10 +93,9 @@ pub fn count_facts(
     reads: Reads,
     metadata_header: Option<&str>,
 ) -> Result<Option<RequestFacts>, ApiError> {
-    let metadata = metadata_header.map(parse_metadata).transpose()?;
-    if !reads.any {
+    let Some(metadata) = labels(reads, metadata_header)? else {
         return Ok(None);
-    }
+    };
     Ok(Some(RequestFacts {
         model: count.model.clone(),
         stream: false,
@@ -95,7 +103,7 @@ pub fn count_facts(
         max_tokens: None,
         has_images: count.has_images,
         endpoint: Endpoint::Messages,
-        metadata: metadata.filter(|_| reads.metadata).unwrap_or_default(),
+        metadata,
     }))
 }
 

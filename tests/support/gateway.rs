@@ -445,6 +445,26 @@ impl Tenant<'_> {
         (status, headers, rx)
     }
 
+    /// POST `body` to `path` with this tenant's key and these extra request headers.
+    pub fn post_with(&self, path: &str, body: &Value, headers: &[(&str, &str)]) -> Resp {
+        let mut req = ureq::http::Request::builder()
+            .method("POST")
+            .uri(format!("{}{path}", self.gw.url))
+            .header("content-type", "application/json")
+            .header("authorization", format!("Bearer {}", self.key));
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        let mut resp = agent()
+            .run(req.body(body.to_string()).unwrap())
+            .expect("gateway reachable");
+        Resp {
+            status: resp.status().as_u16(),
+            headers: header_list(&resp),
+            text: resp.body_mut().read_to_string().unwrap_or_default(),
+        }
+    }
+
     pub fn chat(&self, model: &str) -> Resp {
         let body = json!({"model": model, "messages": [{"role": "user", "content": "hello"}]});
         self.gw.request(
