@@ -162,6 +162,33 @@ impl DurableObject for RoutingObject {
 }
 
 impl RoutingObject {
+    /// `storage.put(STATS_KEY, book, {allowUnconfirmed: true})`: the write is issued now, and no
+    /// answer of this object waits for it (the output gate a confirmed write holds cost every
+    /// grant renewal that carried outcomes a disk flush). A failure is logged under `waitUntil`;
+    /// the runtime resets the object after a failed write. `Err`: the write could not be issued.
+    fn store_unconfirmed(&self, book: &StatsBook) -> Result<()> {
+        use worker::js_sys::{Function, Object, Promise, Reflect};
+        use worker::wasm_bindgen::{JsCast, JsValue};
+        let storage: JsValue = self.state.as_raw().storage()?.into();
+        let value = serde_wasm_bindgen::to_value(book)
+            .map_err(|e| worker::Error::RustError(e.to_string()))?;
+        let options = Object::new();
+        Reflect::set(&options, &"allowUnconfirmed".into(), &JsValue::TRUE)?;
+        let put: Function = Reflect::get(&storage, &"put".into())?.dyn_into()?;
+        let written: Promise = put
+            .call3(&storage, &STATS_KEY.into(), &value, &options)?
+            .dyn_into()?;
+        self.state.wait_until(async move {
+            if let Err(e) = worker::wasm_bindgen_futures::JsFuture::from(written).await {
+                console_error!(
+                    "{}",
+                    serde_json::json!({"msg": "live stats write failed", "error": format!("{e:?}")})
+                );
+            }
+        });
+        Ok(())
+    }
+
     /// Loads the stored state once per object lifetime (and again after an inexact undo).
     async fn ensure_loaded(&self) -> Result<()> {
         if !self.mem.borrow().is_loaded() {
@@ -175,8 +202,11 @@ impl RoutingObject {
         Ok(())
     }
 
-    /// Folds an isolate's batches and answers the snapshot; `None` when the fold could not be
-    /// stored (it is undone, so the isolate keeps the batch and nothing is counted twice).
+    /// Folds an isolate's batches and answers the snapshot at once. The stats book is advisory
+    /// routing data, so no answer waits for its write: it goes out unconfirmed
+    /// (`store_unconfirmed`). If that write fails, the runtime resets the object, which then
+    /// starts again from the book it last stored: outcomes folded since are lost, never counted
+    /// twice (the isolate that sent them was answered, and does not send them again).
     async fn fold_stats(&self, push: &StatsPush, now: u64) -> Option<StatsSnapshot> {
         let (_, pending) = self
             .stats
@@ -184,7 +214,7 @@ impl RoutingObject {
             .decide(|book| ((), book.fold(push, now)));
         let mut stored = None;
         if let Some(pending) = pending {
-            if let Err(e) = self.state.storage().put(STATS_KEY, &pending.store).await {
+            if let Err(e) = self.store_unconfirmed(&pending.store) {
                 let exact = self.stats.borrow_mut().undo(pending);
                 console_error!(
                     "{}",
