@@ -10,6 +10,7 @@
 //! condition). Every refusal names the JSON path of the problem under `when`
 //! (`when.$and[0].params.max_tokens`).
 
+use super::condition_pattern::{pattern, Pattern};
 use super::ConfigError;
 use serde_json::{Map, Value};
 
@@ -89,22 +90,6 @@ pub enum Scalar {
     Str(String),
     Bool(bool),
     Num(f64),
-}
-
-/// A compiled `$regex` (unanchored, as written; compared by its pattern).
-#[derive(Debug, Clone)]
-pub struct Pattern(regex_lite::Regex);
-
-impl PartialEq for Pattern {
-    fn eq(&self, other: &Self) -> bool {
-        self.0.as_str() == other.0.as_str()
-    }
-}
-
-impl Pattern {
-    pub fn is_match(&self, s: &str) -> bool {
-        self.0.is_match(s)
-    }
 }
 
 /// One operator applied to a field.
@@ -363,20 +348,6 @@ fn test(field: &Field, op: &str, v: &Value, at: &str) -> Result<Test, ConfigErro
         },
         other => return Err(bad(at, format!("unknown operator '{other}'"))),
     })
-}
-
-/// A pattern of at most `MAX_REGEX_CHARS`, compiled under `REGEX_SIZE_LIMIT`.
-fn pattern(p: &str, at: &str) -> Result<Pattern, ConfigError> {
-    if p.chars().count() > MAX_REGEX_CHARS {
-        let why = format!("must be at most {MAX_REGEX_CHARS} characters");
-        return Err(bad(at, why));
-    }
-    regex_lite::RegexBuilder::new(p)
-        .size_limit(REGEX_SIZE_LIMIT)
-        .nest_limit(32)
-        .build()
-        .map(Pattern)
-        .map_err(|e| bad(at, format!("does not compile: {e}")))
 }
 
 fn scalar(kind: Kind, v: &Value, at: &str) -> Result<Scalar, ConfigError> {

@@ -8,6 +8,7 @@ pub mod caller_key;
 pub mod capabilities;
 pub mod chain_entry;
 pub mod condition;
+pub mod condition_pattern;
 pub mod key_id;
 pub mod model;
 pub mod names;

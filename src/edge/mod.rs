@@ -28,6 +28,8 @@ mod routing_object;
 mod served;
 mod signals;
 mod store;
+mod stream_report;
 mod stream_response;
 mod upstream;
+mod upstream_body;
 mod usage_sink;

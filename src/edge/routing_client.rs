@@ -1,26 +1,24 @@
-//! The client side of the routing object: the cascade's `RoutingState` port, this isolate's
-//! admission grants, and the report a streamed answer still owes when it ends.
+//! The client side of the routing object: the cascade's `RoutingState` port and this isolate's
+//! admission grants. The report a streamed answer still owes is `stream_report.rs`.
 
 use super::http::now_ms;
 use super::local_grants::{in_flight, lead, news, with_grants};
 use super::metrics::Metrics;
-use super::routing_object::HoldRequest;
 use super::store;
 use crate::cascade::RoutingState;
-use crate::config::{ModelId, ProviderName, TenantId};
+use crate::config::{ProviderName, TenantId};
 use crate::state::provider_state::ModelTransition;
 use crate::state::stats_book::{AcquireAnswer, AcquireCall, ReportAnswer, ReportCall};
 use crate::state::{
     jittered, AcquireRequest, Admission, BreakerHealth, Lease, LocalAdmission, ReportRequest,
 };
-use futures::channel::oneshot;
-use futures::future::{select, Either};
 use serde::de::DeserializeOwned;
-use std::pin::pin;
 use std::time::Duration;
 use worker::{
     console_error, console_log, Context, Delay, Env, Headers, Method, Request, RequestInit, Result,
 };
+
+pub use super::stream_report::{StreamReport, StreamReportTarget};
 
 /// The cascade's `RoutingState` port over the object's fetch interface. It fails open: if the
 /// object cannot be reached, the candidate is tried with its keys in configured order, because a
@@ -229,7 +227,7 @@ impl RoutingClient<'_> {
 }
 
 /// Sends a report; a lost report is logged, never fatal (the state it carried is advisory).
-async fn send_report(
+pub(super) async fn send_report(
     env: &Env,
     tenant: &TenantId,
     provider: &ProviderName,
@@ -265,123 +263,8 @@ async fn send_report(
     }
 }
 
-/// The report a streamed answer still owes, sent by a task registered under the request's
-/// `waitUntil` when the response is made, so it runs to the end however the stream ends (drained,
-/// failed, or dropped by a caller who went away). While the stream of a half-open probe runs, the
-/// same task renews the probe's hold every half `hold_ms`, so no second probe gets in however
-/// long the stream lasts; if this isolate dies, the renewals stop and the probe lapses after
-/// `hold_ms` as before.
-pub struct StreamReport {
-    report: Option<oneshot::Sender<ReportRequest>>,
-    sent: Option<oneshot::Receiver<()>>,
-}
-
-pub struct StreamReportTarget {
-    pub env: Env,
-    pub tenant: TenantId,
-    pub provider: ProviderName,
-    pub model: ModelId,
-    pub probe: Option<u64>,
-    /// The probe's timeout (the request budget): each renewal holds it this much longer.
-    pub hold_ms: u64,
-}
-
-impl StreamReport {
-    pub fn start(ctx: &Context, target: StreamReportTarget) -> Self {
-        let (report_tx, report_rx) = oneshot::channel::<ReportRequest>();
-        let (sent_tx, sent_rx) = oneshot::channel::<()>();
-        ctx.wait_until(async move {
-            if let Some(report) = hold_until_reported(&target, report_rx).await {
-                report_detached(&target.env, &target.tenant, &target.provider, report).await;
-            }
-            let _ = sent_tx.send(());
-        });
-        Self {
-            report: Some(report_tx),
-            sent: Some(sent_rx),
-        }
-    }
-
-    /// Hands the final report over; synchronous, so it can be called from `Drop`. Dropping a
-    /// `StreamReport` without calling it sends nothing.
-    pub fn send(&mut self, report: ReportRequest) {
-        if let Some(tx) = self.report.take() {
-            let _ = tx.send(report);
-        }
-    }
-
-    /// Waits until the handed-over report has been sent, so a stream's end follows its report.
-    pub async fn sent(&mut self) {
-        if let Some(rx) = self.sent.take() {
-            let _ = rx.await;
-        }
-    }
-}
-
-/// Waits for the stream's report, renewing the probe's hold meanwhile; `None` if the stream
-/// went without handing one over.
-async fn hold_until_reported(
-    target: &StreamReportTarget,
-    mut report: oneshot::Receiver<ReportRequest>,
-) -> Option<ReportRequest> {
-    let Some(probe) = target.probe else {
-        return report.await.ok();
-    };
-    let every = Duration::from_millis((target.hold_ms / 2).max(1));
-    loop {
-        // Renew at once too: the first byte may have come late in the probe's first window.
-        hold(target, probe).await;
-        let tick = pin!(Delay::from(every));
-        match select(report, tick).await {
-            Either::Left((r, _)) => return r.ok(),
-            Either::Right((_, pending)) => report = pending,
-        }
-    }
-}
-
-async fn hold(target: &StreamReportTarget, probe: u64) {
-    let req = HoldRequest {
-        model: target.model.clone(),
-        probe,
-        hold_ms: target.hold_ms,
-    };
-    let body = serde_json::to_string(&req).ok();
-    let held: Result<bool> = call_object(
-        &target.env,
-        &target.tenant,
-        target.provider.as_str(),
-        Method::Post,
-        "/hold",
-        body,
-    )
-    .await;
-    if let Err(e) = held {
-        console_error!(
-            "{}",
-            serde_json::json!({"msg": "probe hold not renewed", "provider": target.provider, "model": target.model, "error": e.to_string()})
-        );
-    }
-}
-
-/// A report sent after the response has left (a stream's end, from `StreamReport`'s task):
-/// transitions are logged and stored inline, as that task is itself under `waitUntil`.
-async fn report_detached(
-    env: &Env,
-    tenant: &TenantId,
-    provider: &ProviderName,
-    req: ReportRequest,
-) {
-    if !req.changes_anything() {
-        return;
-    }
-    for t in send_report(env, tenant, provider, &req).await {
-        let (kind, at, body) = transition_event(tenant, provider.as_str(), &t);
-        store::insert_event(env, tenant.as_str(), &kind, at, &body).await;
-    }
-}
-
 /// The structured log line of a transition (logged here) and its stored form.
-fn transition_event(
+pub(super) fn transition_event(
     tenant: &TenantId,
     provider: &str,
     t: &ModelTransition,

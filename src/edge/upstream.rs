@@ -10,7 +10,7 @@ use crate::config::ProviderKind;
 use crate::providers::{self, Answer, StreamDecoder};
 use crate::stream::{Relay, RelayStep, StreamEnd};
 use crate::surfaces::{Encoder, Inbound};
-use crate::usage::{StreamUsage, TokenCounts};
+use crate::usage::StreamUsage;
 use futures::future::{select, Either};
 use std::cell::RefCell;
 use std::pin::pin;
@@ -18,56 +18,10 @@ use std::rc::Rc;
 use std::time::Duration;
 use worker::js_sys::Uint8Array;
 use worker::{
-    AbortController, ByteStream, Delay, Fetch, Headers, Method, Request, RequestInit,
-    RequestRedirect, Response,
+    AbortController, Delay, Fetch, Headers, Method, Request, RequestInit, RequestRedirect, Response,
 };
 
-/// What a successful upstream call hands to the caller.
-pub enum UpstreamBody {
-    /// A complete, well-formed JSON body.
-    Full {
-        content_type: String,
-        bytes: Vec<u8>,
-        /// The tokens the upstream reported (`None`: unknown).
-        usage: Option<TokenCounts>,
-        /// Request sent to response headers (the live stats' time to first byte).
-        headers_ms: u64,
-        /// The upstream's own answer was a safety refusal (read only when watched for).
-        refusal: bool,
-    },
-    Stream(StreamStart),
-}
-
-/// An SSE stream past its decision point: its first data event has arrived, so from here on a
-/// failure can no longer fail over.
-pub struct StreamStart {
-    /// Complete events read so far, to forward first.
-    pub first: Vec<u8>,
-    /// Set when the stream already ended (a tiny stream whose `[DONE]` came with the first event).
-    pub finished: Option<StreamEnd>,
-    pub rest: ByteStream,
-    pub relay: Relay,
-    pub decoder: StreamDecoder,
-    /// Puts what the relay forwards into the caller's surface.
-    pub encoder: Encoder,
-    /// Aborting it cancels the upstream read.
-    pub controller: AbortController,
-    pub read_timeout_ms: u64,
-    /// When the upstream request was sent (a stream's total time runs from here), and how long
-    /// its response headers took.
-    pub started_ms: u64,
-    pub headers_ms: u64,
-}
-
-impl UpstreamBody {
-    /// Request sent to response headers: what the live stats count as time to first byte.
-    pub fn headers_ms(&self) -> u64 {
-        match self {
-            Self::Full { headers_ms, .. } => *headers_ms,
-            Self::Stream(s) => s.headers_ms,
-        }
-    }
-}
+pub use super::upstream_body::{StreamStart, UpstreamBody};
 
 pub struct FetchUpstream<'a> {
     request: &'a Inbound,

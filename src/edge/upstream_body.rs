@@ -1,0 +1,55 @@
+//! What a successful upstream call hands to the caller: a whole body, or a stream past its
+//! decision point.
+
+use crate::providers::StreamDecoder;
+use crate::stream::{Relay, StreamEnd};
+use crate::surfaces::Encoder;
+use crate::usage::TokenCounts;
+use worker::{AbortController, ByteStream};
+
+/// What a successful upstream call hands to the caller.
+pub enum UpstreamBody {
+    /// A complete, well-formed JSON body.
+    Full {
+        content_type: String,
+        bytes: Vec<u8>,
+        /// The tokens the upstream reported (`None`: unknown).
+        usage: Option<TokenCounts>,
+        /// Request sent to response headers (the live stats' time to first byte).
+        headers_ms: u64,
+        /// The upstream's own answer was a safety refusal (read only when watched for).
+        refusal: bool,
+    },
+    Stream(StreamStart),
+}
+
+/// An SSE stream past its decision point: its first data event has arrived, so from here on a
+/// failure can no longer fail over.
+pub struct StreamStart {
+    /// Complete events read so far, to forward first.
+    pub first: Vec<u8>,
+    /// Set when the stream already ended (a tiny stream whose `[DONE]` came with the first event).
+    pub finished: Option<StreamEnd>,
+    pub rest: ByteStream,
+    pub relay: Relay,
+    pub decoder: StreamDecoder,
+    /// Puts what the relay forwards into the caller's surface.
+    pub encoder: Encoder,
+    /// Aborting it cancels the upstream read.
+    pub controller: AbortController,
+    pub read_timeout_ms: u64,
+    /// When the upstream request was sent (a stream's total time runs from here), and how long
+    /// its response headers took.
+    pub started_ms: u64,
+    pub headers_ms: u64,
+}
+
+impl UpstreamBody {
+    /// Request sent to response headers: what the live stats count as time to first byte.
+    pub fn headers_ms(&self) -> u64 {
+        match self {
+            Self::Full { headers_ms, .. } => *headers_ms,
+            Self::Stream(s) => s.headers_ms,
+        }
+    }
+}
