@@ -1,7 +1,12 @@
 //! In-memory routing state and ledger spends for host tests: what the admin side wipes, resets
 //! and reads through `RoutingControl`, recorded so a test can see it.
 
+use super::explain::ExplainControl;
 use super::store::{RoutingControl, Stored};
+use super::Refusal;
+use crate::config::TenantConfig;
+use crate::state::routing_snapshot::RoutingSnapshot;
+use std::rc::Rc;
 use crate::config::{ModelId, ProviderName, TenantId};
 use crate::state::stats_book::StatsSnapshot;
 use std::cell::RefCell;
@@ -18,6 +23,30 @@ pub struct MemoryRouting {
     pub ledgers_wiped: RefCell<Vec<TenantId>>,
     /// Live stats snapshots by (tenant, provider), as tests set them.
     pub stats: RefCell<BTreeMap<(TenantId, String), StatsSnapshot>>,
+    /// `explain`'s reads, as tests set them: the request path's config and the objects' state.
+    pub configs: RefCell<BTreeMap<TenantId, Rc<TenantConfig>>>,
+    pub snapshots: RefCell<BTreeMap<(TenantId, String), RoutingSnapshot>>,
+}
+
+impl ExplainControl for MemoryRouting {
+    async fn route_config(&self, t: &TenantId) -> Result<Option<Rc<TenantConfig>>, Refusal> {
+        Ok(self.configs.borrow().get(t).cloned())
+    }
+
+    async fn snapshots(
+        &self,
+        t: &TenantId,
+        providers: &[ProviderName],
+    ) -> Stored<BTreeMap<String, RoutingSnapshot>> {
+        let held = self.snapshots.borrow();
+        Ok(providers
+            .iter()
+            .filter_map(|p| {
+                let snap = held.get(&(t.clone(), p.to_string()))?;
+                Some((p.to_string(), snap.clone()))
+            })
+            .collect())
+    }
 }
 
 impl RoutingControl for MemoryRouting {

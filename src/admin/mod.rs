@@ -5,6 +5,8 @@
 //! ports; the in-memory store (`memory`) lets host tests reach every rule.
 
 mod catalog;
+mod explain;
+mod explain_query;
 mod keys;
 mod operations;
 mod policy_patch;
@@ -25,6 +27,8 @@ use crate::api::{ApiError, ErrorKind, Route};
 use crate::config::sealed::Kek;
 use crate::config::{ConfigError, Defaults};
 use serde::Serialize;
+pub use explain::{explain, CandidateView, DryRun, ExplainControl, Explanation};
+pub use explain_query::ExplainQuery;
 pub use store::{AdminStore, LedgerControl, RoutingControl, StoreError};
 
 /// The HTTP methods the admin API answers to.
@@ -124,10 +128,11 @@ pub struct Admin<'a, S, R> {
     cx: Context<'a>,
 }
 
-/// The Durable Objects the admin side reaches: routing state and the tenant's ledger.
-pub trait ObjectControl: RoutingControl + LedgerControl {}
+/// The Durable Objects the admin side reaches: routing state and the tenant's ledger (and,
+/// for `explain`, the request path's view of the tenant).
+pub trait ObjectControl: RoutingControl + LedgerControl + ExplainControl {}
 
-impl<T: RoutingControl + LedgerControl> ObjectControl for T {}
+impl<T: RoutingControl + LedgerControl + ExplainControl> ObjectControl for T {}
 
 impl<'a, S: AdminStore, R: ObjectControl> Admin<'a, S, R> {
     pub fn new(store: &'a S, routing: &'a R, cx: Context<'a>) -> Self {
@@ -188,6 +193,7 @@ impl<'a, S: AdminStore, R: ObjectControl> Admin<'a, S, R> {
             (Post, Route::BreakerReset(t)) => self.reset_breakers(&t, body).await,
             (Get, Route::Usage(t)) => self.usage(&t, query).await,
             (Get, Route::Stats(t)) => self.stats(&t).await,
+            (Get, Route::Explain(t)) => self.explain(&t, query).await,
             _ => Err(Refusal::Api(ApiError::method_not_allowed())),
         }
     }

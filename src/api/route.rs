@@ -35,6 +35,8 @@ pub enum Route {
     BreakerReset(TenantId),
     Usage(TenantId),
     Stats(TenantId),
+    /// `GET /admin/v1/tenants/{t}/explain`: a dry run of a name's chain (issue 24).
+    Explain(TenantId),
 }
 
 impl Route {
@@ -71,7 +73,8 @@ impl Route {
             | Self::Events(t)
             | Self::BreakerReset(t)
             | Self::Usage(t)
-            | Self::Stats(t) => Some(t),
+            | Self::Stats(t)
+            | Self::Explain(t) => Some(t),
             _ => None,
         }
     }
@@ -121,6 +124,7 @@ fn tenant_route(t: TenantId, rest: &[&str]) -> Result<Route, ApiError> {
         ["breakers", "reset"] => Route::BreakerReset(t),
         ["usage"] => Route::Usage(t),
         ["stats"] => Route::Stats(t),
+        ["explain"] => Route::Explain(t),
         _ => return Err(not_found()),
     })
 }

@@ -1,6 +1,7 @@
 //! One chain position: admission, its tries (one, or more with `retry`), and the reports.
 
 use super::context_window::Fit;
+use super::precheck::{decide, Check, Decision, Reason};
 use super::retry::{after, backoff_ms, is_transient};
 use super::{
     CandidateAttempt, CandidateEnd, Cascade, Clock, Failure, Limits, RoutingState, Settlement,
@@ -34,18 +35,29 @@ impl<S: RoutingState, U: Upstream, C: Clock> Cascade<'_, S, U, C> {
         attempts: &mut Vec<CandidateAttempt>,
     ) -> Position<U::Body> {
         let policy = candidate.provider.resilience.retry;
-        // Before admission: a prompt the window cannot hold costs no call, no depth and nothing
-        // toward the breaker, and says nothing about the provider's health.
-        let truncated = match self.upstream.fit(candidate.model) {
-            Fit::Fits => None,
-            Fit::Truncated { dropped } => Some(dropped),
-            Fit::TooLarge => {
-                let mut attempt = CandidateAttempt::new(candidate, None);
-                attempt.failure = Some(Failure::ContextWindow);
-                attempts.push(attempt);
-                return Position::Failed { costs_depth: false };
-            }
+        // Before admission (`precheck`): a candidate the request itself rules out (a surface its
+        // family cannot serve, a prompt its window cannot hold) costs no call and takes no probe.
+        let check = Check {
+            supported: self.upstream.supports(candidate.provider.kind),
+            fit: self.upstream.fit(candidate.model),
+            admission: None,
+            parked_until: None,
         };
+        let truncated = match check.fit {
+            Fit::Truncated { dropped } => Some(dropped),
+            Fit::Fits | Fit::TooLarge => None,
+        };
+        if let Decision::Skip { reason, .. } = decide(&check, self.clock.now_ms()) {
+            let retry = (policy.max_retries > 0 && reason == Reason::Capability).then_some(0);
+            let mut attempt = CandidateAttempt::new(candidate, retry);
+            attempt.failure = Some(reason.failure());
+            attempts.push(attempt);
+            // A window too small says nothing of the provider and costs no depth; a family that
+            // cannot serve the surface moves the request down the chain like a failure.
+            return Position::Failed {
+                costs_depth: reason == Reason::Capability,
+            };
+        }
         let mut retry = 0u32;
         let mut failed_key: Option<String> = None;
         loop {
@@ -64,26 +76,25 @@ impl<S: RoutingState, U: Upstream, C: Clock> Cascade<'_, S, U, C> {
                     acquire_request(candidate, &self.limits),
                 )
                 .await;
-            let probe = match lease.admission {
+            let admitted = Check {
+                admission: Some(lease.admission),
+                ..check
+            };
+            match decide(&admitted, self.clock.now_ms()) {
                 // After a failed try, an open breaker stops the retries at once: that try's
                 // entry already says how the candidate failed.
-                Admission::Skip { .. } | Admission::Limited { .. } if retry > 0 => {
-                    return Position::Failed { costs_depth: true }
-                }
-                Admission::Skip { until } => {
-                    attempt.failure = Some(Failure::BreakerOpen);
+                Decision::Skip { .. } if retry > 0 => return Position::Failed { costs_depth: true },
+                Decision::Skip { reason, until } => {
+                    attempt.failure = Some(reason.failure());
                     attempt.ends_at = until;
                     attempts.push(attempt);
                     return Position::Failed { costs_depth: true };
                 }
-                Admission::Limited { until } => {
-                    attempt.failure = Some(Failure::LocalRateLimit);
-                    attempt.ends_at = Some(until);
-                    attempts.push(attempt);
-                    return Position::Failed { costs_depth: true };
-                }
+                Decision::Try { .. } => {}
+            }
+            let probe = match lease.admission {
                 Admission::Probe { token } => Some(token),
-                Admission::Pass => None,
+                Admission::Pass | Admission::Skip { .. } | Admission::Limited { .. } => None,
             };
             let keys = after(&lease.keys, failed_key.as_deref());
             let mut parks = Vec::new();
@@ -162,7 +173,7 @@ fn pool_parked_until(attempt: &CandidateAttempt, parks: &[Park]) -> Option<u64> 
         .flatten()
 }
 
-pub(super) fn acquire_request(candidate: &Candidate<'_>, limits: &Limits) -> AcquireRequest {
+pub fn acquire_request(candidate: &Candidate<'_>, limits: &Limits) -> AcquireRequest {
     AcquireRequest {
         model: candidate.model.id.clone(),
         keys: candidate.provider.key_ids(),

@@ -10,6 +10,7 @@ pub mod classify;
 pub mod context_window;
 mod keys;
 pub mod log_line;
+pub mod precheck;
 pub mod rate_limit_signals;
 pub mod refusal;
 pub mod retry;
@@ -18,9 +19,12 @@ mod samples;
 pub mod settlement;
 
 use crate::api::{ApiError, AttemptSummary, ErrorKind};
-use crate::config::{BreakerSettings, CatalogModel, Provider, ProviderKey, ProviderName};
+use crate::config::{
+    BreakerSettings, CatalogModel, Provider, ProviderKey, ProviderKind, ProviderName,
+};
 use crate::routing::Candidate;
 use crate::state::{AcquireRequest, Lease, ReportRequest};
+pub use candidate::acquire_request;
 use candidate::Position;
 pub use classify::{classify_status, Failure, StatusVerdict};
 pub use refusal::{PolicyFallback, RefusalPolicy, RefusalSeen};
@@ -95,6 +99,12 @@ pub trait Upstream {
     /// no request body (the host fakes) fits everything, which is seed 000's behaviour.
     fn fit(&self, _model: &CatalogModel) -> context_window::Fit {
         context_window::Fit::Fits
+    }
+
+    /// Whether a provider of this family can serve the request's surface (embeddings on an
+    /// Anthropic provider cannot). A port that holds no request (the host fakes) says yes.
+    fn supports(&self, _kind: ProviderKind) -> bool {
+        true
     }
 
     /// Whether a served body is a safety refusal (`providers::refusal`); asked only for a name

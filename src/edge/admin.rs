@@ -9,15 +9,18 @@ use super::routing_object::{call_object, record_transitions, ResetRequest};
 use super::store;
 use crate::admin::store::{LedgerControl, StoreError, Stored};
 use crate::admin::{
-    unauthorized, Admin, Context as AdminContext, Refusal, Reply, RoutingControl, Verb,
+    unauthorized, Admin, Context as AdminContext, ExplainControl, Refusal, Reply, RoutingControl,
+    Verb,
 };
 use crate::api::auth::{bearer, secrets_match};
 use crate::api::{ApiError, Route};
-use crate::config::{ModelId, ProviderName, TenantId};
+use crate::config::{ModelId, ProviderName, TenantConfig, TenantId};
 use crate::state::provider_state::ModelTransition;
+use crate::state::routing_snapshot::RoutingSnapshot;
 use crate::state::stats_book::StatsSnapshot;
 use crate::usage::spend::Spend;
 use std::collections::BTreeMap;
+use std::rc::Rc;
 use worker::{Context, Env, Method, Request};
 
 fn authorize(req: &Request, env: &Env) -> Result<(), ApiError> {
@@ -61,7 +64,7 @@ pub async fn handle(
     let query = req.url().ok().and_then(|u| u.query().map(str::to_owned));
     let db = Db::open(env).map_err(logged)?;
     let kek = store::kek(env)?;
-    let routing = ObjectRouting { env, ctx };
+    let routing = ObjectRouting { env, ctx, dep };
     let random = |buf: &mut [u8]| getrandom::getrandom(buf).is_ok();
     let cx = AdminContext {
         now: now_ms(),
@@ -106,6 +109,35 @@ impl LedgerControl for ObjectRouting<'_> {
 struct ObjectRouting<'a> {
     env: &'a Env,
     ctx: &'a Context,
+    dep: &'a Deployment,
+}
+
+/// `explain`'s reads: the config the request path uses (this isolate's cache, as a request
+/// would find it) and one read-only `/snapshot` per provider.
+impl ExplainControl for ObjectRouting<'_> {
+    async fn route_config(&self, t: &TenantId) -> Result<Option<Rc<TenantConfig>>, Refusal> {
+        let metrics = super::metrics::Metrics::default();
+        store::tenant_config(self.env, self.ctx, t, &self.dep.defaults, &metrics)
+            .await
+            .map_err(Refusal::Api)
+    }
+
+    async fn snapshots(
+        &self,
+        t: &TenantId,
+        providers: &[ProviderName],
+    ) -> Stored<BTreeMap<String, RoutingSnapshot>> {
+        let reads = providers.iter().map(|p| async move {
+            let read: worker::Result<RoutingSnapshot> =
+                call_object(self.env, t, p.as_str(), Method::Get, "/snapshot", None).await;
+            read.map(|s| (p.to_string(), s))
+        });
+        futures::future::join_all(reads)
+            .await
+            .into_iter()
+            .collect::<worker::Result<_>>()
+            .map_err(|e| StoreError::new("routing snapshot", e))
+    }
 }
 
 impl RoutingControl for ObjectRouting<'_> {

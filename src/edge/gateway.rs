@@ -21,7 +21,7 @@ use crate::cascade::log_line::RequestLog;
 use crate::cascade::{settle, Cascade, Clock, Ending, Limits, Outcome};
 use crate::config::{CallerKey, TenantConfig};
 use crate::governance::Need;
-use crate::routing::{pin, Candidate, ChainError};
+use crate::routing::{Candidate, ChainError};
 use crate::surfaces::{Inbound, Surface};
 use crate::usage::estimate::{answer_tokens, requested_output};
 use crate::usage::{end_user, usd_decimal, PendingUsage};
@@ -98,21 +98,7 @@ pub fn new_request_id() -> String {
 }
 
 pub(super) fn chain_error(e: &ChainError) -> ApiError {
-    match e {
-        ChainError::UnknownName(_) => {
-            ApiError::new(ErrorKind::ModelNotFound, e.to_string()).with_param("model")
-        }
-        ChainError::NoCandidates { .. } => ApiError::new(ErrorKind::NoCandidates, e.to_string()),
-        ChainError::UnknownChain(_) => {
-            ApiError::new(ErrorKind::UnknownChain, e.to_string()).with_param("model")
-        }
-        ChainError::NoneAllowed(_) => {
-            ApiError::new(ErrorKind::ModelNotAllowed, e.to_string()).with_param("model")
-        }
-        ChainError::UnknownProvider(_) => {
-            ApiError::new(ErrorKind::UnknownProvider, e.to_string()).with_param(pin::HEADER)
-        }
-    }
+    e.api_error()
 }
 
 /// Every caller surface (chat completions, Messages, Responses, embeddings): the same

@@ -5,6 +5,7 @@ use super::http::now_ms;
 use crate::config::ModelId;
 use crate::state::committed::Committed;
 use crate::state::provider_state::ModelTransition;
+use crate::state::routing_snapshot::RoutingSnapshot;
 use crate::state::stats_book::{
     AcquireAnswer, AcquireCall, ReportStats, StatsBook, StatsPush, StatsSnapshot,
 };
@@ -144,6 +145,13 @@ impl DurableObject for RoutingObject {
                     .commit(|st| (st.reset(body.model.as_ref().map(ModelId::as_str)), true))
                     .await?;
                 Response::from_json(&transitions)
+            }
+            // `explain` (issue 24): a read that changes nothing, not even the stats book.
+            (Method::Get, "/snapshot") => {
+                let mem = self.mem.borrow();
+                let state = mem.get().cloned().unwrap_or_default();
+                let stats = self.stats.borrow().get().map(|b| b.snapshot(&state, now));
+                Response::from_json(&RoutingSnapshot::of(&state, stats))
             }
             (Method::Get, "/breakers") => {
                 let mem = self.mem.borrow();

@@ -94,6 +94,10 @@ impl crate::cascade::Upstream for FetchUpstream<'_> {
         }
     }
 
+    fn supports(&self, kind: ProviderKind) -> bool {
+        self.request.supported(kind)
+    }
+
     fn is_refusal(&self, body: &UpstreamBody) -> bool {
         matches!(body, UpstreamBody::Full { refusal: true, .. })
     }

@@ -45,7 +45,7 @@ impl Strategy {
         })
     }
 
-    fn ranking(self, exploration_share: f64) -> Ranking {
+    pub fn ranking(self, exploration_share: f64) -> Ranking {
         let (rank_by, price_descending) = match self {
             Self::Balanced => (RankBy::Score, false),
             Self::Fast => (RankBy::Latency, false),
@@ -104,26 +104,8 @@ pub fn route<'c>(
         },
         AutoName::Strategy(s) => s,
     };
-    let chat = Capability::parse("chat").ok();
-    let servable: Vec<Candidate<'c>> = cfg
-        .models
-        .values()
-        .filter(|m| super::pin::admits(input.pin, m))
-        .filter(|m| chat.as_ref().is_some_and(|c| m.has_capability(c)))
-        .filter_map(|model| {
-            let provider = cfg.providers.get(&model.provider)?;
-            Some(Candidate { model, provider })
-        })
-        .collect();
-    let usable: Vec<Ranked<'c>> = servable
-        .iter()
-        .filter(|c| (input.may_use)(&c.model.id))
-        .map(|c| Ranked {
-            model: c.model,
-            tier: 0,
-            health: input.observed.health(&c.model.provider, &c.model.id),
-        })
-        .collect();
+    let servable = servable(cfg, input);
+    let usable = usable(&servable, input);
     if usable.is_empty() {
         return Err(if servable.is_empty() {
             let none = "no chat model with an existing provider".to_owned();
@@ -151,6 +133,37 @@ pub fn route<'c>(
         on_refusal: OnRefusal::Answer,
         refusal_only: None,
     })
+}
+
+/// Every chat model whose provider exists (under a pin, that provider's).
+fn servable<'c>(cfg: &'c TenantConfig, input: &RouteInput<'_>) -> Vec<Candidate<'c>> {
+    let chat = Capability::parse("chat").ok();
+    cfg.models
+        .values()
+        .filter(|m| super::pin::admits(input.pin, m))
+        .filter(|m| chat.as_ref().is_some_and(|c| m.has_capability(c)))
+        .filter_map(|model| {
+            let provider = cfg.providers.get(&model.provider)?;
+            Some(Candidate { model, provider })
+        })
+        .collect()
+}
+
+fn usable<'c>(servable: &[Candidate<'c>], input: &RouteInput<'_>) -> Vec<Ranked<'c>> {
+    servable
+        .iter()
+        .filter(|c| (input.may_use)(&c.model.id))
+        .map(|c| Ranked {
+            model: c.model,
+            tier: 0,
+            health: input.observed.health(&c.model.provider, &c.model.id),
+        })
+        .collect()
+}
+
+/// What a strategy ranks: every servable chat model the caller may use (`explain` scores it).
+pub fn strategy_set<'c>(cfg: &'c TenantConfig, input: &RouteInput<'_>) -> Vec<Ranked<'c>> {
+    usable(&servable(cfg, input), input)
 }
 
 /// Whether a caller key's allow-list (`allows`, by name as listed; an unscoped key allows every

@@ -2,6 +2,7 @@
 //! parsed body and the `metadata.*` labels of the `X-CogniGate-Metadata` header. Filled once at
 //! the boundary (surfaces and edge), read by the condition evaluator.
 
+use crate::config::ProviderKind;
 use std::collections::BTreeMap;
 
 /// The caller surface a request came in on (`params.endpoint`).
@@ -14,6 +15,12 @@ pub enum Endpoint {
 }
 
 impl Endpoint {
+    /// Whether a provider of this family can serve the endpoint (an Anthropic provider has no
+    /// embeddings): the cascade's and `explain`'s `capability` skip.
+    pub fn served_by(self, kind: ProviderKind) -> bool {
+        !matches!((self, kind), (Self::Embeddings, ProviderKind::Anthropic))
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Chat => "chat",

@@ -3,6 +3,7 @@
 pub mod affinity;
 pub mod auto;
 pub mod chain;
+mod chain_error;
 pub mod condition;
 mod draw;
 pub mod facts;
@@ -17,7 +18,7 @@ pub mod spread;
 #[cfg(test)]
 mod spread_tests;
 #[cfg(test)]
-mod test_config;
+pub(crate) mod test_config;
 pub mod versions;
 
 pub use chain::{build_chain, dead_entries, AffinityUse, Candidate, ChainError, Route, RouteInput};

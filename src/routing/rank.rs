@@ -147,6 +147,44 @@ fn score(r: &Ranked<'_>, best: &[(Axis, Option<f64>, f64)]) -> f64 {
     blended * penalty(r.health)
 }
 
+/// Each model's score in its set (0 to 1, higher is better), as `explain` shows it: the blended
+/// score for `rank_by: score`, else the model's normalised value on the name's one axis, times
+/// `penalty` either way. The order itself is `rank`'s (tiers, open breakers, exploration).
+pub fn scores(set: &[Ranked<'_>], how: &Ranking) -> Vec<f64> {
+    let axis = match how.rank_by {
+        RankBy::Score => None,
+        RankBy::Price if how.price_descending => {
+            let top = set.iter().map(|r| r.model.price()).fold(0.0, f64::max);
+            return set
+                .iter()
+                .map(|r| match top {
+                    t if t > 0.0 => r.model.price() / t * penalty(r.health),
+                    _ => penalty(r.health),
+                })
+                .collect();
+        }
+        RankBy::Price => Some(Axis::Price),
+        RankBy::Latency => Some(Axis::Latency),
+        RankBy::Ttfb => Some(Axis::Ttfb),
+        RankBy::Success => Some(Axis::Success),
+    };
+    let w = how.weights;
+    let weighted = match axis {
+        Some(a) => vec![(a, 1.0)],
+        None => vec![
+            (Axis::Success, w.success),
+            (Axis::Latency, w.latency),
+            (Axis::Ttfb, w.ttfb),
+            (Axis::Price, w.price),
+        ],
+    };
+    let axes: Vec<(Axis, Option<f64>, f64)> = weighted
+        .into_iter()
+        .map(|(a, weight)| (a, a.best(set), weight))
+        .collect();
+    set.iter().map(|r| score(r, &axes)).collect()
+}
+
 /// What a model sorts by on the name's axis (lower first), and whether it was measured there.
 fn sort_keys(set: &[Ranked<'_>], how: &Ranking) -> Vec<(f64, bool)> {
     let single = |axis: Axis| {

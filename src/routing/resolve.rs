@@ -84,10 +84,21 @@ pub fn ranked_alias<'c>(
             return vec![pinned];
         }
     }
+    let (set, how) = alias_ranking(cfg, alias, input);
+    rank(set, &how, input.now_ms, input.draw)
+}
+
+/// What a ranked alias ranks and how (its pin aside): the models satisfying it, each with its
+/// provider-preference tier and what was measured of it (`explain` scores the same set).
+pub fn alias_ranking<'c>(
+    cfg: &'c TenantConfig,
+    alias: &Alias,
+    input: &RouteInput<'_>,
+) -> (Vec<Ranked<'c>>, Ranking) {
     let set = cfg
         .models
         .values()
-        .filter(on_pin)
+        .filter(|m| pin::admits(input.pin, m))
         .filter(|m| satisfies(m, alias))
         .map(|m| Ranked {
             model: m,
@@ -102,7 +113,7 @@ pub fn ranked_alias<'c>(
         exploration_share: cfg.settings.exploration_share,
         prefer_newest: alias.prefer_newest_version,
     };
-    rank(set, &how, input.now_ms, input.draw)
+    (set, how)
 }
 
 /// The model an alias would resolve to were `top` gone (issue 23): its refusal fallback when it

@@ -10,6 +10,7 @@ pub mod key_pool;
 pub mod model_stats;
 pub mod provider_state;
 pub mod request_rate;
+pub mod routing_snapshot;
 pub mod stats_book;
 pub mod wire;
 

@@ -314,6 +314,17 @@ impl ProviderState {
         self.keys.parked_until(key)
     }
 
+    /// Admissions of the last minute, oldest first (not persisted; a snapshot carries them).
+    pub fn admitted(&self) -> Vec<u64> {
+        self.rate.times()
+    }
+
+    /// This state with `times` as its admissions (a snapshot read back).
+    pub fn with_admitted(mut self, times: Vec<u64>) -> Self {
+        self.rate = RequestRate::from_times(times);
+        self
+    }
+
     /// How many keys are parked at `now` (the live stats' `parked_share`).
     pub fn parked_count(&self, now: u64) -> usize {
         self.keys.parked_at(now)

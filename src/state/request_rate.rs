@@ -43,6 +43,18 @@ impl RequestRate {
     pub fn admit(&mut self, now: u64) {
         self.admitted.push_back(now);
     }
+
+    /// The admissions on record, oldest first (a routing snapshot carries them: `explain`).
+    pub fn times(&self) -> Vec<u64> {
+        self.admitted.iter().copied().collect()
+    }
+
+    /// The rate as a snapshot carried it.
+    pub fn from_times(times: Vec<u64>) -> Self {
+        Self {
+            admitted: times.into(),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -107,7 +107,7 @@ pub fn count_facts(
     }))
 }
 
-fn endpoint(surface: Surface) -> Endpoint {
+pub fn endpoint(surface: Surface) -> Endpoint {
     match surface {
         Surface::Chat => Endpoint::Chat,
         Surface::Messages => Endpoint::Messages,

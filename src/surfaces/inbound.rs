@@ -108,7 +108,7 @@ impl Inbound {
 
     /// Whether a candidate of this family can serve the request at all.
     pub fn supported(&self, kind: ProviderKind) -> bool {
-        !matches!((self, kind), (Self::Embeddings(_), ProviderKind::Anthropic))
+        super::facts::endpoint(self.surface()).served_by(kind)
     }
 
     pub fn path(&self, kind: ProviderKind) -> &'static str {

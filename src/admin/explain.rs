@@ -1,0 +1,333 @@
+//! `GET /admin/v1/tenants/{t}/explain` (issue 24): a dry run of a requested name's resolution
+//! and chain. Nothing is sent upstream and nothing changes: the routing objects are read, not
+//! asked to admit (no probe claimed, no grant taken, no `rpm` counted, no stats folded).
+//!
+//! Each candidate's decision is `cascade::precheck::decide`, the function the cascade runs for
+//! its own request, over the admission the object's `acquire` would answer now
+//! (`RoutingSnapshot::dry_acquire`). The chain is `routing::build_chain` with the same inputs a
+//! request brings but the ones it cannot have: no caller scope (every model usable), no
+//! conversation (no cache affinity), no pin, no prompt (every window fits).
+
+use super::explain_query::ExplainQuery;
+use super::store::Stored;
+use super::{json, Admin, AdminStore, Answer, ObjectControl, Refusal};
+use crate::cascade::context_window::Fit;
+use crate::cascade::precheck::{decide, Check, Decision, Reason};
+use crate::cascade::{acquire_request, Limits};
+use crate::config::{ProviderName, TenantConfig, TenantId};
+use crate::routing::auto::{self, AutoName};
+use crate::routing::facts::RequestFacts;
+use crate::routing::rank::{scores, Ranked, Ranking};
+use crate::routing::resolve::{alias_model, alias_ranking, lookup, Target};
+use crate::routing::{build_chain, Candidate, ChainError, ModelHealth, Observed, RouteInput};
+use crate::state::isolate_stats::ProviderStats;
+use crate::state::provider_state::BreakerStatus;
+use crate::state::routing_snapshot::RoutingSnapshot;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+/// What `explain` reads besides the admin store: the tenant's config as the request path holds
+/// it (provider keys opened, so a provider without a usable key is gone here too), and a read of
+/// each provider's routing object.
+#[allow(async_fn_in_trait)]
+pub trait ExplainControl {
+    async fn route_config(&self, t: &TenantId) -> Result<Option<Rc<TenantConfig>>, Refusal>;
+    /// By provider name; a provider whose object holds nothing yet may be absent.
+    async fn snapshots(
+        &self,
+        t: &TenantId,
+        providers: &[ProviderName],
+    ) -> Stored<BTreeMap<String, RoutingSnapshot>>;
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Explanation {
+    pub model: String,
+    pub candidates: Vec<CandidateView>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CandidateView {
+    /// The chain position (rule entry) it came from; for an `auto` strategy, its rank.
+    pub position: usize,
+    pub model: String,
+    pub provider: String,
+    /// `try` or `skip`.
+    pub decision: &'static str,
+    pub reason: Option<Reason>,
+    pub until: Option<u64>,
+    /// The breaker's end while it is open, as `/v1/health` shows it.
+    pub breaker_until: Option<u64>,
+    pub score: Option<f64>,
+    pub stats: Option<LiveStats>,
+}
+
+/// The live stats behind a score (`routing::ModelHealth`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LiveStats {
+    pub requests: u64,
+    pub successes: u64,
+    pub failures: u64,
+    pub success_rate: Option<f64>,
+    pub latency_ms: Option<f64>,
+    pub ttfb_ms: Option<f64>,
+    pub breaker_open: bool,
+    pub parked_share: f64,
+    pub rpm_share: f64,
+}
+
+impl From<ModelHealth> for LiveStats {
+    fn from(h: ModelHealth) -> Self {
+        Self {
+            requests: h.requests,
+            successes: h.successes,
+            failures: h.failures,
+            success_rate: h.success_rate,
+            latency_ms: h.latency_ms,
+            ttfb_ms: h.ttfb_ms,
+            breaker_open: h.breaker_open,
+            parked_share: h.parked_share,
+            rpm_share: h.rpm_share,
+        }
+    }
+}
+
+/// The moment and the reads a dry run is made of.
+pub struct DryRun<'a> {
+    pub snapshots: &'a BTreeMap<String, RoutingSnapshot>,
+    pub now_ms: u64,
+    /// The request's random draw (spreads, exploration), as a request would have one.
+    pub draw: u64,
+    pub request_budget_ms: u64,
+}
+
+/// What the ranking reads, from the objects' snapshots (a request reads its isolate's copy).
+struct SnapshotView {
+    by_provider: BTreeMap<String, ProviderStats>,
+    now_ms: u64,
+}
+
+impl Observed for SnapshotView {
+    fn health(
+        &self,
+        provider: &ProviderName,
+        model: &crate::config::ModelId,
+    ) -> Option<ModelHealth> {
+        self.by_provider
+            .get(provider.as_str())?
+            .health(model.as_str(), self.now_ms)
+    }
+}
+
+/// The facts a request with these query values would bring (none when no rule reads any).
+fn facts(cfg: &TenantConfig, q: &ExplainQuery) -> Option<RequestFacts> {
+    let reads = cfg.rules.reads();
+    reads.any.then(|| RequestFacts {
+        model: q.model.clone(),
+        stream: q.stream,
+        tools: q.tools,
+        max_tokens: None,
+        has_images: false,
+        endpoint: q.endpoint,
+        metadata: q
+            .metadata
+            .clone()
+            .filter(|_| reads.metadata)
+            .unwrap_or_default(),
+    })
+}
+
+/// The dry run: the chain `q` would get, each candidate with the cascade's decision.
+pub fn explain(
+    cfg: &TenantConfig,
+    q: &ExplainQuery,
+    dry: &DryRun<'_>,
+) -> Result<Explanation, ChainError> {
+    let mut by_provider = BTreeMap::new();
+    for (p, snap) in dry.snapshots {
+        let mut stats = ProviderStats::default();
+        if let Some(s) = &snap.stats {
+            stats.install(s.clone());
+        }
+        by_provider.insert(p.clone(), stats);
+    }
+    let view = SnapshotView {
+        by_provider,
+        now_ms: dry.now_ms,
+    };
+    let facts = facts(cfg, q);
+    let input = RouteInput {
+        observed: &view,
+        now_ms: dry.now_ms,
+        draw: dry.draw,
+        may_use: &|_| true,
+        remembered: None,
+        facts: facts.as_ref(),
+        pin: None,
+    };
+    let route = build_chain(cfg, &q.model, &input)?;
+    let limits = Limits {
+        budget_ms: dry.request_budget_ms,
+        breaker: cfg.settings.breaker,
+        lease_ms: 0,
+        max_park_ms: 0,
+    };
+    let origins = origins(cfg, q, &input, &route.candidates);
+    let candidates = route
+        .candidates
+        .iter()
+        .zip(origins)
+        .map(|(c, origin)| {
+            let fresh = RoutingSnapshot::default();
+            let snap = dry.snapshots.get(c.provider.name.as_str()).unwrap_or(&fresh);
+            let check = Check {
+                supported: q.endpoint.served_by(c.provider.kind),
+                fit: Fit::Fits,
+                admission: Some(
+                    snap.dry_acquire(&acquire_request(c, &limits), dry.now_ms)
+                        .admission,
+                ),
+                parked_until: snap.pool_parked_until(&c.provider.key_ids(), dry.now_ms),
+            };
+            let decision = decide(&check, dry.now_ms);
+            let (score, stats) = origin.ranked.unzip();
+            CandidateView {
+                position: origin.position,
+                model: c.model.id.to_string(),
+                provider: c.provider.name.to_string(),
+                decision: match decision {
+                    Decision::Try { .. } => "try",
+                    Decision::Skip { .. } => "skip",
+                },
+                reason: decision.reason(),
+                until: decision.until(),
+                breaker_until: breaker_until(snap, c, dry.now_ms),
+                score,
+                stats,
+            }
+        })
+        .collect();
+    Ok(Explanation {
+        model: q.model.clone(),
+        candidates,
+    })
+}
+
+fn breaker_until(snap: &RoutingSnapshot, c: &Candidate<'_>, now_ms: u64) -> Option<u64> {
+    snap.state
+        .not_closed(now_ms)
+        .into_iter()
+        .find(|v| v.model == c.model.id && v.state == BreakerStatus::Open)
+        .and_then(|v| v.breaker_until)
+}
+
+/// Where a candidate came from: its position, and its score and stats when a ranking chose it.
+struct Origin {
+    position: usize,
+    ranked: Option<(f64, LiveStats)>,
+}
+
+/// Each candidate's origin. A rule's candidate comes from the first entry (or spread member)
+/// that resolves to its model; a name without a rule is position 0; an `auto` strategy ranks
+/// the whole chain, so its position is its rank.
+fn origins(
+    cfg: &TenantConfig,
+    q: &ExplainQuery,
+    input: &RouteInput<'_>,
+    chain: &[Candidate<'_>],
+) -> Vec<Origin> {
+    let entries = match auto::parse(&q.model) {
+        Some(AutoName::Strategy(s)) => {
+            let set = auto::strategy_set(cfg, input);
+            let how = s.ranking(cfg.settings.exploration_share);
+            return chain
+                .iter()
+                .enumerate()
+                .map(|(i, c)| Origin {
+                    position: i,
+                    ranked: score_in(&set, &how, c),
+                })
+                .collect();
+        }
+        Some(AutoName::Rule(r)) => cfg.rules.named(r).map(|r| r.chain.entries()),
+        None => crate::routing::condition::matched_rule(cfg, &q.model, input.facts)
+            .map(|r| r.chain.entries()),
+    };
+    let names: Vec<Vec<&str>> = match entries {
+        Some(entries) => entries
+            .iter()
+            .map(|e| e.names().into_iter().map(|n| n.as_str()).collect())
+            .collect(),
+        None => vec![vec![q.model.as_str()]],
+    };
+    chain
+        .iter()
+        .map(|c| {
+            let found = names.iter().enumerate().find_map(|(i, members)| {
+                members
+                    .iter()
+                    .find(|n| yields(cfg, n, input, c))
+                    .map(|n| (i, *n))
+            });
+            let Some((position, name)) = found else {
+                // Not traced to an entry (a loosely matched version): its own name's place.
+                return Origin {
+                    position: 0,
+                    ranked: None,
+                };
+            };
+            let ranked = match lookup(cfg, name) {
+                Some(Target::Alias(_, a)) if !a.rank_by.is_price() => {
+                    let (set, how) = alias_ranking(cfg, a, input);
+                    score_in(&set, &how, c)
+                }
+                _ => None,
+            };
+            Origin { position, ranked }
+        })
+        .collect()
+}
+
+/// Whether the entry `name` resolves to `c`'s model for this request.
+fn yields(cfg: &TenantConfig, name: &str, input: &RouteInput<'_>, c: &Candidate<'_>) -> bool {
+    match lookup(cfg, name) {
+        Some(Target::Model(m)) => m.id == c.model.id,
+        Some(Target::Alias(n, a)) => {
+            alias_model(cfg, n, a, input).is_some_and(|m| m.id == c.model.id)
+        }
+        None => false,
+    }
+}
+
+fn score_in(set: &[Ranked<'_>], how: &Ranking, c: &Candidate<'_>) -> Option<(f64, LiveStats)> {
+    let at = set.iter().position(|r| r.model.id == c.model.id)?;
+    let score = scores(set, how).get(at).copied()?;
+    let health = set.get(at)?.health.unwrap_or_default();
+    Some((score, health.into()))
+}
+
+impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
+    pub(super) async fn explain(&self, t: &TenantId, query: Option<&str>) -> Answer {
+        let q = ExplainQuery::parse(query)?;
+        let cfg = self
+            .routing
+            .route_config(t)
+            .await?
+            .ok_or_else(|| super::not_found(&format!("Tenant '{t}'")))?;
+        let providers: Vec<ProviderName> = cfg.providers.keys().cloned().collect();
+        let snapshots = self.routing.snapshots(t, &providers).await?;
+        let dry = DryRun {
+            snapshots: &snapshots,
+            now_ms: self.cx.now,
+            draw: u64::from_le_bytes(self.random::<8>()?),
+            request_budget_ms: self.cx.defaults.request_budget_ms,
+        };
+        let explained = explain(&cfg, &q, &dry).map_err(|e| Refusal::Api(e.api_error()))?;
+        json(200, &explained)
+    }
+}
+
+#[cfg(test)]
+#[path = "explain_tests.rs"]
+mod tests;

@@ -1,0 +1,176 @@
+//! Host tests of `explain`'s dry run over a config and routing-object snapshots.
+
+use super::*;
+use crate::config::admin_body::{parse_body, ProviderBody};
+use crate::config::{Defaults, ModelId};
+use crate::routing::test_config::{add_alias, add_model, add_rule_json, cfg};
+use crate::state::stats_book::{ModelSnapshot, StatsSnapshot};
+use crate::state::{ProviderState, ReportRequest, Verdict};
+
+const NOW: u64 = 1_000_000;
+
+fn run(cfg: &TenantConfig, query: &str, snapshots: &BTreeMap<String, RoutingSnapshot>) -> Explanation {
+    let q = ExplainQuery::parse(Some(query)).unwrap();
+    let dry = DryRun {
+        snapshots,
+        now_ms: NOW,
+        draw: 0,
+        request_budget_ms: 60_000,
+    };
+    explain(cfg, &q, &dry).unwrap()
+}
+
+/// `openai`'s state after five counted failures of `model` just before `NOW`.
+fn tripped(model: &str) -> RoutingSnapshot {
+    let mut st = ProviderState::default();
+    for i in 0..5 {
+        let report = ReportRequest {
+            model: ModelId::parse(model).unwrap(),
+            parks: Vec::new(),
+            verdict: Verdict::Failure {
+                reason: "server".into(),
+            },
+            probe: None,
+            breaker: Defaults::default().settings.breaker,
+        };
+        st.report(&report, NOW - 10 + i);
+    }
+    RoutingSnapshot::of(&st, None)
+}
+
+fn rows(e: &Explanation) -> Vec<(usize, &str, &'static str, Option<&'static str>)> {
+    e.candidates
+        .iter()
+        .map(|c| {
+            let reason = c.reason.map(|r| r.as_str());
+            (c.position, c.model.as_str(), c.decision, reason)
+        })
+        .collect()
+}
+
+#[test]
+fn an_open_breakers_position_is_skipped_with_its_breaker_until_and_the_next_is_tried() {
+    let mut c = cfg();
+    add_model(&mut c, "a", "openai", 1.0);
+    add_model(&mut c, "b", "together", 1.0);
+    add_rule_json(&mut c, r#"{"match":"best","chain":["gone","a","b"]}"#);
+    let snaps = BTreeMap::from([("openai".to_owned(), tripped("a"))]);
+    let e = run(&c, "model=best", &snaps);
+    assert_eq!(
+        rows(&e),
+        [(1, "a", "skip", Some("breaker_open")), (2, "b", "try", None)],
+        "positions count the dead entry"
+    );
+    let until = NOW - 6 + Defaults::default().settings.breaker.open_duration_ms;
+    assert_eq!((e.candidates[0].until, e.candidates[0].breaker_until), (Some(until), Some(until)));
+    assert_eq!((e.candidates[1].until, e.candidates[1].breaker_until), (None, None));
+    assert_eq!((e.candidates[1].score, &e.candidates[1].stats), (None, &None));
+}
+
+#[test]
+fn a_family_that_cannot_serve_the_endpoint_is_skipped_for_capability() {
+    let mut c = cfg();
+    let body: ProviderBody =
+        parse_body(br#"{"kind":"anthropic","base_url":"http://x/v1","keys":["k"]}"#).unwrap();
+    let ant = ProviderName::parse("ant").unwrap();
+    c.providers.insert(
+        ant.clone(),
+        body.validate(ant).unwrap().resolve(|_| None).unwrap(),
+    );
+    add_model(&mut c, "claude", "ant", 1.0);
+    add_model(&mut c, "a", "openai", 1.0);
+    add_rule_json(&mut c, r#"{"match":"vec","chain":["claude","a"]}"#);
+    let none = BTreeMap::new();
+    let e = run(&c, "model=vec&endpoint=embeddings", &none);
+    assert_eq!(
+        rows(&e),
+        [(0, "claude", "skip", Some("capability")), (1, "a", "try", None)]
+    );
+    assert_eq!(rows(&run(&c, "model=vec", &none))[0].2, "try");
+}
+
+#[test]
+fn a_conditional_rule_is_explained_by_the_facts_in_the_query() {
+    let mut c = cfg();
+    for m in ["plain", "tooled", "streamed"] {
+        add_model(&mut c, m, "openai", 1.0);
+    }
+    add_rule_json(
+        &mut c,
+        r#"{"name":"a","match":"best","when":{"params.tools":true},"chain":["tooled"]}"#,
+    );
+    add_rule_json(
+        &mut c,
+        r#"{"name":"b","match":"best","when":{"metadata.team":"live"},"chain":["streamed"]}"#,
+    );
+    add_rule_json(&mut c, r#"{"name":"c","match":"best","chain":["plain"]}"#);
+    let none = BTreeMap::new();
+    let first = |q: &str| run(&c, q, &none).candidates[0].model.clone();
+    assert_eq!(first("model=best"), "plain");
+    assert_eq!(first("model=best&tools=true"), "tooled");
+    assert_eq!(first("model=best&metadata=%7B%22team%22%3A%22live%22%7D"), "streamed");
+}
+
+#[test]
+fn an_unknown_name_is_model_not_found_as_on_the_request_path() {
+    let q = ExplainQuery::parse(Some("model=nope")).unwrap();
+    let none = BTreeMap::new();
+    let dry = DryRun {
+        snapshots: &none,
+        now_ms: NOW,
+        draw: 0,
+        request_budget_ms: 60_000,
+    };
+    let err = explain(&cfg(), &q, &dry).unwrap_err().api_error();
+    assert_eq!((err.status(), err.code()), (404, Some("model_not_found")));
+}
+
+#[test]
+fn a_ranked_alias_shows_the_score_and_the_live_stats_behind_it() {
+    let mut c = cfg();
+    add_model(&mut c, "fast", "openai", 1.0);
+    add_model(&mut c, "slow", "together", 1.0);
+    add_alias(&mut c, "quick", r#"{"capabilities":["chat"],"rank_by":"latency"}"#);
+    add_rule_json(&mut c, r#"{"match":"r","chain":["quick","slow"]}"#);
+    let measured = |latency: f64| {
+        let mut stats = crate::state::model_stats::ModelStats::default();
+        stats.latency_ms = Some(latency);
+        stats.requests = 4;
+        stats
+    };
+    let snap = |model: &str, latency: f64| RoutingSnapshot {
+        stats: Some(StatsSnapshot {
+            models: BTreeMap::from([(
+                model.to_owned(),
+                ModelSnapshot {
+                    stats: Some(measured(latency)),
+                    breaker: None,
+                },
+            )]),
+            ..StatsSnapshot::default()
+        }),
+        ..RoutingSnapshot::default()
+    };
+    let snaps = BTreeMap::from([
+        ("openai".to_owned(), snap("fast", 100.0)),
+        ("together".to_owned(), snap("slow", 400.0)),
+    ]);
+    let e = run(&c, "model=r", &snaps);
+    assert_eq!(rows(&e), [(0, "fast", "try", None), (1, "slow", "try", None)]);
+    assert_eq!(e.candidates[0].score, Some(1.0), "the best latency of its set");
+    let stats = e.candidates[0].stats.as_ref().unwrap();
+    assert_eq!((stats.requests, stats.latency_ms), (4, Some(100.0)));
+    assert_eq!(e.candidates[1].score, None, "a plain model is not ranked");
+}
+
+#[test]
+fn an_auto_strategys_positions_are_its_ranks_each_scored() {
+    let mut c = cfg();
+    add_model(&mut c, "cheap", "openai", 1.0);
+    add_model(&mut c, "dear", "together", 9.0);
+    let none = BTreeMap::new();
+    let e = run(&c, "model=auto:cheap", &none);
+    assert_eq!(rows(&e), [(0, "cheap", "try", None), (1, "dear", "try", None)]);
+    assert!(e.candidates.iter().all(|c| c.score.is_some() && c.stats.is_some()));
+    assert!(e.candidates[0].score > e.candidates[1].score);
+}
