@@ -70,11 +70,18 @@ fn explain_lists_an_open_breakers_position_as_skipped_with_its_breaker_until_and
         "a dry run calls no upstream"
     );
     // Explaining changed nothing: the same answer again, and the breaker's end as it was.
-    assert_eq!(explained(&t, "model=chain")["candidates"], out["candidates"]);
+    assert_eq!(
+        explained(&t, "model=chain")["candidates"],
+        out["candidates"]
+    );
     let r = t.chat("chain");
     assert_eq!(r.status, 200, "{}", r.text);
     assert_eq!(r.header("x-cognigate-model"), Some("backup"));
-    assert_eq!((main.count(), backup.count()), (5, 1), "the skipped position");
+    assert_eq!(
+        (main.count(), backup.count()),
+        (5, 1),
+        "the skipped position"
+    );
 }
 
 #[test]
@@ -104,7 +111,11 @@ fn explain_routes_a_conditional_rule_by_the_facts_in_its_query() {
         &json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]}),
         &[("x-cognigate-metadata", r#"{"team":"search"}"#)],
     );
-    assert_eq!(r.header("x-cognigate-model"), Some("m-search"), "a request agrees");
+    assert_eq!(
+        r.header("x-cognigate-model"),
+        Some("m-search"),
+        "a request agrees"
+    );
     for (query, param) in [
         ("model=m&stream=maybe", "stream"),
         ("model=m&metadata=%5B1%5D", "metadata"),

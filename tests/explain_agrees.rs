@@ -5,7 +5,8 @@
 
 mod support;
 
-use cognigate::admin::{explain, DryRun, ExplainQuery, Explanation};
+use cognigate::admin::{explain, DryRun, ExplainQuery};
+use cognigate::api::views::Explanation;
 use cognigate::cascade::{Clock, Ending, Outcome};
 use cognigate::state::routing_snapshot::RoutingSnapshot;
 use std::collections::BTreeMap;
@@ -40,7 +41,7 @@ fn assert_agree(explained: &Explanation, o: &Outcome<String>) {
     let first_try = explained
         .candidates
         .iter()
-        .position(|c| c.decision == "try")
+        .position(|c| c.decision.as_str() == "try")
         .unwrap();
     for (c, a) in explained.candidates[..first_try].iter().zip(&o.attempts) {
         assert_eq!(c.model, a.model);
@@ -69,10 +70,14 @@ fn explain_and_the_cascade_agree_that_an_open_breaker_is_skipped_until_its_end()
     clock.advance(10);
     let before = w.state.providers.borrow().clone();
     let explained = explain_now(&w, "chain");
-    assert_eq!(*w.state.providers.borrow(), before, "explaining changed nothing");
+    assert_eq!(
+        *w.state.providers.borrow(),
+        before,
+        "explaining changed nothing"
+    );
     let first = &explained.candidates[0];
     assert_eq!(
-        (first.decision, first.reason.map(|r| r.as_str())),
+        (first.decision.as_str(), first.reason.map(|r| r.as_str())),
         ("skip", Some("breaker_open"))
     );
     let open = before["p1"].not_closed(clock.now_ms());
@@ -92,10 +97,17 @@ fn explain_and_the_cascade_agree_that_a_half_open_breaker_lets_one_probe_through
     trip(&w, "m1");
     clock.advance(60_000);
     let explained = explain_now(&w, "chain");
-    assert_eq!(explained.candidates[0].decision, "try", "this request probes");
+    assert_eq!(
+        explained.candidates[0].decision.as_str(),
+        "try",
+        "this request probes"
+    );
     assert_eq!(explained.candidates[0].breaker_until, None);
     // Explaining twice claims no probe: the request after it is still the probe.
-    assert_eq!(explain_now(&w, "chain").candidates[0].decision, "try");
+    assert_eq!(
+        explain_now(&w, "chain").candidates[0].decision.as_str(),
+        "try"
+    );
     let o = w.run("chain");
     assert_agree(&explained, &o);
     assert_eq!(o.attempts[0].model, "m1");
@@ -118,7 +130,11 @@ fn a_pool_whose_every_key_is_parked_is_explained_as_tried_and_the_cascade_tries_
         .min();
     assert!(soonest > Some(clock.now_ms()), "both keys parked");
     assert_eq!(
-        (first.decision, first.reason.map(|r| r.as_str()), first.until),
+        (
+            first.decision.as_str(),
+            first.reason.map(|r| r.as_str()),
+            first.until
+        ),
         ("try", Some("keys_parked"), soonest)
     );
     let calls = w.upstream.count();

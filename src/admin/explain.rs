@@ -11,8 +11,9 @@
 use super::explain_query::ExplainQuery;
 use super::store::Stored;
 use super::{json, Admin, AdminStore, Answer, ObjectControl, Refusal};
+use crate::api::views::{CandidateDecision, CandidateView, Explanation, LiveStats};
 use crate::cascade::context_window::Fit;
-use crate::cascade::precheck::{decide, Check, Decision, Reason};
+use crate::cascade::precheck::{decide, Check, Decision};
 use crate::cascade::{acquire_request, Limits};
 use crate::config::{ProviderName, TenantConfig, TenantId};
 use crate::routing::auto::{self, AutoName};
@@ -23,7 +24,6 @@ use crate::routing::{build_chain, Candidate, ChainError, ModelHealth, Observed, 
 use crate::state::isolate_stats::ProviderStats;
 use crate::state::provider_state::BreakerStatus;
 use crate::state::routing_snapshot::RoutingSnapshot;
-use serde::Serialize;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
@@ -39,58 +39,6 @@ pub trait ExplainControl {
         t: &TenantId,
         providers: &[ProviderName],
     ) -> Stored<BTreeMap<String, RoutingSnapshot>>;
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Explanation {
-    pub model: String,
-    pub candidates: Vec<CandidateView>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CandidateView {
-    /// The chain position (rule entry) it came from; for an `auto` strategy, its rank.
-    pub position: usize,
-    pub model: String,
-    pub provider: String,
-    /// `try` or `skip`.
-    pub decision: &'static str,
-    pub reason: Option<Reason>,
-    pub until: Option<u64>,
-    /// The breaker's end while it is open, as `/v1/health` shows it.
-    pub breaker_until: Option<u64>,
-    pub score: Option<f64>,
-    pub stats: Option<LiveStats>,
-}
-
-/// The live stats behind a score (`routing::ModelHealth`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct LiveStats {
-    pub requests: u64,
-    pub successes: u64,
-    pub failures: u64,
-    pub success_rate: Option<f64>,
-    pub latency_ms: Option<f64>,
-    pub ttfb_ms: Option<f64>,
-    pub breaker_open: bool,
-    pub parked_share: f64,
-    pub rpm_share: f64,
-}
-
-impl From<ModelHealth> for LiveStats {
-    fn from(h: ModelHealth) -> Self {
-        Self {
-            requests: h.requests,
-            successes: h.successes,
-            failures: h.failures,
-            success_rate: h.success_rate,
-            latency_ms: h.latency_ms,
-            ttfb_ms: h.ttfb_ms,
-            breaker_open: h.breaker_open,
-            parked_share: h.parked_share,
-            rpm_share: h.rpm_share,
-        }
-    }
 }
 
 /// The moment and the reads a dry run is made of.
@@ -180,7 +128,10 @@ pub fn explain(
         .zip(origins)
         .map(|(c, origin)| {
             let fresh = RoutingSnapshot::default();
-            let snap = dry.snapshots.get(c.provider.name.as_str()).unwrap_or(&fresh);
+            let snap = dry
+                .snapshots
+                .get(c.provider.name.as_str())
+                .unwrap_or(&fresh);
             let check = Check {
                 supported: q.endpoint.served_by(c.provider.kind),
                 fit: Fit::Fits,
@@ -197,8 +148,8 @@ pub fn explain(
                 model: c.model.id.to_string(),
                 provider: c.provider.name.to_string(),
                 decision: match decision {
-                    Decision::Try { .. } => "try",
-                    Decision::Skip { .. } => "skip",
+                    Decision::Try { .. } => CandidateDecision::Try,
+                    Decision::Skip { .. } => CandidateDecision::Skip,
                 },
                 reason: decision.reason(),
                 until: decision.until(),

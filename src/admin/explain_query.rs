@@ -41,7 +41,9 @@ fn value(query: Option<&str>, name: &str) -> Result<Option<String>, ApiError> {
         return Err(bad(name, "may be given once"));
     }
     first
-        .map(|v| decode(&v.replace('+', " ")).map_err(|_| bad(name, "is not valid percent-encoding")))
+        .map(|v| {
+            decode(&v.replace('+', " ")).map_err(|_| bad(name, "is not valid percent-encoding"))
+        })
         .transpose()
 }
 
@@ -106,7 +108,10 @@ mod tests {
             "model=my%2Fapp&stream=true&tools=true&metadata=%7B%22team%22%3A%22search%22%7D",
         ))
         .unwrap();
-        assert_eq!((q.model.as_str(), q.stream, q.tools), ("my/app", true, true));
+        assert_eq!(
+            (q.model.as_str(), q.stream, q.tools),
+            ("my/app", true, true)
+        );
         assert_eq!(q.endpoint, Endpoint::Chat);
         assert_eq!(
             q.metadata.unwrap().get("team").map(String::as_str),
@@ -118,8 +123,14 @@ mod tests {
     fn a_bad_query_value_is_a_400_naming_its_parameter() {
         assert_eq!(param("model=a&stream=maybe").as_deref(), Some("stream"));
         assert_eq!(param("model=a&tools=1").as_deref(), Some("tools"));
-        assert_eq!(param("model=a&metadata=%5B1%5D").as_deref(), Some("metadata"));
-        assert_eq!(param("model=a&metadata=%7B%22n%22%3A1%7D").as_deref(), Some("metadata"));
+        assert_eq!(
+            param("model=a&metadata=%5B1%5D").as_deref(),
+            Some("metadata")
+        );
+        assert_eq!(
+            param("model=a&metadata=%7B%22n%22%3A1%7D").as_deref(),
+            Some("metadata")
+        );
         assert_eq!(param("model=a&endpoint=fax").as_deref(), Some("endpoint"));
         assert_eq!(param("stream=true").as_deref(), Some("model"));
         assert_eq!(param("model=a&model=b").as_deref(), Some("model"));

@@ -9,7 +9,11 @@ use crate::state::{ProviderState, ReportRequest, Verdict};
 
 const NOW: u64 = 1_000_000;
 
-fn run(cfg: &TenantConfig, query: &str, snapshots: &BTreeMap<String, RoutingSnapshot>) -> Explanation {
+fn run(
+    cfg: &TenantConfig,
+    query: &str,
+    snapshots: &BTreeMap<String, RoutingSnapshot>,
+) -> Explanation {
     let q = ExplainQuery::parse(Some(query)).unwrap();
     let dry = DryRun {
         snapshots,
@@ -43,7 +47,7 @@ fn rows(e: &Explanation) -> Vec<(usize, &str, &'static str, Option<&'static str>
         .iter()
         .map(|c| {
             let reason = c.reason.map(|r| r.as_str());
-            (c.position, c.model.as_str(), c.decision, reason)
+            (c.position, c.model.as_str(), c.decision.as_str(), reason)
         })
         .collect()
 }
@@ -58,13 +62,25 @@ fn an_open_breakers_position_is_skipped_with_its_breaker_until_and_the_next_is_t
     let e = run(&c, "model=best", &snaps);
     assert_eq!(
         rows(&e),
-        [(1, "a", "skip", Some("breaker_open")), (2, "b", "try", None)],
+        [
+            (1, "a", "skip", Some("breaker_open")),
+            (2, "b", "try", None)
+        ],
         "positions count the dead entry"
     );
     let until = NOW - 6 + Defaults::default().settings.breaker.open_duration_ms;
-    assert_eq!((e.candidates[0].until, e.candidates[0].breaker_until), (Some(until), Some(until)));
-    assert_eq!((e.candidates[1].until, e.candidates[1].breaker_until), (None, None));
-    assert_eq!((e.candidates[1].score, &e.candidates[1].stats), (None, &None));
+    assert_eq!(
+        (e.candidates[0].until, e.candidates[0].breaker_until),
+        (Some(until), Some(until))
+    );
+    assert_eq!(
+        (e.candidates[1].until, e.candidates[1].breaker_until),
+        (None, None)
+    );
+    assert_eq!(
+        (e.candidates[1].score, &e.candidates[1].stats),
+        (None, &None)
+    );
 }
 
 #[test]
@@ -84,7 +100,10 @@ fn a_family_that_cannot_serve_the_endpoint_is_skipped_for_capability() {
     let e = run(&c, "model=vec&endpoint=embeddings", &none);
     assert_eq!(
         rows(&e),
-        [(0, "claude", "skip", Some("capability")), (1, "a", "try", None)]
+        [
+            (0, "claude", "skip", Some("capability")),
+            (1, "a", "try", None)
+        ]
     );
     assert_eq!(rows(&run(&c, "model=vec", &none))[0].2, "try");
 }
@@ -108,7 +127,10 @@ fn a_conditional_rule_is_explained_by_the_facts_in_the_query() {
     let first = |q: &str| run(&c, q, &none).candidates[0].model.clone();
     assert_eq!(first("model=best"), "plain");
     assert_eq!(first("model=best&tools=true"), "tooled");
-    assert_eq!(first("model=best&metadata=%7B%22team%22%3A%22live%22%7D"), "streamed");
+    assert_eq!(
+        first("model=best&metadata=%7B%22team%22%3A%22live%22%7D"),
+        "streamed"
+    );
 }
 
 #[test]
@@ -130,13 +152,16 @@ fn a_ranked_alias_shows_the_score_and_the_live_stats_behind_it() {
     let mut c = cfg();
     add_model(&mut c, "fast", "openai", 1.0);
     add_model(&mut c, "slow", "together", 1.0);
-    add_alias(&mut c, "quick", r#"{"capabilities":["chat"],"rank_by":"latency"}"#);
+    add_alias(
+        &mut c,
+        "quick",
+        r#"{"capabilities":["chat"],"rank_by":"latency"}"#,
+    );
     add_rule_json(&mut c, r#"{"match":"r","chain":["quick","slow"]}"#);
-    let measured = |latency: f64| {
-        let mut stats = crate::state::model_stats::ModelStats::default();
-        stats.latency_ms = Some(latency);
-        stats.requests = 4;
-        stats
+    let measured = |latency: f64| crate::state::model_stats::ModelStats {
+        latency_ms: Some(latency),
+        requests: 4,
+        ..Default::default()
     };
     let snap = |model: &str, latency: f64| RoutingSnapshot {
         stats: Some(StatsSnapshot {
@@ -156,8 +181,15 @@ fn a_ranked_alias_shows_the_score_and_the_live_stats_behind_it() {
         ("together".to_owned(), snap("slow", 400.0)),
     ]);
     let e = run(&c, "model=r", &snaps);
-    assert_eq!(rows(&e), [(0, "fast", "try", None), (1, "slow", "try", None)]);
-    assert_eq!(e.candidates[0].score, Some(1.0), "the best latency of its set");
+    assert_eq!(
+        rows(&e),
+        [(0, "fast", "try", None), (1, "slow", "try", None)]
+    );
+    assert_eq!(
+        e.candidates[0].score,
+        Some(1.0),
+        "the best latency of its set"
+    );
     let stats = e.candidates[0].stats.as_ref().unwrap();
     assert_eq!((stats.requests, stats.latency_ms), (4, Some(100.0)));
     assert_eq!(e.candidates[1].score, None, "a plain model is not ranked");
@@ -170,7 +202,13 @@ fn an_auto_strategys_positions_are_its_ranks_each_scored() {
     add_model(&mut c, "dear", "together", 9.0);
     let none = BTreeMap::new();
     let e = run(&c, "model=auto:cheap", &none);
-    assert_eq!(rows(&e), [(0, "cheap", "try", None), (1, "dear", "try", None)]);
-    assert!(e.candidates.iter().all(|c| c.score.is_some() && c.stats.is_some()));
+    assert_eq!(
+        rows(&e),
+        [(0, "cheap", "try", None), (1, "dear", "try", None)]
+    );
+    assert!(e
+        .candidates
+        .iter()
+        .all(|c| c.score.is_some() && c.stats.is_some()));
     assert!(e.candidates[0].score > e.candidates[1].score);
 }

@@ -5,12 +5,12 @@ use super::explain::ExplainControl;
 use super::store::{RoutingControl, Stored};
 use super::Refusal;
 use crate::config::TenantConfig;
-use crate::state::routing_snapshot::RoutingSnapshot;
-use std::rc::Rc;
 use crate::config::{ModelId, ProviderName, TenantId};
+use crate::state::routing_snapshot::RoutingSnapshot;
 use crate::state::stats_book::StatsSnapshot;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::rc::Rc;
 
 /// Routing state as the admin side sees it: which providers were wiped, and which breakers are
 /// open (by provider, model) for resets to close.

@@ -26,9 +26,9 @@ use crate::api::route::OPENAPI;
 use crate::api::{ApiError, ErrorKind, Route};
 use crate::config::sealed::Kek;
 use crate::config::{ConfigError, Defaults};
-use serde::Serialize;
-pub use explain::{explain, CandidateView, DryRun, ExplainControl, Explanation};
+pub use explain::{explain, DryRun, ExplainControl};
 pub use explain_query::ExplainQuery;
+use serde::Serialize;
 pub use store::{AdminStore, LedgerControl, RoutingControl, StoreError};
 
 /// The HTTP methods the admin API answers to.

@@ -193,6 +193,7 @@ pub const ADMIN_OPERATIONS: &[(&str, &str)] = &[
     ("post", "/admin/v1/tenants/{tenant}/breakers/reset"),
     ("get", "/admin/v1/tenants/{tenant}/usage"),
     ("get", "/admin/v1/tenants/{tenant}/stats"),
+    ("get", "/admin/v1/tenants/{tenant}/explain"),
 ];
 
 /// Every caller operation: documented in the same OpenAPI document, and none of them admin.

@@ -83,7 +83,9 @@ impl<S: RoutingState, U: Upstream, C: Clock> Cascade<'_, S, U, C> {
             match decide(&admitted, self.clock.now_ms()) {
                 // After a failed try, an open breaker stops the retries at once: that try's
                 // entry already says how the candidate failed.
-                Decision::Skip { .. } if retry > 0 => return Position::Failed { costs_depth: true },
+                Decision::Skip { .. } if retry > 0 => {
+                    return Position::Failed { costs_depth: true }
+                }
                 Decision::Skip { reason, until } => {
                     attempt.failure = Some(reason.failure());
                     attempt.ends_at = until;

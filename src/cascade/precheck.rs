@@ -12,30 +12,12 @@
 use super::context_window::Fit;
 use super::Failure;
 use crate::state::Admission;
-use serde::Serialize;
 
-/// Why a candidate is skipped (or, for `KeysParked`, what holds back the one tried).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Reason {
-    BreakerOpen,
-    KeysParked,
-    ContextWindow,
-    LocalRateLimit,
-    Capability,
-}
+/// Why a candidate is skipped (or, for `KeysParked`, what holds back the one tried), named as
+/// `explain` answers it.
+pub use crate::api::views::SkipReason as Reason;
 
 impl Reason {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::BreakerOpen => "breaker_open",
-            Self::KeysParked => "keys_parked",
-            Self::ContextWindow => "context_window",
-            Self::LocalRateLimit => "local_rate_limit",
-            Self::Capability => "capability",
-        }
-    }
-
     /// How a skip for this reason is logged and answered in a 502's `attempts`.
     pub fn failure(self) -> Failure {
         match self {

@@ -58,7 +58,10 @@ fn a_pool_every_key_of_which_is_parked_is_tried_naming_the_earliest_free_time() 
             parked_until: Some(9_000)
         }
     );
-    assert_eq!((d.reason(), d.until()), (Some(Reason::KeysParked), Some(9_000)));
+    assert_eq!(
+        (d.reason(), d.until()),
+        (Some(Reason::KeysParked), Some(9_000))
+    );
     assert_eq!(decide(&parked, 9_000), Decision::Try { parked_until: None });
     // An open breaker still wins: nothing is tried, parked or not.
     let both = Check {

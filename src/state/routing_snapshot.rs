@@ -43,10 +43,7 @@ impl RoutingSnapshot {
     pub fn pool_parked_until(&self, keys: &[KeyId], now: u64) -> Option<u64> {
         let mut soonest: Option<u64> = None;
         for key in keys {
-            let until = self
-                .state
-                .parked_until(key.as_str())
-                .filter(|u| *u > now)?;
+            let until = self.state.parked_until(key.as_str()).filter(|u| *u > now)?;
             soonest = Some(soonest.map_or(until, |s| s.min(until)));
         }
         soonest
@@ -137,7 +134,10 @@ mod tests {
         };
         st.report(&report(Verdict::Neutral, vec![park("a", 9_000)]), 0);
         let keys = acquire(None).keys;
-        assert_eq!(RoutingSnapshot::of(&st, None).pool_parked_until(&keys, 1), None);
+        assert_eq!(
+            RoutingSnapshot::of(&st, None).pool_parked_until(&keys, 1),
+            None
+        );
         st.report(&report(Verdict::Neutral, vec![park("b", 7_000)]), 0);
         let snap = RoutingSnapshot::of(&st, None);
         assert_eq!(snap.pool_parked_until(&keys, 1), Some(7_000));

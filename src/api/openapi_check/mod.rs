@@ -12,8 +12,9 @@ mod shape;
 use super::error::Envelope;
 use super::route::{ADMIN_OPERATIONS, CALLER_OPERATIONS, OPENAPI};
 use super::views::{
-    AliasView, Deleted, EventView, KeyView, List, ModelView, NewKeyView, PolicyView, ProviderView,
-    ResetView, RuleView, StatsRow, TenantSummary, TenantView, UsageView, WrittenRuleView,
+    AliasView, Deleted, EventView, Explanation, KeyView, List, ModelView, NewKeyView, PolicyView,
+    ProviderView, ResetView, RuleView, StatsRow, TenantSummary, TenantView, UsageView,
+    WrittenRuleView,
 };
 use crate::config::admin_body::{
     AliasBody, BreakerReset, ModelBody, ProviderBody, RuleBody, TenantBody,
@@ -150,6 +151,7 @@ const OPERATIONS: &[Op] = &[
     op("post", "/admin/v1/tenants/{tenant}/breakers/reset", Some(req::<BreakerReset>), "200", Some(resp::<ResetView>)),
     op("get", "/admin/v1/tenants/{tenant}/usage", None, "200", Some(resp::<UsageView>)),
     op("get", "/admin/v1/tenants/{tenant}/stats", None, "200", Some(resp::<L<StatsRow>>)),
+    op("get", "/admin/v1/tenants/{tenant}/explain", None, "200", Some(resp::<Explanation>)),
     op("post", "/v1/chat/completions", None, "200", None),
     op("post", "/v1/messages", None, "200", None),
     op("post", "/v1/messages/count_tokens", None, "200", None),

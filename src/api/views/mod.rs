@@ -3,11 +3,13 @@
 //! the document fails the build.
 
 mod catalog;
+mod explain;
 mod operations;
 mod stats;
 mod tenants;
 
 pub use catalog::{AliasView, KeyRef, ModelView, ProviderView, RuleView, WrittenRuleView};
+pub use explain::{CandidateDecision, CandidateView, Explanation, LiveStats, SkipReason};
 pub use operations::{ClosedBreaker, EventView, ResetView};
 pub use stats::{BreakerState, StatsRow};
 pub use tenants::{
