@@ -114,7 +114,18 @@ pub fn explain(
         facts: facts.as_ref(),
         pin: None,
     };
-    let route = build_chain(cfg, &q.model, &input)?;
+    let route = match build_chain(cfg, &q.model, &input) {
+        Ok(route) => route,
+        // Known, but nothing resolves today: the dry run's answer is the empty chain (a request
+        // gets 503 `no_candidates`, which is the gateway's state, not a fault of this read).
+        Err(ChainError::NoCandidates { .. }) => {
+            return Ok(Explanation {
+                model: q.model.clone(),
+                candidates: Vec::new(),
+            })
+        }
+        Err(e) => return Err(e),
+    };
     let limits = Limits {
         budget_ms: dry.request_budget_ms,
         breaker: cfg.settings.breaker,

@@ -212,3 +212,16 @@ fn an_auto_strategys_positions_are_its_ranks_each_scored() {
         .all(|c| c.score.is_some() && c.stats.is_some()));
     assert!(e.candidates[0].score > e.candidates[1].score);
 }
+
+#[test]
+fn a_known_name_with_no_candidate_today_is_explained_as_an_empty_chain() {
+    let mut c = cfg();
+    add_alias(
+        &mut c,
+        "long",
+        r#"{"capabilities":["chat"],"min_context_window":128000}"#,
+    );
+    let none = BTreeMap::new();
+    let e = run(&c, "model=long", &none);
+    assert_eq!((e.model.as_str(), e.candidates.len()), ("long", 0));
+}
