@@ -6,7 +6,8 @@ mod support;
 
 use cognigate::mock::{MockProvider, Reply, Rule};
 use serde_json::{json, Value};
-use support::gateway::{Gateway, Resp, Tenant};
+use std::time::Duration;
+use support::gateway::{eventually, Gateway, Resp, Tenant};
 
 fn explain(t: &Tenant<'_>, query: &str) -> Resp {
     t.gw.admin("GET", &t.path(&format!("/explain?{query}")), None)
@@ -82,6 +83,48 @@ fn explain_lists_an_open_breakers_position_as_skipped_with_its_breaker_until_and
         (5, 1),
         "the skipped position"
     );
+}
+
+#[test]
+fn explaining_a_half_open_breaker_claims_no_probe_so_the_next_request_is_the_probe() {
+    let gw = Gateway::shared();
+    let main = MockProvider::start("explain-probe").unwrap();
+    let backup = MockProvider::start("explain-probe-b").unwrap();
+    let t = gw.tenant("explain-probe");
+    t.put_ok(
+        "/settings",
+        json!({"breaker": {"error_threshold": 5, "window_ms": 30000, "open_duration_ms": 1000}}),
+    );
+    t.provider("p", &main.url(), &["sk-main"], "failover");
+    t.provider("b", &backup.url(), &["sk-backup"], "failover");
+    t.model("flaky", "p", 1.0, 8000);
+    t.model("backup", "b", 1.0, 8000);
+    assert_eq!(t.rule("chain", &["flaky", "backup"]).status, 200);
+    main.push(Rule::any(Reply::status(503)).model("flaky").times(5));
+    for _ in 0..5 {
+        assert_eq!(t.chat("flaky").status, 502);
+    }
+    eventually("the open duration to end", Duration::from_secs(10), || {
+        let health = t.gw.request("GET", "/v1/health", Some(&t.key), None).json();
+        health["breakers"][0]["state"] == "half_open"
+    });
+    // Had a dry run claimed the one probe, the request below would skip `flaky`.
+    for _ in 0..3 {
+        let first = &explained(&t, "model=chain")["candidates"][0];
+        assert_eq!(
+            (&first["model"], &first["decision"], &first["breaker_until"]),
+            (&json!("flaky"), &json!("try"), &Value::Null),
+            "{first}"
+        );
+    }
+    let r = t.chat("chain");
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(
+        r.header("x-cognigate-model"),
+        Some("flaky"),
+        "the request was the probe"
+    );
+    assert_eq!(backup.count(), 0);
 }
 
 #[test]
