@@ -5,6 +5,7 @@ mod admin;
 mod affinity_memory;
 mod body_read;
 mod catalog;
+mod console;
 mod count_tokens;
 mod d1;
 mod deployment;

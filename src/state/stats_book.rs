@@ -121,6 +121,10 @@ pub struct StatsSnapshot {
     /// Share of the provider's `rpm` admitted in the last minute (0 to 1; 0 without `rpm`).
     #[serde(default)]
     pub rpm_share: f64,
+    /// The keys parked now, by key id, with when each is free (issue 24's console; absent from
+    /// older objects, and on the wire only while a key is parked).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub parked: BTreeMap<String, u64>,
 }
 
 /// The object's stats of one tenant/provider, stored under their own key so an acquire that
@@ -198,6 +202,7 @@ impl StatsBook {
             seq: self.seq,
             models,
             parked_share: share(state.parked_count(now), self.keys),
+            parked: state.parked_keys(now),
             rpm_share: self
                 .rpm
                 .map_or(0.0, |rpm| share(state.admitted_in_minute(now), rpm)),

@@ -10,10 +10,10 @@
 mod shape;
 
 use super::error::Envelope;
-use super::route::{ADMIN_OPERATIONS, CALLER_OPERATIONS, OPENAPI};
+use super::route::{ADMIN_OPERATIONS, CALLER_OPERATIONS, CONSOLE_OPERATIONS, OPENAPI};
 use super::views::{
     AliasView, Deleted, EventView, KeyView, List, ModelView, NewKeyView, PolicyView, ProviderView,
-    ResetView, RuleView, StatsRow, TenantSummary, TenantView, UsageView, WrittenRuleView,
+    ResetView, RuleView, StatsRow, TenantStats, TenantSummary, TenantView, UsageView, WrittenRuleView,
 };
 use crate::config::admin_body::{
     AliasBody, BreakerReset, ModelBody, ProviderBody, RuleBody, TenantBody,
@@ -149,7 +149,7 @@ const OPERATIONS: &[Op] = &[
     op("get", "/admin/v1/tenants/{tenant}/events", None, "200", Some(resp::<L<EventView>>)),
     op("post", "/admin/v1/tenants/{tenant}/breakers/reset", Some(req::<BreakerReset>), "200", Some(resp::<ResetView>)),
     op("get", "/admin/v1/tenants/{tenant}/usage", None, "200", Some(resp::<UsageView>)),
-    op("get", "/admin/v1/tenants/{tenant}/stats", None, "200", Some(resp::<L<StatsRow>>)),
+    op("get", "/admin/v1/tenants/{tenant}/stats", None, "200", Some(resp::<TenantStats>)),
     op("post", "/v1/chat/completions", None, "200", None),
     op("post", "/v1/messages", None, "200", None),
     op("post", "/v1/messages/count_tokens", None, "200", None),
@@ -159,6 +159,9 @@ const OPERATIONS: &[Op] = &[
     op("get", "/v1/models/metrics", None, "200", Some(resp::<L<StatsRow>>)),
     op("get", "/v1/models/{model}", None, "200", None),
     op("get", "/v1/health", None, "200", None),
+    op("get", "/console", None, "200", None),
+    op("get", "/console/app.js", None, "200", None),
+    op("get", "/console/app.css", None, "200", None),
 ];
 
 /// Path parameters by name, and the type each is parsed into (`None`: taken as any string).
@@ -193,6 +196,7 @@ fn every_operation_has_one_row_in_the_schema_table() {
     let mut routed: Vec<(&str, &str)> = ADMIN_OPERATIONS
         .iter()
         .chain(CALLER_OPERATIONS)
+        .chain(CONSOLE_OPERATIONS)
         .copied()
         .collect();
     rows.sort_unstable();
