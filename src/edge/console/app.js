@@ -65,7 +65,11 @@ function tick() {
 }
 
 const num = (v, d) => (v === null || v === undefined ? '–' : Number(v).toFixed(d));
-const usd = (v) => `$${Number(v || 0).toFixed(Number(v) >= 1 ? 2 : 6)}`;
+// Dollars: cents from $1 up, three significant digits below (a request costs fractions of a cent).
+const usd = (v) => {
+  const n = Number(v || 0);
+  return n >= 1 ? `$${n.toFixed(2)}` : `$${Number(n.toPrecision(3))}`;
+};
 
 // ---- the admin API ----
 class Refused extends Error {}
@@ -97,6 +101,9 @@ function say(text, kind) {
 // ---- sign in / out ----
 function signedIn(yes) {
   $('forget').hidden = !yes;
+  $('key').hidden = yes;
+  $('enter').hidden = yes;
+  $('key-label').textContent = yes ? 'Admin key kept for this tab' : 'Admin key';
   $('picker').hidden = !yes;
   $('main').hidden = !yes;
   if (!yes && timer) { clearInterval(timer); timer = null; }
@@ -221,18 +228,22 @@ function routing(rules, explained) {
       rule.priority ? el('span', { class: 'muted' }, ` priority ${rule.priority}`) : '');
     const when = rule.when ? el('p', { class: 'when' }, `when ${JSON.stringify(rule.when)}`) : null;
     let body;
-    if (ex && !ex.error) {
-      const byPos = new Map((ex.candidates || []).map((c) => [c.position, c]));
-      body = table(['#', 'Entry', 'Resolves to now', 'Decision'], rule.chain.map((entry, i) => {
-        const c = byPos.get(i);
-        return el('tr', {}, el('td', {}, i), el('td', {}, entryText(entry)),
-          el('td', {}, c ? `${c.model} @ ${c.provider}` : 'nothing (dead position)'),
+    // A conditional rule serves only requests its `when` holds for; explain (no request facts)
+    // shows the request that names the match and nothing else, so such a rule shows its entries.
+    if (ex && !ex.error && !rule.when) {
+      const cands = ex.candidates || [];
+      body = table(['#', 'Entry', 'Resolves to now', 'Decision'], rule.chain.flatMap((entry, i) => {
+        const here = cands.filter((c) => c.position === i);
+        const row = (c) => el('tr', { 'data-position': i }, el('td', {}, i), el('td', {}, entryText(entry)),
+          el('td', {}, c ? `${c.model} @ ${c.provider}` : 'nothing now (dead position)'),
           el('td', {}, c ? decision(c) : '–'));
+        return here.length ? here.map(row) : [row(null)];
       }), 'Empty chain.');
     } else {
-      const why = ex && ex.error && ex.error.status === 404 && ex.error.code === 'not_found'
-        ? 'explain is not available on this gateway; showing the entries.'
-        : `explain failed: ${ex && ex.error ? ex.error.message : 'no answer'}`;
+      const why = rule.when ? 'Conditional: its entries as written.'
+        : ex && ex.error && ex.error.status === 404 && ex.error.code === 'not_found'
+          ? 'explain is not available on this gateway; showing the entries.'
+          : `explain failed: ${ex && ex.error ? ex.error.message : 'no answer'}`;
       body = el('div', {}, el('p', { class: 'muted' }, why),
         el('ol', { class: 'chain', start: 0 }, rule.chain.map((e) => el('li', {}, entryText(e)))));
     }
@@ -289,8 +300,19 @@ function meter(pct) {
     svg('rect', { x: 0, y: 0, width: w, height: 8, class: w >= 95 ? 'good' : w >= 80 ? 'warn' : 'bad' }));
 }
 
+// The last 14 UTC days, oldest first, with zeros where nothing was recorded.
+function fourteenDays(groups) {
+  const byDay = new Map(groups.filter((d) => d.group).map((d) => [d.group, d]));
+  const out = [];
+  for (let i = 13; i >= 0; i--) {
+    const day = new Date(Date.now() - i * 86400000).toISOString().slice(0, 10);
+    out.push(byDay.get(day) || { group: day, requests: 0, cost_usd: 0 });
+  }
+  return out;
+}
+
 function usage(days, byModel) {
-  const data = days.data.filter((d) => d.group);
+  const data = fourteenDays(days.data);
   const max = Math.max(1e-12, ...data.map((d) => d.cost_usd));
   const maxReq = Math.max(1, ...data.map((d) => d.requests));
   const W = 600; const H = 180; const pad = 28;
@@ -305,13 +327,15 @@ function usage(days, byModel) {
     chart.append(bar);
     const ry = H - (d.requests / maxReq) * (H - 20);
     chart.append(svg('circle', { cx: x + bw / 2, cy: ry, r: 3, class: 'dot' }));
-    chart.append(svg('text', { x: x + bw / 2, y: H + 16, class: 'label' }, d.group.slice(5)));
+    if (i % 2 === 1 || i === data.length - 1) {
+      chart.append(svg('text', { x: x + bw / 2, y: H + 16, class: 'label' }, d.group.slice(5)));
+    }
   });
-  chart.append(svg('text', { x: 0, y: 12, class: 'label start' }, usd(data.length ? max : 0)));
+  chart.append(svg('text', { x: 0, y: 12, class: 'label start' }, usd(max > 1e-12 ? max : 0)));
   const t = days.total;
   fill('usage',
     el('p', {}, `Last 14 days: ${t.requests} requests, ${t.prompt_tokens} prompt and ${t.completion_tokens} completion tokens, ${usd(t.cost_usd)}.`),
-    data.length ? chart : el('p', { class: 'muted' }, 'No usage recorded in the last 14 days.'),
+    t.requests ? chart : el('p', { class: 'muted' }, 'No usage recorded in the last 14 days.'),
     el('p', { class: 'legend muted' }, 'Bars: cost per UTC day. Dots: requests.'),
     table(['Model (30 days)', 'Requests', 'Tokens in', 'Tokens out', 'Cost'], byModel.data.map((g) =>
       el('tr', {}, el('td', {}, g.group === null ? '(nothing served)' : g.group), el('td', { class: 'n' }, g.requests),
