@@ -24,7 +24,10 @@ fn the_console_is_one_public_page_whose_script_and_style_come_from_its_own_origi
     ] {
         let r = gw.request("GET", path, None, None);
         assert_eq!(r.status, 200, "{path} needs no credential: {}", r.text);
-        assert!(r.header("content-type").unwrap().starts_with(kind), "{path}");
+        assert!(
+            r.header("content-type").unwrap().starts_with(kind),
+            "{path}"
+        );
         assert_eq!(r.header("content-security-policy"), Some(CSP), "{path}");
         assert_eq!(r.header("x-content-type-options"), Some("nosniff"));
         assert!(r.header("cache-control").is_some(), "{path}");
@@ -38,8 +41,14 @@ fn the_console_is_one_public_page_whose_script_and_style_come_from_its_own_origi
     let page = gw.request("GET", "/console", None, None).text;
     assert!(page.contains(r#"<script src="/console/app.js" defer></script>"#));
     assert!(page.contains(r#"name="viewport""#), "usable on a phone");
-    assert!(page.contains(r#"type="password""#), "the key goes into a password field");
-    assert!(!page.contains("<style") && !page.contains(" style="), "no inline style");
+    assert!(
+        page.contains(r#"type="password""#),
+        "the key goes into a password field"
+    );
+    assert!(
+        !page.contains("<style") && !page.contains(" style="),
+        "no inline style"
+    );
     let script = gw.request("GET", "/console/app.js", None, None).text;
     assert!(!script.contains("innerHTML") && !script.contains("insertAdjacentHTML"));
     let post = gw.request("POST", "/console", None, Some("{}"));
@@ -53,7 +62,11 @@ fn the_console_is_one_public_page_whose_script_and_style_come_from_its_own_origi
 fn console_tenant<'g>(gw: &'g Gateway, main: &MockProvider, other: &MockProvider) -> Tenant<'g> {
     let id = format!("console-{}", std::process::id());
     let name = r#"<b id="injected">Acme</b> & co"#;
-    let r = gw.admin("POST", "/admin/v1/tenants", Some(json!({"id": id, "name": name})));
+    let r = gw.admin(
+        "POST",
+        "/admin/v1/tenants",
+        Some(json!({"id": id, "name": name})),
+    );
     assert_eq!(r.status, 201, "{}", r.text);
     let r = gw.admin("POST", &format!("/admin/v1/tenants/{id}/api-keys"), None);
     let key = r.json()["key"].as_str().unwrap().to_owned();
@@ -63,7 +76,12 @@ fn console_tenant<'g>(gw: &'g Gateway, main: &MockProvider, other: &MockProvider
         json!({"breaker": {"error_threshold": 3, "window_ms": 30000, "open_duration_ms": 600000}}),
     );
     t.provider("p", &main.url(), &["sk-main-0000-1234"], "failover");
-    t.provider("q", &other.url(), &["sk-other-0000-aaaa", "sk-other-0000-bbbb"], "failover");
+    t.provider(
+        "q",
+        &other.url(),
+        &["sk-other-0000-aaaa", "sk-other-0000-bbbb"],
+        "failover",
+    );
     t.model("flaky", "p", 1.0, 8000);
     t.model("steady", "q", 1.0, 8000);
     assert_eq!(t.rule("chain", &["flaky", "steady"]).status, 200);
@@ -121,13 +139,19 @@ fn in_headless_chromium_the_console_shows_a_tripped_breaker_open_with_its_time_l
     assert_eq!(seen["csp"], CSP);
 
     // A wrong key: a clear message, nothing kept, nothing shown.
-    assert_eq!(seen["wrong_key_message"], "The admin key was refused (401).");
+    assert_eq!(
+        seen["wrong_key_message"],
+        "The admin key was refused (401)."
+    );
     assert!(seen["wrong_key_kept"].is_null(), "{seen}");
     assert_eq!(seen["main_hidden_after_wrong_key"], true);
 
     // The key is kept in sessionStorage; API text is text, never markup.
     assert_eq!(seen["key_kept"], ADMIN_KEY);
-    assert_eq!(seen["injected_element"], false, "the tenant name was parsed as HTML");
+    assert_eq!(
+        seen["injected_element"], false,
+        "the tenant name was parsed as HTML"
+    );
     assert!(
         seen["tenant_option"]
             .as_str()
@@ -146,7 +170,10 @@ fn in_headless_chromium_the_console_shows_a_tripped_breaker_open_with_its_time_l
         "ten minutes open, counting down: {left}"
     );
     assert!(left.ends_with(" s left"), "{left}");
-    assert_ne!(seen["breaker"]["left"], seen["breaker_later"]["left"], "it counts down");
+    assert_ne!(
+        seen["breaker"]["left"], seen["breaker_later"]["left"],
+        "it counts down"
+    );
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
@@ -164,7 +191,10 @@ fn in_headless_chromium_the_console_shows_a_tripped_breaker_open_with_its_time_l
 
     // Parked keys by id and last four, the rules view, the usage chart.
     let parked = seen["parked_row"].as_str().unwrap();
-    assert!(parked.contains("…aaaa") && parked.contains("min"), "{parked}");
+    assert!(
+        parked.contains("…aaaa") && parked.contains("min"),
+        "{parked}"
+    );
     assert!(!parked.contains("sk-other"), "never a secret: {parked}");
     let rules = seen["rules_text"].as_str().unwrap();
     assert!(rules.contains("chain") && rules.contains("flaky") && rules.contains("steady"));

@@ -32,9 +32,7 @@ pub fn serve(file: ConsoleFile) -> HttpReply {
         ("referrer-policy", "no-referrer"),
         ("x-frame-options", "DENY"),
     ] {
-        headers
-            .set(name, value)
-            .map_err(|_| ApiError::internal())?;
+        headers.set(name, value).map_err(|_| ApiError::internal())?;
     }
     Ok(resp)
 }

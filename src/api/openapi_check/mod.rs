@@ -13,7 +13,8 @@ use super::error::Envelope;
 use super::route::{ADMIN_OPERATIONS, CALLER_OPERATIONS, CONSOLE_OPERATIONS, OPENAPI};
 use super::views::{
     AliasView, Deleted, EventView, KeyView, List, ModelView, NewKeyView, PolicyView, ProviderView,
-    ResetView, RuleView, StatsRow, TenantStats, TenantSummary, TenantView, UsageView, WrittenRuleView,
+    ResetView, RuleView, StatsRow, TenantStats, TenantSummary, TenantView, UsageView,
+    WrittenRuleView,
 };
 use crate::config::admin_body::{
     AliasBody, BreakerReset, ModelBody, ProviderBody, RuleBody, TenantBody,
