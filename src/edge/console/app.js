@@ -45,8 +45,13 @@ function clock(ms) {
   return new Date(ms).toLocaleString(undefined, { hour12: false });
 }
 
+// The gateway's clock minus this browser's, from the answers' Date header: times left are the
+// gateway's. Date has whole seconds, so a difference under 2 s is taken as none.
+let skew = 0;
+const now = () => Date.now() + skew;
+
 function left(until) {
-  const s = Math.max(0, Math.ceil((until - Date.now()) / 1000));
+  const s = Math.max(0, Math.ceil((until - now()) / 1000));
   if (s < 60) return `${s} s left`;
   const m = Math.floor(s / 60);
   if (m < 60) return `${m} min ${String(s % 60).padStart(2, '0')} s left`;
@@ -77,6 +82,8 @@ class Refused extends Error {}
 async function api(path) {
   const key = sessionStorage.getItem(STORE) || '';
   const resp = await fetch(path, { headers: { authorization: `Bearer ${key}` }, cache: 'no-store' });
+  const served = Date.parse(resp.headers.get('date') || '');
+  if (!Number.isNaN(served)) skew = Math.abs(served - Date.now()) < 2000 ? 0 : served - Date.now();
   let body = null;
   try { body = await resp.json(); } catch (_) { body = null; }
   if (resp.status === 401) throw new Refused('The admin key was refused (401).');
@@ -144,14 +151,14 @@ async function refresh() {
   if (!t || loading) return;
   loading = true;
   const base = `/admin/v1/tenants/${enc(t)}`;
-  const now = Date.now();
+  const at = now();
   const day = 86400000;
   try {
     const [providers, models, aliases, rules, stats, events, days, byModel] = await Promise.all([
       api(`${base}/providers`), api(`${base}/models`), api(`${base}/aliases`),
-      api(`${base}/routing-rules`), api(`${base}/stats`), api(`${base}/events?since=${now - day}`),
-      api(`${base}/usage?from=${now - 13 * day - (now % day)}&to=${now + day}&group_by=day`),
-      api(`${base}/usage?from=${now - 30 * day}&to=${now + day}&group_by=model`),
+      api(`${base}/routing-rules`), api(`${base}/stats`), api(`${base}/events?since=${at - day}`),
+      api(`${base}/usage?from=${at - 13 * day - (at % day)}&to=${at + day}&group_by=day`),
+      api(`${base}/usage?from=${at - 30 * day}&to=${at + day}&group_by=model`),
     ]);
     const explained = await explainAll(base, rules.data);
     if ($('tenant').value !== t) return;
@@ -305,7 +312,7 @@ function fourteenDays(groups) {
   const byDay = new Map(groups.filter((d) => d.group).map((d) => [d.group, d]));
   const out = [];
   for (let i = 13; i >= 0; i--) {
-    const day = new Date(Date.now() - i * 86400000).toISOString().slice(0, 10);
+    const day = new Date(now() - i * 86400000).toISOString().slice(0, 10);
     out.push(byDay.get(day) || { group: day, requests: 0, cost_usd: 0 });
   }
   return out;
