@@ -34,6 +34,17 @@ pub struct LogUsage {
     pub cost_usd: Option<f64>,
 }
 
+impl LogUsage {
+    /// From a usage record's tokens and cost: `None` when its tokens are unknown.
+    pub fn of(tokens: Option<crate::usage::TokenCounts>, cost_usd: Option<f64>) -> Option<Self> {
+        tokens.map(|t| Self {
+            prompt_tokens: t.prompt,
+            completion_tokens: t.completion,
+            cost_usd,
+        })
+    }
+}
+
 /// The upstream's error text is cut to this many bytes (on a character boundary).
 const MAX_ERROR_BYTES: usize = 2_000;
 

@@ -7,7 +7,7 @@
 
 use super::metrics_sink::Extra;
 use crate::config::TenantId;
-use crate::usage::metric_counts::RequestMetric;
+use crate::usage::metric_counts::{RequestMetric, MAX_LABEL_BYTES};
 use std::cell::Cell;
 use worker::js_sys::Reflect;
 use worker::wasm_bindgen::JsValue;
@@ -40,7 +40,7 @@ pub fn write(env: &Env, tenant: &TenantId, m: &RequestMetric, extra: &Extra<'_>)
     let point = AnalyticsEngineDataPointBuilder::new()
         .indexes([tenant.as_str()])
         .add_blob(tenant.as_str())
-        .add_blob(m.model.as_str())
+        .add_blob(crate::config::text::truncated(&m.model, MAX_LABEL_BYTES))
         .add_blob(extra.provider)
         .add_blob(m.outcome.as_str())
         .doubles([

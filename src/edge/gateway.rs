@@ -7,7 +7,6 @@ use super::limits::{allowed, govern, Admitting, Governed};
 use super::live_stats;
 use super::metrics::Metrics;
 use super::request_end::LogContext;
-use super::request_metrics::StreamMetric;
 use super::routed;
 use super::routing_object::RoutingClient;
 use super::served::{
@@ -20,14 +19,14 @@ use super::usage_sink::{self, StreamHandOff};
 use crate::api::auth::{bearer, hash_key, may_be_caller_key};
 use crate::api::{ApiError, ErrorKind};
 use crate::cascade::log_line::LogUsage;
-use crate::cascade::metric::{unserved, upstream_calls};
+use crate::cascade::metric::unserved;
 use crate::cascade::{settle, Cascade, Clock, Ending, Limits, Outcome};
 use crate::config::{CallerKey, TenantConfig};
 use crate::governance::Need;
 use crate::routing::{pin, Candidate, ChainError};
 use crate::surfaces::{Inbound, Surface};
 use crate::usage::estimate::{answer_tokens, requested_output};
-use crate::usage::metric_counts::{MetricOutcome, RequestMetric};
+use crate::usage::metric_counts::MetricOutcome;
 use crate::usage::{end_user, usd_decimal, PendingUsage};
 use std::rc::Rc;
 use worker::{Context, Env, Request, Response};
@@ -220,11 +219,7 @@ pub async fn serve(
         Ok(Err(err)) => http::error_in(surface, &err)?,
         Err(err) => {
             log.emit("rejected", err.status(), &[]);
-            let outcome = match err.kind() {
-                ErrorKind::NoCandidates => MetricOutcome::NoCandidates,
-                _ => MetricOutcome::Refused,
-            };
-            log.count_unserved(outcome, &[]);
+            log.count_rejected(&err);
             http::error_in(surface, &err)?
         }
     };
@@ -293,16 +288,7 @@ async fn respond(
             };
             // A fallback's answer is charged at the model that served it.
             let serving_model = cfg.models.get(by.model);
-            let ttfb_ms = now_ms().saturating_sub(log.started);
-            let metric = RequestMetric {
-                model: by.model.to_owned(),
-                outcome: MetricOutcome::Served,
-                depth: u32::try_from(depth).unwrap_or(u32::MAX),
-                ttfb_ms,
-                latency_ms: ttfb_ms,
-                attempts: upstream_calls(&attempts),
-                cost_usd: None,
-            };
+            let metric = log.served_metric(by.model, depth, &attempts);
             let resp = match body {
                 UpstreamBody::Full {
                     content_type,
@@ -319,53 +305,31 @@ async fn respond(
                         let also = super::refusal::billed(cfg, &attempts, others, prompt_estimate);
                         let record = pending.served_with(now_ms(), (model, tokens), &also);
                         by.cost_usd = record.cost_usd.map(usd_decimal);
-                        log_usage = record.tokens.map(|t| LogUsage {
-                            prompt_tokens: t.prompt,
-                            completion_tokens: t.completion,
-                            cost_usd: record.cost_usd,
-                        });
+                        log_usage = LogUsage::of(record.tokens, record.cost_usd);
                         usage_sink::hand_off(state.env, state.ctx, record, governed);
                     }
-                    let metric = RequestMetric {
-                        cost_usd: log_usage.and_then(|u| u.cost_usd),
-                        ..metric
-                    };
-                    let tokens = log_usage.map(|u| (u.prompt_tokens, u.completion_tokens));
-                    log.count(&metric, by.provider, tokens);
+                    log.count_served(metric, by.provider, log_usage);
                     http::bytes(status, &content_type, bytes)
                 }
                 // A stream settles when it ends: a failure after the first byte still counts.
                 UpstreamBody::Stream(start) => {
+                    let finish = log.stream_metric(metric, by.provider);
+                    let usage = match serving_model {
+                        Some(model) => Some(StreamUsageOwner {
+                            pending,
+                            model: model.clone(),
+                            prompt_estimate,
+                            hand_off: StreamHandOff::start(state.env, state.ctx, governed, finish),
+                        }),
+                        None => finish.count_now(log),
+                    };
                     let owner = StreamOwner {
                         env: state.env.clone(),
                         tenant: state.tenant.clone(),
                         request_id: log.request_id.to_owned(),
                         settlement,
                         probe_hold_ms: dep.defaults.request_budget_ms,
-                        usage: None,
-                    };
-                    let finish = StreamMetric {
-                        tenant: cfg.tenant.clone(),
-                        metric,
-                        provider: by.provider.to_owned(),
-                        started_ms: log.started,
-                    };
-                    let owner = match serving_model {
-                        Some(model) => StreamOwner {
-                            usage: Some(StreamUsageOwner {
-                                pending,
-                                model: model.clone(),
-                                prompt_estimate,
-                                hand_off: StreamHandOff::start(
-                                    state.env, state.ctx, governed, finish,
-                                ),
-                            }),
-                            ..owner
-                        },
-                        None => {
-                            log.count(&finish.metric, by.provider, None);
-                            owner
-                        }
+                        usage,
                     };
                     stream_response(status, streamed::body(start, owner, state.ctx))
                 }

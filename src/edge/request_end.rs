@@ -4,7 +4,8 @@
 use super::http::now_ms;
 use super::metrics::Metrics;
 use super::metrics_sink::Extra;
-use super::request_metrics;
+use super::request_metrics::{self, StreamMetric};
+use crate::api::{ApiError, ErrorKind};
 use crate::cascade::log_line::{LogUsage, RequestLog};
 use crate::cascade::metric::{unserved, upstream_calls};
 use crate::cascade::CandidateAttempt;
@@ -72,6 +73,54 @@ impl LogContext<'_> {
             cost_usd: None,
         };
         self.count(&metric, "", None);
+    }
+
+    /// A request rejected with `err` after its model name was read.
+    pub fn count_rejected(&self, err: &ApiError) {
+        let outcome = match err.kind() {
+            ErrorKind::NoCandidates => MetricOutcome::NoCandidates,
+            _ => MetricOutcome::Refused,
+        };
+        self.count_unserved(outcome, &[]);
+    }
+
+    /// A served request's metric as its answer starts (`depth`: `X-CogniGate-Fallback-Depth`).
+    pub fn served_metric(
+        &self,
+        model: &str,
+        depth: usize,
+        attempts: &[CandidateAttempt],
+    ) -> RequestMetric {
+        let ttfb_ms = now_ms().saturating_sub(self.started);
+        RequestMetric {
+            model: model.to_owned(),
+            outcome: MetricOutcome::Served,
+            depth: u32::try_from(depth).unwrap_or(u32::MAX),
+            ttfb_ms,
+            latency_ms: ttfb_ms,
+            attempts: upstream_calls(attempts),
+            cost_usd: None,
+        }
+    }
+
+    /// Counts a non-streamed served request with its usage, when known.
+    pub fn count_served(&self, metric: RequestMetric, provider: &str, usage: Option<LogUsage>) {
+        let metric = RequestMetric {
+            cost_usd: usage.and_then(|u| u.cost_usd),
+            ..metric
+        };
+        let tokens = usage.map(|u| (u.prompt_tokens, u.completion_tokens));
+        self.count(&metric, provider, tokens);
+    }
+
+    /// A served stream's metric, counted when the stream settles (`usage_sink`).
+    pub fn stream_metric(&self, metric: RequestMetric, provider: &str) -> StreamMetric {
+        StreamMetric {
+            tenant: self.tenant_id.clone(),
+            metric,
+            provider: provider.to_owned(),
+            started_ms: self.started,
+        }
     }
 
     /// Counts a request (tokens: prompt and completion, when known).

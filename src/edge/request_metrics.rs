@@ -18,13 +18,20 @@ pub fn record(env: &Env, ctx: &Context, tenant: &TenantId, metric: &RequestMetri
 /// A served stream's metric, finished when the stream settles: its latency is then known, and
 /// its tokens and cost.
 pub struct StreamMetric {
-    pub tenant: TenantId,
+    /// `None`: the request's tenant is unknown, and it is not counted.
+    pub tenant: Option<TenantId>,
     pub metric: RequestMetric,
     pub provider: String,
     pub started_ms: u64,
 }
 
 impl StreamMetric {
+    /// A stream without a usage owner (its model left the catalog): counted as it starts.
+    pub fn count_now<T>(self, log: &super::request_end::LogContext<'_>) -> Option<T> {
+        log.count(&self.metric, &self.provider, None);
+        None
+    }
+
     /// Inside the stream's `waitUntil`: adds the metric, and runs a due flush there.
     pub async fn finish(mut self, env: &Env, record: Option<&UsageRecord>, now_ms: u64) {
         self.metric.latency_ms = now_ms.saturating_sub(self.started_ms);
@@ -34,7 +41,10 @@ impl StreamMetric {
             provider: &self.provider,
             tokens,
         };
-        if let Some(flush) = metrics_sink::observe(env, &self.tenant, &self.metric, extra) {
+        let Some(tenant) = &self.tenant else {
+            return;
+        };
+        if let Some(flush) = metrics_sink::observe(env, tenant, &self.metric, extra) {
             flush.await;
         }
     }

@@ -120,6 +120,14 @@ fn counter<V: Value>(
     }
 }
 
+/// A histogram family: name, help, bucket bounds, and where a tenant's counts keep it.
+type HistogramFamily = (
+    &'static str,
+    &'static str,
+    &'static [f64],
+    fn(&MetricCounts) -> &Histogram,
+);
+
 /// The whole exposition.
 pub fn render(scrape: &Scrape) -> String {
     let mut tenants: BTreeMap<String, MetricCounts> = BTreeMap::new();
@@ -151,7 +159,7 @@ pub fn render(scrape: &Scrape) -> String {
         &["model"],
         |c| &c.cost_usd,
     );
-    let histograms: [(&str, &str, &[f64], fn(&MetricCounts) -> &Histogram); 3] = [
+    let histograms: [HistogramFamily; 3] = [
         (
             "cognigate_fallback_depth",
             "Chain position that served (else the last one tried), 0 first.",
