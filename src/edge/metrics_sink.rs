@@ -88,10 +88,29 @@ pub fn take_for_ride(tenant: &TenantId) -> Option<(MetricCounts, String)> {
     }
 }
 
+/// Frees the tenant's timer slot however the wait ends (its `waitUntil` may be cancelled), so a
+/// later request can start another.
+struct Waiting(Option<TenantId>);
+
+impl Waiting {
+    fn end(&mut self) {
+        if let Some(t) = self.0.take() {
+            TIMED.with(|timed| timed.borrow_mut().remove(&t));
+        }
+    }
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        self.end();
+    }
+}
+
 async fn flush_later(env: Env, tenant: TenantId) {
+    let mut waiting = Waiting(Some(tenant.clone()));
     Delay::from(Duration::from_millis(FLUSH_AFTER_MS)).await;
     // From here a new request starts a new timer, so none waits on this one's call.
-    TIMED.with(|t| t.borrow_mut().remove(&tenant));
+    waiting.end();
     for wait in std::iter::once(0).chain(RETRY_AFTER_MS) {
         if wait > 0 {
             Delay::from(Duration::from_millis(wait)).await;

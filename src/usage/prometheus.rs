@@ -134,6 +134,8 @@ pub fn render(scrape: &Scrape) -> String {
     for (tenant, counts) in &scrape.counts {
         tenants.entry(tenant.clone()).or_default().merge(counts);
     }
+    // A tenant with no request yet has no sample (an idle tenant adds no lines).
+    tenants.retain(|_, c| !c.is_empty());
     let mut out = String::new();
     counter(
         &mut out,

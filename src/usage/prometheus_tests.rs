@@ -116,3 +116,12 @@ fn every_family_has_help_and_type_and_gauges_show_breakers_and_parked_keys() {
     assert!(text.contains("cognigate_breaker_open{tenant=\"t\",provider=\"p\",model=\"m2\"} 0\n"));
     assert!(text.contains("cognigate_parked_keys{tenant=\"t\",provider=\"p\"} 2\n"));
 }
+
+#[test]
+fn a_tenant_without_requests_adds_no_sample_lines() {
+    let scrape = Scrape {
+        counts: vec![("idle".into(), MetricCounts::default())],
+        gauges: Vec::new(),
+    };
+    assert!(!render(&scrape).contains("idle"));
+}
