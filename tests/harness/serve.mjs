@@ -73,8 +73,10 @@ const mf = new Miniflare({
       ROUTING: { className: "RoutingObject", useSQLite: true },
       LEDGER: { className: "LedgerObject", useSQLite: true },
     },
-    ...(args.includes("--analytics") || process.env.CG_HARNESS_ANALYTICS === "1" ? { analyticsEngineDatasets: { ANALYTICS: { dataset: "cognigate" } } } : {}),
   }),
+  ...(args.includes("--analytics") || process.env.CG_HARNESS_ANALYTICS === "1"
+    ? { analyticsEngineDatasets: { ANALYTICS: { dataset: "cognigate" } } }
+    : {}),
   d1Persist: path.join(state, "d1"),
   durableObjectsPersist: path.join(state, "do"),
   cf: false,
