@@ -35,6 +35,8 @@ pub enum Route {
     BreakerReset(TenantId),
     Usage(TenantId),
     Stats(TenantId),
+    /// `GET /admin/v1/metrics`: Prometheus text of every tenant (issue 24).
+    Metrics,
     /// `GET /console` and its script and style (issue 24): a public page, no credential.
     Console(ConsoleFile),
 }
@@ -108,6 +110,7 @@ impl Route {
             ["console", "app.js"] => Ok(Self::Console(ConsoleFile::Script)),
             ["console", "app.css"] => Ok(Self::Console(ConsoleFile::Style)),
             ["admin", "v1", "openapi.json"] => Ok(Self::OpenApi),
+            ["admin", "v1", "metrics"] => Ok(Self::Metrics),
             ["admin", "v1", "tenants"] => Ok(Self::Tenants),
             ["admin", "v1", "tenants", t, rest @ ..] => {
                 tenant_route(name(t, TenantId::parse)?, rest)
@@ -203,6 +206,7 @@ pub const ADMIN_OPERATIONS: &[(&str, &str)] = &[
     ("post", "/admin/v1/tenants/{tenant}/breakers/reset"),
     ("get", "/admin/v1/tenants/{tenant}/usage"),
     ("get", "/admin/v1/tenants/{tenant}/stats"),
+    ("get", "/admin/v1/metrics"),
 ];
 
 /// Every caller operation: documented in the same OpenAPI document, and none of them admin.

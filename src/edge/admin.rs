@@ -20,7 +20,7 @@ use crate::usage::spend::Spend;
 use std::collections::BTreeMap;
 use worker::{Context, Env, Method, Request};
 
-fn authorize(req: &Request, env: &Env) -> Result<(), ApiError> {
+pub(super) fn authorize(req: &Request, env: &Env) -> Result<(), ApiError> {
     let expected = env
         .secret("CG_ADMIN")
         .map(|s| s.to_string())

@@ -210,6 +210,34 @@ impl StatsBook {
     }
 }
 
+/// `GET /gauges` of a routing object (issue 24's scrape): each model it knows (measured, or with
+/// a breaker not closed) and whether its breaker is open now, and how many keys are parked now.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Gauges {
+    #[serde(default)]
+    pub breakers: BTreeMap<String, bool>,
+    #[serde(default)]
+    pub parked: u64,
+}
+
+impl Gauges {
+    pub fn of(book: Option<&StatsBook>, state: Option<&ProviderState>, now: u64) -> Self {
+        let mut breakers: BTreeMap<String, bool> = book
+            .map(|b| b.models.keys().map(|m| (m.clone(), false)).collect())
+            .unwrap_or_default();
+        let (views, parked) = state.map_or((Vec::new(), 0), |st| {
+            (st.not_closed(now), st.parked_count(now))
+        });
+        for view in views {
+            breakers.insert(view.model.to_string(), view.state == BreakerStatus::Open);
+        }
+        Self {
+            breakers,
+            parked: u64::try_from(parked).unwrap_or(u64::MAX),
+        }
+    }
+}
+
 #[cfg(test)]
 #[path = "stats_book_tests.rs"]
 mod tests;

@@ -122,6 +122,7 @@ type L<T> = List<T>;
 #[rustfmt::skip]
 const OPERATIONS: &[Op] = &[
     op("get", "/admin/v1/openapi.json", None, "200", None),
+    op("get", "/admin/v1/metrics", None, "200", None),
     op("get", "/admin/v1/tenants", None, "200", Some(resp::<L<TenantSummary>>)),
     op("post", "/admin/v1/tenants", Some(req::<TenantBody>), "201", Some(resp::<TenantView<'static>>)),
     op("get", "/admin/v1/tenants/{tenant}", None, "200", Some(resp::<TenantView<'static>>)),
