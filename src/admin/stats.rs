@@ -1,8 +1,9 @@
 //! `GET /admin/v1/tenants/{t}/stats`: the tenant's live stats (issue 22), one row per catalog
-//! model whose provider exists, read from the routing objects (one call per provider).
+//! model whose provider exists, and the keys parked now (issue 24's console), read from the
+//! routing objects (one call per provider).
 
 use super::{json, Admin, AdminStore, Answer, ObjectControl};
-use crate::api::views::{List, StatsRow};
+use crate::api::views::{ParkedKey, StatsRow, TenantStats};
 use crate::config::TenantId;
 
 impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
@@ -15,6 +16,7 @@ impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
             .filter(|m| providers.contains(&m.provider))
             .map(|m| (m.id.as_str(), m.provider.as_str()));
         let data = StatsRow::rows(rows, &snapshots, self.cx.now);
-        json(200, &List { data })
+        let parked_keys = ParkedKey::all(&snapshots, self.cx.now);
+        json(200, &TenantStats { data, parked_keys })
     }
 }

@@ -37,6 +37,18 @@ pub enum Route {
     Stats(TenantId),
     /// `GET /admin/v1/tenants/{t}/explain`: a dry run of a name's chain (issue 24).
     Explain(TenantId),
+    /// `GET /admin/v1/metrics`: Prometheus text of every tenant (issue 24).
+    Metrics,
+    /// `GET /console` and its script and style (issue 24): a public page, no credential.
+    Console(ConsoleFile),
+}
+
+/// The console's files, served from the worker's own bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConsoleFile {
+    Page,
+    Script,
+    Style,
 }
 
 impl Route {
@@ -52,6 +64,7 @@ impl Route {
                 | Self::CountTokens
                 | Self::Responses
                 | Self::Embeddings
+                | Self::Console(_)
         )
     }
 
@@ -96,7 +109,11 @@ impl Route {
                 let parts: Result<Vec<String>, ApiError> = id.iter().map(|s| decode(s)).collect();
                 Ok(Self::RetrieveModel(parts?.join("/")))
             }
+            ["console"] => Ok(Self::Console(ConsoleFile::Page)),
+            ["console", "app.js"] => Ok(Self::Console(ConsoleFile::Script)),
+            ["console", "app.css"] => Ok(Self::Console(ConsoleFile::Style)),
             ["admin", "v1", "openapi.json"] => Ok(Self::OpenApi),
+            ["admin", "v1", "metrics"] => Ok(Self::Metrics),
             ["admin", "v1", "tenants"] => Ok(Self::Tenants),
             ["admin", "v1", "tenants", t, rest @ ..] => {
                 tenant_route(name(t, TenantId::parse)?, rest)
@@ -194,6 +211,7 @@ pub const ADMIN_OPERATIONS: &[(&str, &str)] = &[
     ("get", "/admin/v1/tenants/{tenant}/usage"),
     ("get", "/admin/v1/tenants/{tenant}/stats"),
     ("get", "/admin/v1/tenants/{tenant}/explain"),
+    ("get", "/admin/v1/metrics"),
 ];
 
 /// Every caller operation: documented in the same OpenAPI document, and none of them admin.
@@ -209,6 +227,13 @@ pub const CALLER_OPERATIONS: &[(&str, &str)] = &[
     ("get", "/v1/health"),
 ];
 
+/// The console's files (issue 24): public, no credential, documented with the rest.
+pub const CONSOLE_OPERATIONS: &[(&str, &str)] = &[
+    ("get", "/console"),
+    ("get", "/console/app.js"),
+    ("get", "/console/app.css"),
+];
+
 /// The methods a path answers to, for the `Allow` header of a 405 (from the operation tables, so
 /// it cannot disagree with the OpenAPI document). A `{model}` at the end of a template takes the
 /// rest of the path, since model ids may carry a raw `/`.
@@ -217,6 +242,7 @@ pub fn allowed_methods(path: &str) -> Vec<&'static str> {
     let mut methods: Vec<&'static str> = ADMIN_OPERATIONS
         .iter()
         .chain(CALLER_OPERATIONS)
+        .chain(CONSOLE_OPERATIONS)
         .filter(|(_, template)| matches_template(template, &segments))
         .map(|(method, _)| match *method {
             "get" => "GET",
@@ -308,7 +334,7 @@ mod tests {
             let route = Route::parse(&example_path(t)).unwrap();
             assert!(route.is_admin(), "{t}");
         }
-        for (_, t) in CALLER_OPERATIONS {
+        for (_, t) in CALLER_OPERATIONS.iter().chain(CONSOLE_OPERATIONS) {
             let route = Route::parse(&example_path(t)).unwrap();
             assert!(!route.is_admin(), "{t}");
         }
@@ -343,6 +369,7 @@ mod tests {
         let mut expected: Vec<(String, String)> = ADMIN_OPERATIONS
             .iter()
             .chain(CALLER_OPERATIONS)
+            .chain(CONSOLE_OPERATIONS)
             .map(|(m, p)| (m.to_string(), p.to_string()))
             .collect();
         documented.sort();
@@ -361,13 +388,33 @@ mod tests {
         assert_eq!(allowed_methods("/v1/models/meta-llama/Llama-3"), ["GET"]);
         assert!(allowed_methods("/nope").is_empty());
         // Every operation's own path allows its own method.
-        for (m, t) in ADMIN_OPERATIONS.iter().chain(CALLER_OPERATIONS) {
+        for (m, t) in ADMIN_OPERATIONS
+            .iter()
+            .chain(CALLER_OPERATIONS)
+            .chain(CONSOLE_OPERATIONS)
+        {
             let allowed = allowed_methods(&example_path(t));
             assert!(
                 allowed.contains(&m.to_uppercase().as_str()),
                 "{m} {t}: {allowed:?}"
             );
         }
+    }
+
+    #[test]
+    fn the_console_is_a_public_page_with_its_own_script_and_style() {
+        for (path, file) in [
+            ("/console", ConsoleFile::Page),
+            ("/console/", ConsoleFile::Page),
+            ("/console/app.js", ConsoleFile::Script),
+            ("/console/app.css", ConsoleFile::Style),
+        ] {
+            let route = Route::parse(path).unwrap();
+            assert_eq!(route, Route::Console(file), "{path}");
+            assert!(!route.is_admin() && route.tenant().is_none(), "{path}");
+        }
+        assert_eq!(allowed_methods("/console"), ["GET"]);
+        assert_eq!(Route::parse("/console/other.js").unwrap_err().status(), 404);
     }
 
     #[test]

@@ -20,6 +20,29 @@ pub struct RequestLog<'a> {
     pub total_ms: u64,
     pub d1_queries: u32,
     pub durable_object_calls: u32,
+    /// The request's tokens and cost, when known as the line is written (a non-streamed answer;
+    /// a stream's are in its `usage` line when it settles).
+    pub usage: Option<LogUsage>,
+}
+
+/// `usage` of the line: absent when unknown.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct LogUsage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+}
+
+impl LogUsage {
+    /// From a usage record's tokens and cost: `None` when its tokens are unknown.
+    pub fn of(tokens: Option<crate::usage::TokenCounts>, cost_usd: Option<f64>) -> Option<Self> {
+        tokens.map(|t| Self {
+            prompt_tokens: t.prompt,
+            completion_tokens: t.completion,
+            cost_usd,
+        })
+    }
 }
 
 /// The upstream's error text is cut to this many bytes (on a character boundary).
@@ -34,6 +57,8 @@ pub const MAX_NAME_BYTES: usize = 256;
 #[derive(Serialize)]
 struct Line<'a> {
     msg: &'static str,
+    /// `info` served, `warn` not served, `error` the gateway's own failure (`metric::level`).
+    level: &'static str,
     request_id: &'a str,
     surface: &'a str,
     tenant: &'a str,
@@ -44,6 +69,8 @@ struct Line<'a> {
     total_ms: u64,
     d1_queries: u32,
     durable_object_calls: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    usage: Option<LogUsage>,
 }
 
 /// One key tried, or one candidate skipped without a call (then no key and no time). Absent
@@ -111,6 +138,7 @@ impl RequestLog<'_> {
             .collect();
         Line {
             msg: "request",
+            level: super::metric::level(self.outcome, self.status),
             request_id: self.request_id,
             surface: self.surface,
             tenant: truncated(self.tenant, MAX_NAME_BYTES),
@@ -121,6 +149,7 @@ impl RequestLog<'_> {
             total_ms: self.total_ms,
             d1_queries: self.d1_queries,
             durable_object_calls: self.durable_object_calls,
+            usage: self.usage,
         }
     }
 
@@ -158,6 +187,7 @@ mod tests {
             total_ms: 4,
             d1_queries: 0,
             durable_object_calls: 1,
+            usage: None,
         }
         .to_json()
     }
@@ -242,6 +272,35 @@ mod tests {
             line["attempts"][0].get("failure").is_none(),
             "a refusal is no failure"
         );
+    }
+
+    #[test]
+    fn the_log_line_has_a_level_and_its_usage_when_known() {
+        let line = line_of("m", "served", 200, &[]);
+        assert_eq!(line["level"], "info");
+        assert!(line.get("usage").is_none(), "unknown usage is absent");
+        assert_eq!(line_of("m", "exhausted", 502, &[])["level"], "warn");
+        let with = RequestLog {
+            surface: "chat_completions",
+            request_id: "req_1",
+            tenant: "acme",
+            requested: "m",
+            outcome: "served",
+            status: 200,
+            attempts: &[],
+            total_ms: 4,
+            d1_queries: 0,
+            durable_object_calls: 0,
+            usage: Some(LogUsage {
+                prompt_tokens: 12,
+                completion_tokens: 3,
+                cost_usd: Some(0.001),
+            }),
+        }
+        .to_json();
+        assert_eq!(with["usage"]["prompt_tokens"], 12);
+        assert_eq!(with["usage"]["completion_tokens"], 3);
+        assert_eq!(with["usage"]["cost_usd"], 0.001);
     }
 
     #[test]

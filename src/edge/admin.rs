@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 use worker::{Context, Env, Method, Request};
 
-fn authorize(req: &Request, env: &Env) -> Result<(), ApiError> {
+pub(super) fn authorize(req: &Request, env: &Env) -> Result<(), ApiError> {
     let expected = env
         .secret("CG_ADMIN")
         .map(|s| s.to_string())

@@ -69,6 +69,8 @@ async fn route(
             super::catalog::retrieve_model(req, env, ctx, &dep, &id).await
         }
         (Method::Get, Route::Health) => health::health(req, env, ctx, &dep).await,
+        (Method::Get, Route::Console(file)) => super::console::serve(file),
+        (Method::Get, Route::Metrics) => super::metrics_route::metrics(req, env).await,
         (_, r) if r.is_admin() => admin::handle(req, env, ctx, &dep, r).await,
         _ => Err(ApiError::method_not_allowed()),
     }

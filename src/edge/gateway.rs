@@ -6,6 +6,7 @@ use super::http::{self, header, now_ms, random_bytes, HttpReply};
 use super::limits::{allowed, govern, Admitting, Governed};
 use super::live_stats;
 use super::metrics::Metrics;
+use super::request_end::LogContext;
 use super::routed;
 use super::routing_object::RoutingClient;
 use super::served::{
@@ -17,16 +18,18 @@ use super::upstream::{FetchUpstream, UpstreamBody};
 use super::usage_sink::{self, StreamHandOff};
 use crate::api::auth::{bearer, hash_key, may_be_caller_key};
 use crate::api::{ApiError, ErrorKind};
-use crate::cascade::log_line::RequestLog;
+use crate::cascade::log_line::LogUsage;
+use crate::cascade::metric::unserved;
 use crate::cascade::{settle, Cascade, Clock, Ending, Limits, Outcome};
 use crate::config::{CallerKey, TenantConfig};
 use crate::governance::Need;
 use crate::routing::{Candidate, ChainError};
 use crate::surfaces::{Inbound, Surface};
 use crate::usage::estimate::{answer_tokens, requested_output};
+use crate::usage::metric_counts::MetricOutcome;
 use crate::usage::{end_user, usd_decimal, PendingUsage};
 use std::rc::Rc;
-use worker::{console_log, Context, Env, Request, Response};
+use worker::{Context, Env, Request, Response};
 
 struct WorkerClock;
 
@@ -120,10 +123,14 @@ pub async fn serve(
         requested: String::new(),
         started,
         metrics: &metrics,
+        env,
+        ctx,
+        tenant_id: None,
     };
     let result: Result<HttpReply, ApiError> = async {
         let (key, cfg) = caller_config(&req, env, ctx, dep, &metrics).await?;
         log.tenant = cfg.tenant.to_string();
+        log.tenant_id = Some(cfg.tenant.clone());
         let body = http::read_body(&mut req, dep.max_chat_body).await?;
         // The request keeps the body and points into it: held once, never as a tree.
         let beta = header(&req, "anthropic-beta");
@@ -159,6 +166,7 @@ pub async fn serve(
             Ok(g) => g,
             Err(refused) => {
                 log.emit("limited", refused.error.status(), &[]);
+                log.count_unserved(MetricOutcome::Refused, &[]);
                 return Ok(refused.response(surface));
             }
         };
@@ -197,37 +205,11 @@ pub async fn serve(
         Ok(Err(err)) => http::error_in(surface, &err)?,
         Err(err) => {
             log.emit("rejected", err.status(), &[]);
+            log.count_rejected(&err);
             http::error_in(surface, &err)?
         }
     };
     with_memory_counter(resp, dep)
-}
-
-struct LogContext<'a> {
-    surface: Surface,
-    request_id: &'a str,
-    tenant: String,
-    requested: String,
-    started: u64,
-    metrics: &'a Metrics,
-}
-
-impl LogContext<'_> {
-    fn emit(&self, outcome: &str, status: u16, attempts: &[crate::cascade::CandidateAttempt]) {
-        let line = RequestLog {
-            surface: self.surface.as_str(),
-            request_id: self.request_id,
-            tenant: &self.tenant,
-            requested: &self.requested,
-            outcome,
-            status,
-            attempts,
-            total_ms: now_ms().saturating_sub(self.started),
-            d1_queries: self.metrics.d1_queries(),
-            durable_object_calls: self.metrics.durable_object_calls(),
-        };
-        console_log!("{}", line.to_line());
-    }
 }
 
 /// What a request's usage record needs from the request path.
@@ -269,6 +251,7 @@ async fn respond(
     };
     live_stats::record_attempts(&cfg.tenant, &attempts, streamed, headers_ms);
     live_stats::flush_due(state.env, state.ctx, &cfg.tenant, dep.stats_flush_ms);
+    let mut log_usage = None;
     let (label, result) = match ending {
         Ending::Served {
             status,
@@ -291,6 +274,7 @@ async fn respond(
             };
             // A fallback's answer is charged at the model that served it.
             let serving_model = cfg.models.get(by.model);
+            let metric = log.served_metric(by.model, depth, &attempts);
             let resp = match body {
                 UpstreamBody::Full {
                     content_type,
@@ -307,24 +291,31 @@ async fn respond(
                         let also = super::refusal::billed(cfg, &attempts, others, prompt_estimate);
                         let record = pending.served_with(now_ms(), (model, tokens), &also);
                         by.cost_usd = record.cost_usd.map(usd_decimal);
+                        log_usage = LogUsage::of(record.tokens, record.cost_usd);
                         usage_sink::hand_off(state.env, state.ctx, record, governed);
                     }
+                    log.count_served(metric, by.provider, log_usage);
                     http::bytes(status, &content_type, bytes)
                 }
                 // A stream settles when it ends: a failure after the first byte still counts.
                 UpstreamBody::Stream(start) => {
+                    let finish = log.stream_metric(metric, by.provider);
+                    let usage = match serving_model {
+                        Some(model) => Some(StreamUsageOwner {
+                            pending,
+                            model: model.clone(),
+                            prompt_estimate,
+                            hand_off: StreamHandOff::start(state.env, state.ctx, governed, finish),
+                        }),
+                        None => finish.count_now(log),
+                    };
                     let owner = StreamOwner {
                         env: state.env.clone(),
                         tenant: state.tenant.clone(),
                         request_id: log.request_id.to_owned(),
                         settlement,
                         probe_hold_ms: dep.defaults.request_budget_ms,
-                        usage: serving_model.map(|model| StreamUsageOwner {
-                            pending,
-                            model: model.clone(),
-                            prompt_estimate,
-                            hand_off: StreamHandOff::start(state.env, state.ctx, governed),
-                        }),
+                        usage,
                     };
                     stream_response(status, streamed::body(start, owner, state.ctx))
                 }
@@ -334,8 +325,13 @@ async fn respond(
                 resp.and_then(|r| with_served_headers(r, &by, log.metrics, dep)),
             )
         }
-        Ending::Refused(err) => ("refused", Err(err)),
+        Ending::Refused(err) => {
+            log.count_unserved(MetricOutcome::Refused, &attempts);
+            ("refused", Err(err))
+        }
         Ending::Exhausted => {
+            let (outcome, _) = unserved(&attempts);
+            log.count_unserved(outcome, &attempts);
             let record = pending.exhausted(now_ms());
             usage_sink::hand_off(state.env, state.ctx, record, governed);
             ("exhausted", exhausted(&attempts, log.surface))
@@ -352,7 +348,7 @@ async fn respond(
         Ok(r) => r.status_code(),
         Err(e) => e.status(),
     };
-    log.emit(label, status, &attempts);
+    log.emit_with(label, status, &attempts, log_usage);
     result
 }
 

@@ -10,7 +10,9 @@
 //! the isolate and go first with the next call.
 
 use super::http::{now_ms, random_bytes};
+use super::ledger_metrics::METRICS_HEADER;
 use super::metrics::Metrics;
+use super::metrics_sink;
 use crate::config::TenantId;
 use crate::governance::isolate::{self, Admission, IsolateLedger, LedgerPort, Via};
 use crate::governance::{AdmitAnswer, AdmitRequest, SettleEntry};
@@ -49,9 +51,23 @@ async fn call<T: DeserializeOwned>(
     path: &str,
     body: String,
 ) -> Result<T> {
+    call_with(env, tenant, path, body, None).await
+}
+
+/// `call` with one more request header (the metrics batch riding on `/settle`).
+async fn call_with<T: DeserializeOwned>(
+    env: &Env,
+    tenant: &TenantId,
+    path: &str,
+    body: String,
+    extra: Option<(&str, &str)>,
+) -> Result<T> {
     let stub = env.durable_object("LEDGER")?.get_by_name(tenant.as_str())?;
     let headers = Headers::new();
     headers.set("content-type", "application/json")?;
+    if let Some((name, value)) = extra {
+        headers.set(name, value)?;
+    }
     let mut init = RequestInit::new();
     init.with_method(Method::Post)
         .with_headers(headers)
@@ -87,10 +103,24 @@ impl LedgerPort for ObjectPort<'_> {
 
     async fn settle(&self, entries: &[SettleEntry]) -> std::result::Result<(), String> {
         let body = serde_json::to_string(entries).map_err(|e| e.to_string())?;
-        call::<serde_json::Value>(self.env, self.tenant, "/settle", body)
+        // This isolate's metrics batch rides along (issue 24); it is dropped only once the
+        // ledger says it added it, and put back otherwise.
+        let ride = metrics_sink::take_for_ride(self.tenant);
+        let header = ride
+            .as_ref()
+            .map(|(_, text)| (METRICS_HEADER, text.as_str()));
+        let answer = call_with::<serde_json::Value>(self.env, self.tenant, "/settle", body, header)
             .await
-            .map(|_| ())
-            .map_err(|e| e.to_string())
+            .map_err(|e| e.to_string());
+        if let Some((batch, _)) = ride {
+            let added = answer
+                .as_ref()
+                .is_ok_and(|a| a["metrics"] == serde_json::Value::Bool(true));
+            if !added {
+                metrics_sink::put_back(self.tenant, batch);
+            }
+        }
+        answer.map(|_| ())
     }
 }
 

@@ -6,10 +6,12 @@
 
 use super::d1::Db;
 use super::http::now_ms;
+use super::ledger_metrics::{LedgerMetrics, METRICS_HEADER};
 use super::ledger_rollups::{self, Rollups, WipeRequest};
 use crate::governance::admission::KEY_SPEND_PREFIX;
 use crate::governance::settle::Rollup;
 use crate::governance::{AdmitRequest, Ledger, ScopeId, SettleEntry};
+use crate::usage::metric_counts::MetricCounts;
 use crate::usage::spend::Spend;
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
@@ -42,6 +44,7 @@ pub struct LedgerObject {
     env: Env,
     ledger: RefCell<Ledger>,
     rollups: Rollups,
+    metrics: LedgerMetrics,
 }
 
 impl DurableObject for LedgerObject {
@@ -51,6 +54,7 @@ impl DurableObject for LedgerObject {
             env,
             ledger: RefCell::new(Ledger::default()),
             rollups: Rollups::default(),
+            metrics: LedgerMetrics::default(),
         }
     }
 
@@ -67,9 +71,23 @@ impl DurableObject for LedgerObject {
                 Response::from_json(&answer)
             }
             (Method::Post, "/settle") => {
+                let riding = req.headers().get(METRICS_HEADER)?;
                 let entries: Vec<SettleEntry> = req.json().await?;
                 self.settle(entries).await?;
-                Response::from_json(&serde_json::json!({}))
+                // The isolate drops its metrics batch only when told it was added.
+                let added = match riding.map(|t| serde_json::from_str::<MetricCounts>(&t)) {
+                    Some(Ok(batch)) => self.metrics.add(&self.state, &batch).await?,
+                    _ => false,
+                };
+                Response::from_json(&serde_json::json!({"metrics": added}))
+            }
+            (Method::Post, "/metrics") => {
+                let batch: MetricCounts = req.json().await?;
+                let added = self.metrics.add(&self.state, &batch).await?;
+                Response::from_json(&serde_json::json!({"metrics": added}))
+            }
+            (Method::Get, "/metrics") => {
+                Response::from_json(&self.metrics.read(&self.state).await?)
             }
             (Method::Post, "/spend") => {
                 let body: SpendRequest = req.json().await?;
@@ -90,6 +108,7 @@ impl DurableObject for LedgerObject {
                 let body: WipeRequest = req.json().await.unwrap_or_default();
                 self.rollups.wipe(&self.state.storage(), body).await?;
                 *self.ledger.borrow_mut() = Ledger::default();
+                self.metrics.forget();
                 Response::from_json(&serde_json::json!({}))
             }
             _ => Response::error("no such ledger route", 404),

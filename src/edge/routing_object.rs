@@ -7,7 +7,7 @@ use crate::state::committed::Committed;
 use crate::state::provider_state::ModelTransition;
 use crate::state::routing_snapshot::RoutingSnapshot;
 use crate::state::stats_book::{
-    AcquireAnswer, AcquireCall, ReportStats, StatsBook, StatsPush, StatsSnapshot,
+    AcquireAnswer, AcquireCall, Gauges, ReportStats, StatsBook, StatsPush, StatsSnapshot,
 };
 use crate::state::wire::read_report;
 use crate::state::{Admission, ProviderState};
@@ -153,6 +153,10 @@ impl DurableObject for RoutingObject {
                 let stats = self.stats.borrow().get().map(|b| b.snapshot(&state, now));
                 Response::from_json(&RoutingSnapshot::of(&state, stats))
             }
+            (Method::Get, "/gauges") => {
+                let (mem, stats) = (self.mem.borrow(), self.stats.borrow());
+                Response::from_json(&Gauges::of(stats.get(), mem.get(), now))
+            }
             (Method::Get, "/breakers") => {
                 let mem = self.mem.borrow();
                 let views = mem.get().map(|st| st.health(now)).unwrap_or_default();
@@ -175,26 +179,9 @@ impl RoutingObject {
     /// grant renewal that carried outcomes a disk flush). A failure is logged under `waitUntil`;
     /// the runtime resets the object after a failed write. `Err`: the write could not be issued.
     fn store_unconfirmed(&self, book: &StatsBook) -> Result<()> {
-        use worker::js_sys::{Function, Object, Promise, Reflect};
-        use worker::wasm_bindgen::{JsCast, JsValue};
-        let storage: JsValue = self.state.as_raw().storage()?.into();
         let value = serde_wasm_bindgen::to_value(book)
             .map_err(|e| worker::Error::RustError(e.to_string()))?;
-        let options = Object::new();
-        Reflect::set(&options, &"allowUnconfirmed".into(), &JsValue::TRUE)?;
-        let put: Function = Reflect::get(&storage, &"put".into())?.dyn_into()?;
-        let written: Promise = put
-            .call3(&storage, &STATS_KEY.into(), &value, &options)?
-            .dyn_into()?;
-        self.state.wait_until(async move {
-            if let Err(e) = worker::wasm_bindgen_futures::JsFuture::from(written).await {
-                console_error!(
-                    "{}",
-                    serde_json::json!({"msg": "live stats write failed", "error": format!("{e:?}")})
-                );
-            }
-        });
-        Ok(())
+        super::unconfirmed::put(&self.state, STATS_KEY, value, "live stats")
     }
 
     /// Loads the stored state once per object lifetime (and again after an inexact undo).

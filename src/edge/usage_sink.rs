@@ -3,8 +3,10 @@
 //! from: it is logged as one JSON line, and the tenant's ledger object settles it (spend, `tpm`)
 //! and rolls it up for the usage API.
 
+use super::http::now_ms;
 use super::ledger_client;
 use super::limits::Governed;
+use super::request_metrics::StreamMetric;
 use crate::governance::SettleEntry;
 use crate::usage::UsageRecord;
 use futures::channel::oneshot;
@@ -25,12 +27,17 @@ pub struct StreamHandOff {
 }
 
 impl StreamHandOff {
-    pub fn start(env: &Env, ctx: &Context, governed: Governed) -> Self {
+    /// `metric`: the request's metric (issue 24), finished with the stream's end and usage.
+    pub fn start(env: &Env, ctx: &Context, governed: Governed, metric: StreamMetric) -> Self {
         let (tx, rx) = oneshot::channel::<UsageRecord>();
         let env = env.clone();
         ctx.wait_until(async move {
-            if let Ok(record) = rx.await {
-                deliver(&env, record, governed).await;
+            match rx.await {
+                Ok(record) => {
+                    metric.finish(&env, Some(&record), now_ms()).await;
+                    deliver(&env, record, governed).await;
+                }
+                Err(_) => metric.finish(&env, None, now_ms()).await,
             }
         });
         Self { record: Some(tx) }

@@ -116,6 +116,7 @@ fn health_reads_breaker_parks_and_rpm_from_the_snapshot() {
         .into(),
         parked_share: 0.5,
         rpm_share: 0.25,
+        parked: Default::default(),
     });
     let h = isolate.health("m", 500).unwrap();
     assert!(h.breaker_open);

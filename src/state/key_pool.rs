@@ -77,6 +77,15 @@ impl KeyPool {
         self.parked.get(key).copied()
     }
 
+    /// The keys parked at `now`, by id, with when each is free (the console's parked keys).
+    pub fn parked_now(&self, now: u64) -> BTreeMap<String, u64> {
+        self.parked
+            .iter()
+            .filter(|(_, until)| **until > now)
+            .map(|(k, until)| (k.to_string(), *until))
+            .collect()
+    }
+
     /// Frees every key at once (`breakers/reset`).
     pub fn unpark_all(&mut self) {
         self.parked.clear();

@@ -325,6 +325,11 @@ impl ProviderState {
         self
     }
 
+    /// The keys parked at `now` and when each is free (the admin stats' `parked_keys`).
+    pub fn parked_keys(&self, now: u64) -> std::collections::BTreeMap<String, u64> {
+        self.keys.parked_now(now)
+    }
+
     /// How many keys are parked at `now` (the live stats' `parked_share`).
     pub fn parked_count(&self, now: u64) -> usize {
         self.keys.parked_at(now)

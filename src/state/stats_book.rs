@@ -121,6 +121,10 @@ pub struct StatsSnapshot {
     /// Share of the provider's `rpm` admitted in the last minute (0 to 1; 0 without `rpm`).
     #[serde(default)]
     pub rpm_share: f64,
+    /// The keys parked now, by key id, with when each is free (issue 24's console; absent from
+    /// older objects, and on the wire only while a key is parked).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub parked: BTreeMap<String, u64>,
 }
 
 /// The object's stats of one tenant/provider, stored under their own key so an acquire that
@@ -198,9 +202,38 @@ impl StatsBook {
             seq: self.seq,
             models,
             parked_share: share(state.parked_count(now), self.keys),
+            parked: state.parked_keys(now),
             rpm_share: self
                 .rpm
                 .map_or(0.0, |rpm| share(state.admitted_in_minute(now), rpm)),
+        }
+    }
+}
+
+/// `GET /gauges` of a routing object (issue 24's scrape): each model it knows (measured, or with
+/// a breaker not closed) and whether its breaker is open now, and how many keys are parked now.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Gauges {
+    #[serde(default)]
+    pub breakers: BTreeMap<String, bool>,
+    #[serde(default)]
+    pub parked: u64,
+}
+
+impl Gauges {
+    pub fn of(book: Option<&StatsBook>, state: Option<&ProviderState>, now: u64) -> Self {
+        let mut breakers: BTreeMap<String, bool> = book
+            .map(|b| b.models.keys().map(|m| (m.clone(), false)).collect())
+            .unwrap_or_default();
+        let (views, parked) = state.map_or((Vec::new(), 0), |st| {
+            (st.not_closed(now), st.parked_count(now))
+        });
+        for view in views {
+            breakers.insert(view.model.to_string(), view.state == BreakerStatus::Open);
+        }
+        Self {
+            breakers,
+            parked: u64::try_from(parked).unwrap_or(u64::MAX),
         }
     }
 }

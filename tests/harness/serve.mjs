@@ -2,7 +2,9 @@
 // under a state directory, the way `wrangler dev` would but without its Node proxy in front.
 //
 //   node tests/harness/serve.mjs --state DIR [--keep-state] [--port N] [--var KEY=VALUE ...]
-//                                [--script build/index.js] [--bare]
+//                                [--script build/index.js] [--bare] [--analytics]
+// --analytics (or CG_HARNESS_ANALYTICS=1 in the environment) adds the `ANALYTICS` Analytics
+// Engine binding (issue 24; off unless asked, so other suites run without it).
 // --bare runs a script without the gateway's D1 and Durable Object bindings (the benchmark floor).
 //
 // Prints one JSON line {"url": "..."} when ready. Then reads JSON lines on stdin:
@@ -72,6 +74,9 @@ const mf = new Miniflare({
       LEDGER: { className: "LedgerObject", useSQLite: true },
     },
   }),
+  ...(args.includes("--analytics") || process.env.CG_HARNESS_ANALYTICS === "1"
+    ? { analyticsEngineDatasets: { ANALYTICS: { dataset: "cognigate" } } }
+    : {}),
   d1Persist: path.join(state, "d1"),
   durableObjectsPersist: path.join(state, "do"),
   cf: false,

@@ -10,10 +10,10 @@
 mod shape;
 
 use super::error::Envelope;
-use super::route::{ADMIN_OPERATIONS, CALLER_OPERATIONS, OPENAPI};
+use super::route::{ADMIN_OPERATIONS, CALLER_OPERATIONS, CONSOLE_OPERATIONS, OPENAPI};
 use super::views::{
     AliasView, Deleted, EventView, Explanation, KeyView, List, ModelView, NewKeyView, PolicyView,
-    ProviderView, ResetView, RuleView, StatsRow, TenantSummary, TenantView, UsageView,
+    ProviderView, ResetView, RuleView, StatsRow, TenantStats, TenantSummary, TenantView, UsageView,
     WrittenRuleView,
 };
 use crate::config::admin_body::{
@@ -122,6 +122,7 @@ type L<T> = List<T>;
 #[rustfmt::skip]
 const OPERATIONS: &[Op] = &[
     op("get", "/admin/v1/openapi.json", None, "200", None),
+    op("get", "/admin/v1/metrics", None, "200", None),
     op("get", "/admin/v1/tenants", None, "200", Some(resp::<L<TenantSummary>>)),
     op("post", "/admin/v1/tenants", Some(req::<TenantBody>), "201", Some(resp::<TenantView<'static>>)),
     op("get", "/admin/v1/tenants/{tenant}", None, "200", Some(resp::<TenantView<'static>>)),
@@ -150,7 +151,7 @@ const OPERATIONS: &[Op] = &[
     op("get", "/admin/v1/tenants/{tenant}/events", None, "200", Some(resp::<L<EventView>>)),
     op("post", "/admin/v1/tenants/{tenant}/breakers/reset", Some(req::<BreakerReset>), "200", Some(resp::<ResetView>)),
     op("get", "/admin/v1/tenants/{tenant}/usage", None, "200", Some(resp::<UsageView>)),
-    op("get", "/admin/v1/tenants/{tenant}/stats", None, "200", Some(resp::<L<StatsRow>>)),
+    op("get", "/admin/v1/tenants/{tenant}/stats", None, "200", Some(resp::<TenantStats>)),
     op("get", "/admin/v1/tenants/{tenant}/explain", None, "200", Some(resp::<Explanation>)),
     op("post", "/v1/chat/completions", None, "200", None),
     op("post", "/v1/messages", None, "200", None),
@@ -161,6 +162,9 @@ const OPERATIONS: &[Op] = &[
     op("get", "/v1/models/metrics", None, "200", Some(resp::<L<StatsRow>>)),
     op("get", "/v1/models/{model}", None, "200", None),
     op("get", "/v1/health", None, "200", None),
+    op("get", "/console", None, "200", None),
+    op("get", "/console/app.js", None, "200", None),
+    op("get", "/console/app.css", None, "200", None),
 ];
 
 /// Path parameters by name, and the type each is parsed into (`None`: taken as any string).
@@ -195,6 +199,7 @@ fn every_operation_has_one_row_in_the_schema_table() {
     let mut routed: Vec<(&str, &str)> = ADMIN_OPERATIONS
         .iter()
         .chain(CALLER_OPERATIONS)
+        .chain(CONSOLE_OPERATIONS)
         .copied()
         .collect();
     rows.sort_unstable();

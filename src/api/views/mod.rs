@@ -11,7 +11,7 @@ mod tenants;
 pub use catalog::{AliasView, KeyRef, ModelView, ProviderView, RuleView, WrittenRuleView};
 pub use explain::{CandidateDecision, CandidateView, Explanation, LiveStats, SkipReason};
 pub use operations::{ClosedBreaker, EventView, ResetView};
-pub use stats::{BreakerState, StatsRow};
+pub use stats::{BreakerState, ParkedKey, StatsRow, TenantStats};
 pub use tenants::{
     Deleted, KeyView, List, NewKeyView, PolicyView, SpendView, TenantSummary, TenantView,
     UsageGroupView, UsageView,

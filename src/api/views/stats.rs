@@ -21,6 +21,46 @@ pub struct StatsRow {
     /// EWMA (alpha 0.3) of a served answer's time to response headers, in ms.
     pub ttfb_ms: Option<f64>,
     pub breaker: BreakerState,
+    /// While `breaker` is `open`: when it half-opens (epoch ms).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub breaker_until: Option<u64>,
+}
+
+/// `GET /admin/v1/tenants/{t}/stats`: the rows, and the keys parked now (by id, never the key).
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TenantStats {
+    pub data: Vec<StatsRow>,
+    pub parked_keys: Vec<ParkedKey>,
+}
+
+/// A key parked by a 429's `Retry-After` (or an auth cooldown), and when it is free.
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ParkedKey {
+    pub provider: String,
+    pub key: String,
+    /// Epoch ms when the key is free again.
+    pub until: u64,
+}
+
+impl ParkedKey {
+    /// The keys parked at `now` in the providers' snapshots, by provider then key id.
+    pub fn all(snapshots: &BTreeMap<String, StatsSnapshot>, now: u64) -> Vec<ParkedKey> {
+        snapshots
+            .iter()
+            .flat_map(|(provider, snap)| {
+                snap.parked
+                    .iter()
+                    .filter(move |(_, until)| **until > now)
+                    .map(move |(key, until)| ParkedKey {
+                        provider: provider.clone(),
+                        key: key.clone(),
+                        until: *until,
+                    })
+            })
+            .collect()
+    }
 }
 
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
@@ -45,11 +85,13 @@ impl StatsRow {
                 let snap = snapshots.get(provider).and_then(|s| s.models.get(model));
                 let stats = snap.and_then(|s| s.stats.as_ref());
                 let health = stats.map(|s| s.health(now)).unwrap_or_default();
-                let breaker = match snap.and_then(|s| s.breaker) {
-                    None => BreakerState::Closed,
+                let (breaker, breaker_until) = match snap.and_then(|s| s.breaker) {
+                    None => (BreakerState::Closed, None),
                     Some(b) => match (b.state, b.until) {
-                        (BreakerStatus::Open, Some(until)) if until > now => BreakerState::Open,
-                        _ => BreakerState::HalfOpen,
+                        (BreakerStatus::Open, Some(until)) if until > now => {
+                            (BreakerState::Open, Some(until))
+                        }
+                        _ => (BreakerState::HalfOpen, None),
                     },
                 };
                 StatsRow {
@@ -60,6 +102,7 @@ impl StatsRow {
                     latency_ms: health.latency_ms,
                     ttfb_ms: health.ttfb_ms,
                     breaker,
+                    breaker_until,
                 }
             })
             .collect();
@@ -113,7 +156,7 @@ mod tests {
             json!(rows),
             json!([
                 {"model": "m0", "provider": "p", "requests": 0, "success_rate": null,
-                 "latency_ms": null, "ttfb_ms": null, "breaker": "open"},
+                 "latency_ms": null, "ttfb_ms": null, "breaker": "open", "breaker_until": 9000},
                 {"model": "m1", "provider": "p", "requests": 2, "success_rate": 0.5,
                  "latency_ms": 300.0, "ttfb_ms": 100.0, "breaker": "closed"},
                 {"model": "m2", "provider": "q", "requests": 0, "success_rate": null,
@@ -122,5 +165,41 @@ mod tests {
         );
         let later = StatsRow::rows(models.into_iter(), &snapshots, 9_000);
         assert_eq!(later[0].breaker, BreakerState::HalfOpen, "open no more");
+        assert_eq!(later[0].breaker_until, None);
+    }
+
+    #[test]
+    fn parked_keys_are_listed_by_id_with_when_each_is_free_until_then() {
+        use crate::config::{BreakerSettings, OpenDurations};
+        use crate::state::provider_state::{Park, ReportRequest, Verdict};
+        let mut state = ProviderState::default();
+        let park = |key: &str, until| Park {
+            key: key.into(),
+            until,
+        };
+        let _ = state.report(
+            &ReportRequest {
+                model: "m".into(),
+                parks: vec![park("k2", 5_000), park("k1", 3_000)],
+                verdict: Verdict::Neutral,
+                probe: None,
+                breaker: BreakerSettings {
+                    error_threshold: 1,
+                    window_ms: 1_000,
+                    open_duration_ms: 5_000,
+                    open_durations_ms: OpenDurations::SINGLE,
+                },
+            },
+            1_000,
+        );
+        let snap = StatsBook::default().snapshot(&state, 1_000);
+        let snapshots = [("p".to_owned(), snap)].into();
+        assert_eq!(
+            json!(ParkedKey::all(&snapshots, 2_000)),
+            json!([{"provider": "p", "key": "k1", "until": 3000},
+                   {"provider": "p", "key": "k2", "until": 5000}])
+        );
+        let later = ParkedKey::all(&snapshots, 3_000);
+        assert_eq!(later.len(), 1, "k1 is free at its until: {later:?}");
     }
 }

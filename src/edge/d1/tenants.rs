@@ -53,6 +53,26 @@ impl Db {
     }
 }
 
+impl Db {
+    /// Every tenant with its providers (none: one row with `provider` null), in one query: what
+    /// a metrics scrape reads from D1 (issue 24), whatever the number of tenants.
+    pub async fn tenants_with_providers(&self) -> Stored<Vec<(TenantId, Option<String>)>> {
+        #[derive(Deserialize)]
+        struct Row {
+            tenant: TenantId,
+            provider: Option<String>,
+        }
+        let found: Vec<Row> = self
+            .all(
+                "SELECT t.id AS tenant, p.name AS provider FROM tenants t \
+                 LEFT JOIN providers p ON p.tenant_id = t.id ORDER BY t.id, p.name",
+                &[],
+            )
+            .await?;
+        Ok(found.into_iter().map(|r| (r.tenant, r.provider)).collect())
+    }
+}
+
 impl TenantStore for Db {
     async fn tenant_exists(&self, t: &TenantId) -> Stored<bool> {
         #[derive(Deserialize)]

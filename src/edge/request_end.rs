@@ -1,0 +1,137 @@
+//! How a caller request ends on the edge: its one log line (`cascade::log_line`) and its metric
+//! (issue 24: `request_metrics`), both from what the request path knows at its end.
+
+use super::http::now_ms;
+use super::metrics::Metrics;
+use super::metrics_sink::Extra;
+use super::request_metrics::{self, StreamMetric};
+use crate::api::{ApiError, ErrorKind};
+use crate::cascade::log_line::{LogUsage, RequestLog};
+use crate::cascade::metric::{unserved, upstream_calls};
+use crate::cascade::CandidateAttempt;
+use crate::config::TenantId;
+use crate::surfaces::Surface;
+use crate::usage::metric_counts::{MetricOutcome, RequestMetric};
+use crate::usage::TokenCounts;
+use worker::{console_log, Context, Env};
+
+pub(super) struct LogContext<'a> {
+    pub surface: Surface,
+    pub request_id: &'a str,
+    pub tenant: String,
+    pub requested: String,
+    pub started: u64,
+    pub metrics: &'a Metrics,
+    pub env: &'a Env,
+    pub ctx: &'a Context,
+    /// Set once the caller key named its tenant: only such requests are counted.
+    pub tenant_id: Option<TenantId>,
+}
+
+impl LogContext<'_> {
+    pub fn emit(&self, outcome: &str, status: u16, attempts: &[CandidateAttempt]) {
+        self.emit_with(outcome, status, attempts, None);
+    }
+
+    pub fn emit_with(
+        &self,
+        outcome: &str,
+        status: u16,
+        attempts: &[CandidateAttempt],
+        usage: Option<LogUsage>,
+    ) {
+        let line = RequestLog {
+            surface: self.surface.as_str(),
+            request_id: self.request_id,
+            tenant: &self.tenant,
+            requested: &self.requested,
+            outcome,
+            status,
+            attempts,
+            total_ms: now_ms().saturating_sub(self.started),
+            d1_queries: self.metrics.d1_queries(),
+            durable_object_calls: self.metrics.durable_object_calls(),
+            usage,
+        };
+        console_log!("{}", line.to_line());
+    }
+
+    /// Counts a request that served nothing under the requested name. A request whose tenant
+    /// or model name was never read (a bad key, an unreadable body) is not counted.
+    pub fn count_unserved(&self, outcome: MetricOutcome, attempts: &[CandidateAttempt]) {
+        if self.requested.is_empty() {
+            return;
+        }
+        let elapsed = now_ms().saturating_sub(self.started);
+        let metric = RequestMetric {
+            model: self.requested.clone(),
+            outcome,
+            depth: unserved(attempts).1,
+            ttfb_ms: elapsed,
+            latency_ms: elapsed,
+            attempts: upstream_calls(attempts),
+            cost_usd: None,
+        };
+        self.count(&metric, "", None);
+    }
+
+    /// A request rejected with `err` after its model name was read.
+    pub fn count_rejected(&self, err: &ApiError) {
+        let outcome = match err.kind() {
+            ErrorKind::NoCandidates => MetricOutcome::NoCandidates,
+            _ => MetricOutcome::Refused,
+        };
+        self.count_unserved(outcome, &[]);
+    }
+
+    /// A served request's metric as its answer starts (`depth`: `X-CogniGate-Fallback-Depth`).
+    pub fn served_metric(
+        &self,
+        model: &str,
+        depth: usize,
+        attempts: &[CandidateAttempt],
+    ) -> RequestMetric {
+        let ttfb_ms = now_ms().saturating_sub(self.started);
+        RequestMetric {
+            model: model.to_owned(),
+            outcome: MetricOutcome::Served,
+            depth: u32::try_from(depth).unwrap_or(u32::MAX),
+            ttfb_ms,
+            latency_ms: ttfb_ms,
+            attempts: upstream_calls(attempts),
+            cost_usd: None,
+        }
+    }
+
+    /// Counts a non-streamed served request with its usage, when known.
+    pub fn count_served(&self, metric: RequestMetric, provider: &str, usage: Option<LogUsage>) {
+        let metric = RequestMetric {
+            cost_usd: usage.and_then(|u| u.cost_usd),
+            ..metric
+        };
+        let tokens = usage.map(|u| (u.prompt_tokens, u.completion_tokens));
+        self.count(&metric, provider, tokens);
+    }
+
+    /// A served stream's metric, counted when the stream settles (`usage_sink`).
+    pub fn stream_metric(&self, metric: RequestMetric, provider: &str) -> StreamMetric {
+        StreamMetric {
+            tenant: self.tenant_id.clone(),
+            metric,
+            provider: provider.to_owned(),
+            started_ms: self.started,
+        }
+    }
+
+    /// Counts a request (tokens: prompt and completion, when known).
+    pub fn count(&self, metric: &RequestMetric, provider: &str, tokens: Option<(u64, u64)>) {
+        let Some(tenant) = &self.tenant_id else {
+            return;
+        };
+        let extra = Extra {
+            provider,
+            tokens: tokens.map(|(p, c)| TokenCounts::new(p, c, 0)),
+        };
+        request_metrics::record(self.env, self.ctx, tenant, metric, extra);
+    }
+}
