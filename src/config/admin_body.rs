@@ -384,6 +384,12 @@ pub fn validate_settings(o: SettingsOverrides) -> Result<SettingsOverrides, Conf
             "must be a number from 0 to 1",
         ));
     }
+    if let Some(d) = &o.degraded {
+        d.validate()?;
+    }
+    if let Some(a) = &o.alerts {
+        a.validate()?;
+    }
     crate::config::policy::validate_tenant_limits(o.budget, o.end_user)?;
     Ok(o)
 }

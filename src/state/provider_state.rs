@@ -195,6 +195,35 @@ impl ProviderState {
         }
     }
 
+    /// A scheduled probe (issue 25): the breaker's one half-open probe slot, taken exactly as a
+    /// user request takes it (`Breaker::admit`), or a skip. A closed breaker is never probed, and
+    /// while any probe is out (scheduled or a user's) every other request skips, both ways.
+    pub fn acquire_probe(&mut self, req: &AcquireRequest, now: u64) -> Lease {
+        let skip = |until| Lease {
+            admission: Admission::Skip { until },
+            keys: Vec::new(),
+            grant: None,
+        };
+        let Some(b) = self.breakers.get_mut(&req.model) else {
+            return skip(None);
+        };
+        self.next_token += 1;
+        match b.admit(now, req.probe_timeout_ms, self.next_token) {
+            Admission::Probe { token } => {
+                if req.rpm.is_some() {
+                    self.rate.admit(now);
+                }
+                Lease {
+                    admission: Admission::Probe { token },
+                    keys: self.keys.plan(&req.keys, req.strategy, now),
+                    grant: None,
+                }
+            }
+            Admission::Skip { until } => skip(until),
+            Admission::Pass | Admission::Limited { .. } => skip(None),
+        }
+    }
+
     pub fn report(&mut self, req: &ReportRequest, now: u64) -> Vec<ModelTransition> {
         for park in &req.parks {
             self.keys.park(&park.key, park.until, now);
@@ -343,3 +372,7 @@ mod tests;
 #[cfg(test)]
 #[path = "escalation_tests.rs"]
 mod escalation_tests;
+
+#[cfg(test)]
+#[path = "probe_tests.rs"]
+mod probe_tests;

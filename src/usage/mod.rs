@@ -11,6 +11,7 @@ pub mod generated;
 pub mod generation;
 pub mod pending;
 pub mod record;
+pub mod retention;
 pub mod rollup;
 pub mod rollup_store;
 pub mod spend;
