@@ -125,7 +125,9 @@ impl<S: RoutingState, U: Upstream, C: Clock> Cascade<'_, S, U, C> {
                     failed_key = attempt.tries.last().map(|t| t.key_id.clone());
                     attempts.push(attempt);
                     let next = retry.saturating_add(1);
-                    let delay = (retry < policy.max_retries && is_transient(failure))
+                    // Degraded (issue 25): a probe's failure re-opened its breaker; no retry.
+                    let spare = !(self.limits.degraded && probe.is_some());
+                    let delay = (spare && retry < policy.max_retries && is_transient(failure))
                         .then(|| backoff_ms(&policy, next, self.clock.random()))
                         // Never past the budget: a retry that could not start is not waited for.
                         .filter(|ms| *ms < self.remaining(started));

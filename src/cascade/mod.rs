@@ -225,6 +225,9 @@ pub struct Limits {
     pub lease_ms: u64,
     /// The longest a `Retry-After` parks a key (`MAX_PARK_MS`).
     pub max_park_ms: u64,
+    /// The tenant is in degraded mode (issue 25): no retries are spent on a candidate whose
+    /// breaker is not closed (its half-open probe).
+    pub degraded: bool,
 }
 
 /// How one candidate ended inside the loop.

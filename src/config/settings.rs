@@ -172,6 +172,11 @@ pub struct Settings {
     pub degraded: DegradedSettings,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alerts: Option<Alerts>,
+    /// Runtime state, not a setting: since when the tenant is degraded (issue 25), read with the
+    /// config so the request path needs no round trip for it. Never shown or written.
+    #[serde(skip)]
+    #[cfg_attr(not(target_arch = "wasm32"), schemars(skip))]
+    pub degraded_since: Option<u64>,
     #[serde(flatten)]
     pub limits: TenantLimits,
 }
@@ -208,6 +213,7 @@ impl Default for Defaults {
                 probes: true,
                 degraded: DegradedSettings::default(),
                 alerts: None,
+                degraded_since: None,
                 limits: TenantLimits::default(),
             },
             request_budget_ms: 60_000,
@@ -274,6 +280,7 @@ impl Defaults {
                 None => self.settings.degraded,
             },
             alerts: o.alerts.clone(),
+            degraded_since: None,
             limits: TenantLimits {
                 budget: o.budget,
                 end_user: o.end_user,

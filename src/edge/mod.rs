@@ -3,6 +3,8 @@
 
 mod admin;
 mod affinity_memory;
+mod alert_outbox;
+mod alerts;
 mod body_read;
 mod catalog;
 mod count_tokens;
@@ -25,11 +27,13 @@ mod refusal;
 mod routed;
 mod routing_client;
 mod routing_object;
+mod scheduled;
 mod served;
 mod signals;
 mod store;
 mod stream_report;
 mod stream_response;
+mod tenant_pass;
 mod upstream;
 mod upstream_body;
 mod usage_sink;

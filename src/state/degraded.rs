@@ -53,6 +53,17 @@ impl ProviderCount {
     }
 }
 
+/// Whether a provider has at least one usable model: a catalog model whose breaker is closed
+/// (not among `not_closed`), and a key that is not parked.
+pub fn provider_usable<'m>(
+    mut models: impl Iterator<Item = &'m str>,
+    not_closed: &[&str],
+    keys: usize,
+    parked: usize,
+) -> bool {
+    parked < keys && models.any(|m| !not_closed.contains(&m))
+}
+
 impl DegradedMode {
     /// When the tenant became degraded, while it is (`/v1/health`'s `degraded.since`).
     pub fn since(&self) -> Option<u64> {

@@ -120,3 +120,17 @@ fn exactly_the_ratio_is_healthy() {
     assert_eq!(run(&s, &[(0, of(2, 4))]).0, DegradedMode::Healthy);
     assert!(run(&s, &[(0, of(1, 3))]).0.is_degraded());
 }
+
+#[test]
+fn a_provider_is_usable_with_one_closed_model_and_one_unparked_key() {
+    assert!(provider_usable(["a", "b"].into_iter(), &["a"], 2, 1));
+    assert!(
+        !provider_usable(["a", "b"].into_iter(), &["a", "b"], 2, 0),
+        "every breaker open"
+    );
+    assert!(
+        !provider_usable(["a"].into_iter(), &[], 2, 2),
+        "every key parked"
+    );
+    assert!(!provider_usable(std::iter::empty(), &[], 1, 0), "no model");
+}

@@ -11,6 +11,9 @@ pub const BATCH: usize = 20;
 /// No delivery is tried later than a day after its event.
 pub const GIVE_UP_AFTER_MS: u64 = 86_400_000;
 const FIRST_RETRY_MS: u64 = 10_000;
+/// A delivery taken for a POST is not due again for this long: the alarm that took it settles it
+/// well before, and one that died mid-POST leaves it to be tried again then, not at once.
+pub const IN_FLIGHT_MS: u64 = 30_000;
 const MAX_RETRY_MS: u64 = 7_200_000;
 
 /// `X-CogniGate-Signature`: `sha256=<hex HMAC-SHA256 of the raw body>` under the tenant's secret.
@@ -102,7 +105,8 @@ impl Outbox {
         self.pending.is_empty()
     }
 
-    /// The deliveries due at `now`, at most `BATCH`, oldest first; each counted as tried.
+    /// The deliveries due at `now`, at most `BATCH`, oldest first; each counted as tried and held
+    /// for `IN_FLIGHT_MS` until it is settled.
     pub fn take_due(&mut self, now: u64) -> Vec<Delivery> {
         let mut due = Vec::new();
         for d in self
@@ -112,9 +116,31 @@ impl Outbox {
             .take(BATCH)
         {
             d.attempts = d.attempts.saturating_add(1);
+            d.due_at = now.saturating_add(IN_FLIGHT_MS);
             due.push(d.clone());
         }
         due
+    }
+
+    pub fn ids(&self) -> Vec<String> {
+        self.pending.iter().map(|d| d.id.clone()).collect()
+    }
+
+    /// This outbox (as settled by an alarm that knew `known`) with what was queued meanwhile
+    /// into `stored`.
+    pub fn merged_with(mut self, stored: Outbox, known: &[String]) -> Outbox {
+        self.pending.extend(
+            stored
+                .pending
+                .into_iter()
+                .filter(|d| !known.contains(&d.id)),
+        );
+        self
+    }
+
+    /// Forgets a delivery without an outcome (its event was unsubscribed since).
+    pub fn forget(&mut self, id: &str) {
+        self.pending.retain(|d| d.id != id);
     }
 
     /// Records how a POST ended: a delivered or abandoned delivery leaves the outbox, a failed

@@ -110,3 +110,18 @@ fn a_full_outbox_drops_its_oldest_delivery() {
     );
     assert_eq!(o.take_due(0).len(), BATCH);
 }
+
+#[test]
+fn a_delivery_taken_is_not_due_again_until_settled_and_news_queued_meanwhile_is_kept() {
+    let mut o = Outbox::default();
+    o.push(delivery("a", 0));
+    assert_eq!(o.take_due(0).len(), 1);
+    assert!(o.take_due(1_000).is_empty(), "in flight");
+    assert_eq!(o.next_alarm(), Some(IN_FLIGHT_MS));
+    let known = o.ids();
+    let mut stored = o.clone();
+    stored.push(delivery("b", 5));
+    o.settle("a", Attempt::Delivered { status: 200 }, 2_000);
+    let merged = o.merged_with(stored, &known);
+    assert_eq!(merged.ids(), vec!["b".to_owned()]);
+}

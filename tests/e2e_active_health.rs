@@ -1,0 +1,259 @@
+//! Issue 25 end to end on workerd: the cron handler (run through Miniflare's `scheduled`) closes a
+//! recovered breaker with one probe, a tripped breaker reaches a webhook signed with the secret
+//! the settings PUT showed, and degraded mode enters and leaves across passes.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+
+use cognigate::mock::{MockProvider, Reply, Rule};
+use hmac::{Mac, SimpleHmac};
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use support::gateway::{eventually, Gateway, Tenant};
+
+/// Each scheduled pass visits every watched tenant: the tests run one at a time so one test's
+/// pass (and its clock) never moves another's tenant.
+fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+fn health(t: &Tenant<'_>) -> Value {
+    t.gw.request("GET", "/v1/health", Some(&t.key), None).json()
+}
+
+fn events(t: &Tenant<'_>) -> Vec<Value> {
+    let r = t.gw.admin("GET", &t.path("/events?since=0"), None);
+    assert_eq!(r.status, 200, "{}", r.text);
+    r.json()["data"].as_array().cloned().unwrap_or_default()
+}
+
+fn kinds(t: &Tenant<'_>) -> Vec<String> {
+    events(t)
+        .iter()
+        .map(|e| e["event"].as_str().unwrap_or("").to_owned())
+        .collect()
+}
+
+/// Fails `model` `n` times with 503 through the gateway.
+fn trip(t: &Tenant<'_>, mock: &MockProvider, model: &str, n: usize) {
+    mock.push(Rule::any(Reply::status(503)).model(model).times(n));
+    for _ in 0..n {
+        assert_eq!(t.chat(model).status, 502);
+    }
+}
+
+#[test]
+fn a_breaker_whose_upstream_recovered_is_closed_by_one_scheduled_probe_of_max_tokens_1() {
+    let _one = serial();
+    let gw = Gateway::shared();
+    let mock = MockProvider::start("probe").unwrap();
+    let t = gw.tenant("probe");
+    t.put_ok(
+        "/settings",
+        json!({"breaker": {"error_threshold": 2, "open_duration_ms": 1000}}),
+    );
+    t.provider("p", &mock.url(), &["sk-1"], "failover");
+    t.model("m", "p", 1.0, 8000);
+    trip(&t, &mock, "m", 2);
+    // The upstream recovered; nobody asks for `m`.
+    mock.clear();
+    eventually("half-open", Duration::from_secs(10), || {
+        health(&t)["breakers"][0]["state"] == "half_open"
+    });
+    gw.scheduled(now_ms());
+    let calls = mock.calls();
+    assert_eq!(calls.len(), 1, "exactly one probe call");
+    assert_eq!(calls[0].body["max_tokens"], json!(1));
+    assert_eq!(calls[0].model.as_deref(), Some("m"));
+    assert_eq!(
+        health(&t)["breakers"],
+        json!([]),
+        "closed with no user request"
+    );
+    let kinds = kinds(&t);
+    assert!(kinds.contains(&"breaker.probe".to_owned()), "{kinds:?}");
+    assert!(kinds.contains(&"breaker.closed".to_owned()), "{kinds:?}");
+    // Closed and healthy: the next pass sends nothing.
+    gw.scheduled(now_ms());
+    assert_eq!(mock.count(), 1);
+}
+
+#[test]
+fn with_probes_false_the_scheduled_pass_leaves_the_breaker_to_user_traffic() {
+    let _one = serial();
+    let gw = Gateway::shared();
+    let mock = MockProvider::start("noprobe").unwrap();
+    let t = gw.tenant("noprobe");
+    t.put_ok(
+        "/settings",
+        json!({"probes": false, "breaker": {"error_threshold": 1, "open_duration_ms": 500}}),
+    );
+    t.provider("p", &mock.url(), &["sk-1"], "failover");
+    t.model("m", "p", 1.0, 8000);
+    trip(&t, &mock, "m", 1);
+    mock.clear();
+    std::thread::sleep(Duration::from_millis(600));
+    gw.scheduled(now_ms());
+    assert_eq!(mock.count(), 0);
+    assert_eq!(health(&t)["breakers"][0]["state"], "half_open");
+}
+
+/// What a webhook receiver saw: headers (lower-cased names) and the raw body.
+type Received = Arc<Mutex<Vec<(Vec<(String, String)>, Vec<u8>)>>>;
+
+/// A one-route HTTP server on 127.0.0.1 answering 204 to every POST, keeping what it got.
+fn webhook() -> (String, Received) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/hook?src=cg", listener.local_addr().unwrap());
+    let got: Received = Arc::default();
+    let keep = got.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut headers = Vec::new();
+            let mut line = String::new();
+            while reader.read_line(&mut line).is_ok_and(|n| n > 0) && line.trim() != "" {
+                if let Some((k, v)) = line.trim().split_once(':') {
+                    headers.push((k.trim().to_ascii_lowercase(), v.trim().to_owned()));
+                }
+                line.clear();
+            }
+            let len = headers
+                .iter()
+                .find(|(k, _)| k == "content-length")
+                .and_then(|(_, v)| v.parse().ok())
+                .unwrap_or(0);
+            let mut body = vec![0; len];
+            let _ = reader.read_exact(&mut body);
+            keep.lock().unwrap().push((headers, body));
+            let mut out = stream;
+            let _ = out.write_all(b"HTTP/1.1 204 No Content\r\nconnection: close\r\n\r\n");
+        }
+    });
+    (url, got)
+}
+
+#[test]
+fn a_tripped_breaker_reaches_the_webhook_within_10_s_signed_with_the_secret_shown_once() {
+    let _one = serial();
+    let gw = Gateway::shared();
+    let (url, got) = webhook();
+    let mock = MockProvider::start("alert").unwrap();
+    let t = gw.tenant("alert");
+    let put = t.put_ok(
+        "/settings",
+        json!({"breaker": {"error_threshold": 2}, "alerts": {"webhook_url": url, "events": ["breaker.opened"]}}),
+    );
+    let secret = put.json()["alerts"]["secret"].as_str().unwrap().to_owned();
+    let read = t.gw.admin("GET", &t.path("/settings"), None).json();
+    assert_eq!(read["alerts"].get("secret"), None, "shown once");
+    t.provider("p", &mock.url(), &["sk-1"], "failover");
+    t.model("m", "p", 1.0, 8000);
+    trip(&t, &mock, "m", 2);
+    let tripped = Instant::now();
+    eventually("webhook POST", Duration::from_secs(10), || {
+        !got.lock().unwrap().is_empty()
+    });
+    assert!(tripped.elapsed() < Duration::from_secs(10));
+    let (headers, body) = got.lock().unwrap()[0].clone();
+    let header = |n: &str| {
+        headers
+            .iter()
+            .find(|(k, _)| k == n)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default()
+    };
+    let mut mac = <SimpleHmac<sha2::Sha256> as Mac>::new_from_slice(secret.as_bytes()).unwrap();
+    mac.update(&body);
+    let expected = format!("sha256={}", hex::encode(mac.finalize().into_bytes()));
+    assert_eq!(header("x-cognigate-signature"), expected);
+    assert!(header("x-cognigate-event-id").starts_with("evt_"));
+    let event: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(event["type"], "breaker.opened");
+    assert_eq!(event["tenant"], json!(t.id));
+    assert_eq!(event["provider"], "p");
+    assert_eq!(event["model"], "m");
+    assert!(
+        event["transition_seq"].as_u64().is_some() && event["breaker_until"].as_u64().is_some()
+    );
+    assert!(event["reason"].as_str().is_some() && event["time"].as_u64().is_some());
+    eventually("delivery outcome", Duration::from_secs(10), || {
+        kinds(&t).contains(&"alert.delivered".to_owned())
+    });
+    // Only the subscribed event: the closing is not POSTed.
+    t.gw.admin("POST", &t.path("/breakers/reset"), None);
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(got.lock().unwrap().len(), 1);
+}
+
+#[test]
+fn degraded_mode_enters_and_exits_across_passes_with_its_events_and_health() {
+    let _one = serial();
+    let gw = Gateway::shared();
+    let mock = MockProvider::start("degraded").unwrap();
+    let t = gw.tenant("degraded");
+    t.put_ok(
+        "/settings",
+        json!({"probes": false, "breaker": {"error_threshold": 1, "open_duration_ms": 600000},
+               "degraded": {"entry_grace_ms": 5000, "exit_grace_ms": 5000}}),
+    );
+    for p in ["p1", "p2", "p3"] {
+        t.provider(p, &mock.url(), &["sk-1"], "failover");
+        t.model(&format!("m-{p}"), p, 1.0, 8000);
+    }
+    trip(&t, &mock, "m-p1", 1);
+    trip(&t, &mock, "m-p2", 1);
+    let t0 = now_ms();
+    gw.scheduled(t0);
+    assert_eq!(
+        health(&t)["degraded"],
+        Value::Null,
+        "not before the entry grace"
+    );
+    gw.scheduled(t0 + 5_000);
+    assert_eq!(health(&t)["degraded"], json!({"since": t0 + 5_000}));
+    let degraded = events(&t)
+        .into_iter()
+        .find(|e| e["event"] == "tenant.degraded")
+        .expect("tenant.degraded event");
+    assert_eq!(degraded["time"], json!(t0 + 5_000));
+    // Back at 3 of 3: still degraded through the exit grace, then recovered.
+    let r = t.gw.admin("POST", &t.path("/breakers/reset"), None);
+    assert_eq!(r.status, 200);
+    gw.scheduled(t0 + 6_000);
+    assert_eq!(health(&t)["degraded"], json!({"since": t0 + 5_000}));
+    assert!(!kinds(&t).contains(&"tenant.recovered".to_owned()));
+    gw.scheduled(t0 + 11_000);
+    assert_eq!(health(&t)["degraded"], Value::Null);
+    assert!(kinds(&t).contains(&"tenant.recovered".to_owned()));
+}
+
+#[test]
+fn a_tenant_with_fewer_than_min_providers_is_never_degraded() {
+    let _one = serial();
+    let gw = Gateway::shared();
+    let mock = MockProvider::start("few").unwrap();
+    let t = gw.tenant("few");
+    t.put_ok(
+        "/settings",
+        json!({"probes": false, "breaker": {"error_threshold": 1, "open_duration_ms": 600000},
+               "degraded": {"entry_grace_ms": 0}}),
+    );
+    t.provider("p1", &mock.url(), &["sk-1"], "failover");
+    t.model("m-p1", "p1", 1.0, 8000);
+    trip(&t, &mock, "m-p1", 1);
+    gw.scheduled(now_ms());
+    gw.scheduled(now_ms() + 1_000);
+    assert_eq!(health(&t)["degraded"], Value::Null);
+    assert!(!kinds(&t).contains(&"tenant.degraded".to_owned()));
+}
