@@ -82,6 +82,21 @@ impl<S: RoutingState, U: Upstream, C: Clock> Cascade<'_, S, U, C> {
                     attempts.push(attempt);
                     return Position::Failed { costs_depth: true };
                 }
+                // Degraded (issue 25): a breaker past its open duration is left to the scheduled
+                // probe; the slot is given back at once and the candidate skipped, no call.
+                Admission::Probe { token } if self.limits.degraded => {
+                    let release = ReportRequest {
+                        model: candidate.model.id.clone(),
+                        parks: Vec::new(),
+                        verdict: Verdict::Neutral,
+                        probe: Some(token),
+                        breaker: self.limits.breaker,
+                    };
+                    self.send_report(&candidate.provider.name, release).await;
+                    attempt.failure = Some(Failure::BreakerOpen);
+                    attempts.push(attempt);
+                    return Position::Failed { costs_depth: true };
+                }
                 Admission::Probe { token } => Some(token),
                 Admission::Pass => None,
             };
@@ -125,9 +140,7 @@ impl<S: RoutingState, U: Upstream, C: Clock> Cascade<'_, S, U, C> {
                     failed_key = attempt.tries.last().map(|t| t.key_id.clone());
                     attempts.push(attempt);
                     let next = retry.saturating_add(1);
-                    // Degraded (issue 25): a probe's failure re-opened its breaker; no retry.
-                    let spare = !(self.limits.degraded && probe.is_some());
-                    let delay = (spare && retry < policy.max_retries && is_transient(failure))
+                    let delay = (retry < policy.max_retries && is_transient(failure))
                         .then(|| backoff_ms(&policy, next, self.clock.random()))
                         // Never past the budget: a retry that could not start is not waited for.
                         .filter(|ms| *ms < self.remaining(started));

@@ -225,8 +225,9 @@ pub struct Limits {
     pub lease_ms: u64,
     /// The longest a `Retry-After` parks a key (`MAX_PARK_MS`).
     pub max_park_ms: u64,
-    /// The tenant is in degraded mode (issue 25): no retries are spent on a candidate whose
-    /// breaker is not closed (its half-open probe).
+    /// The tenant is in degraded mode with scheduled probes on (issue 25): no attempt is spent on
+    /// a candidate whose breaker is open, even past its open duration (the scheduled pass probes
+    /// it); the half-open slot is given back and the candidate skipped like an open one.
     pub degraded: bool,
 }
 

@@ -189,6 +189,18 @@ fn is_true(b: &bool) -> bool {
     *b
 }
 
+impl Settings {
+    /// The tenant's degraded mode as the request path sees it (issue 25): while degraded,
+    /// exploration is off (ranked names serve their best-ranked model, no stale candidate first).
+    pub fn with_degraded_since(mut self, since: Option<u64>) -> Self {
+        self.degraded_since = since;
+        if since.is_some() {
+            self.exploration_share = 0.0;
+        }
+        self
+    }
+}
+
 /// Deployment-wide values from `[vars]`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Defaults {

@@ -186,3 +186,17 @@ fn bad_issue_25_settings_are_refused_with_their_field_path() {
         assert!(e.to_string().starts_with(field), "{body}: {e}");
     }
 }
+
+#[test]
+fn while_degraded_exploration_is_off_and_the_view_is_unchanged() {
+    let o: SettingsOverrides = serde_json::from_str(r#"{"exploration_share": 0.3}"#).unwrap();
+    let s = Defaults::default().effective(&o);
+    let view = serde_json::to_value(&s).unwrap();
+    let degraded = s.clone().with_degraded_since(Some(7));
+    assert_eq!(degraded.exploration_share, 0.0);
+    assert_eq!(degraded.degraded_since, Some(7));
+    assert_eq!(s.with_degraded_since(None).exploration_share, 0.3);
+    let mut shown = serde_json::to_value(&degraded).unwrap();
+    shown["exploration_share"] = serde_json::json!(0.3);
+    assert_eq!(shown, view, "degraded_since is never shown");
+}

@@ -193,7 +193,7 @@ pub async fn serve(
                 breaker: cfg.settings.breaker,
                 lease_ms: dep.lease_ms,
                 max_park_ms: dep.max_park_ms,
-                degraded: cfg.settings.degraded_since.is_some(),
+                degraded: cfg.settings.degraded_since.is_some() && cfg.settings.probes,
             },
         };
         let outcome = cascade.run_with(&chain, refusals, refusal_only).await;

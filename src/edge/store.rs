@@ -225,7 +225,7 @@ pub async fn load_config(
 
 /// The tenant's degraded mode rides on its config (issue 25): while degraded, exploration is
 /// off. An unreadable state is healthy (logged): it only ever turns features off.
-fn with_health(mut s: crate::config::Settings, mode: Option<&str>) -> crate::config::Settings {
+fn with_health(s: crate::config::Settings, mode: Option<&str>) -> crate::config::Settings {
     let mode = mode.and_then(|m| {
         serde_json::from_str::<crate::state::degraded::DegradedMode>(m)
             .map_err(|e| {
@@ -236,11 +236,7 @@ fn with_health(mut s: crate::config::Settings, mode: Option<&str>) -> crate::con
             })
             .ok()
     });
-    s.degraded_since = mode.and_then(|m| m.since());
-    if s.degraded_since.is_some() {
-        s.exploration_share = 0.0;
-    }
-    s
+    s.with_degraded_since(mode.and_then(|m| m.since()))
 }
 
 /// This isolate's cached config of `tenant`, however old, without a query (a hint only).

@@ -207,8 +207,8 @@ async fn probe(
             breaker: cfg.settings.breaker,
             lease_ms: 0,
             max_park_ms: dep.max_park_ms,
-            // One probe, no retries: its verdict is the breaker's.
-            degraded: true,
+            // The probe itself: never left to another probe.
+            degraded: false,
         },
     };
     let outcome = cascade.run(&[Candidate { model, provider }]).await;
