@@ -257,3 +257,45 @@ fn a_tenant_with_fewer_than_min_providers_is_never_degraded() {
     assert_eq!(health(&t)["degraded"], Value::Null);
     assert!(!kinds(&t).contains(&"tenant.degraded".to_owned()));
 }
+
+#[test]
+fn a_spent_budget_is_one_budget_exceeded_event_and_alert_not_one_per_refused_request() {
+    let _one = serial();
+    let gw = Gateway::shared();
+    let (url, got) = webhook();
+    let (t, _mock) = gw.tenant_with_mock("budget", &["sk-1"], "round_robin");
+    t.model("priced", "p", 100.0, 8000);
+    t.put_ok(
+        "/settings",
+        json!({"alerts": {"webhook_url": url, "events": ["budget.exceeded"]}}),
+    );
+    let (_, key) = t.key_with(json!({"budget": {"usd": 0.001, "period": "day"}}));
+    let body = json!({"model": "priced", "messages": [{"role": "user", "content": "hello"}]});
+    let send = || {
+        t.gw.request(
+            "POST",
+            "/v1/chat/completions",
+            Some(&key),
+            Some(&body.to_string()),
+        )
+        .status
+    };
+    assert_eq!(send(), 200);
+    eventually("the budget to be spent", Duration::from_secs(10), || {
+        send() == 402
+    });
+    for _ in 0..3 {
+        assert_eq!(send(), 402);
+    }
+    eventually("budget alert", Duration::from_secs(10), || {
+        !got.lock().unwrap().is_empty()
+    });
+    let (_, raw) = got.lock().unwrap()[0].clone();
+    let event: Value = serde_json::from_slice(&raw).unwrap();
+    assert_eq!(event["type"], "budget.exceeded");
+    assert!(event["reason"].as_str().unwrap().contains("API key"));
+    std::thread::sleep(Duration::from_millis(500));
+    let n = kinds(&t).iter().filter(|k| *k == "budget.exceeded").count();
+    assert_eq!(n, 1, "once per window, not per refused request");
+    assert_eq!(got.lock().unwrap().len(), 1);
+}
