@@ -113,6 +113,11 @@ type Received = Arc<Mutex<Vec<(Vec<(String, String)>, Vec<u8>)>>>;
 
 /// A one-route HTTP server on 127.0.0.1 answering 204 to every POST, keeping what it got.
 fn webhook() -> (String, Received) {
+    webhook_answering("204 No Content", String::new())
+}
+
+/// The same, answering `status` with the header lines `extra` (each ending in CRLF).
+fn webhook_answering(status: &'static str, extra: String) -> (String, Received) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/hook?src=cg", listener.local_addr().unwrap());
     let got: Received = Arc::default();
@@ -137,7 +142,10 @@ fn webhook() -> (String, Received) {
             let _ = reader.read_exact(&mut body);
             keep.lock().unwrap().push((headers, body));
             let mut out = stream;
-            let _ = out.write_all(b"HTTP/1.1 204 No Content\r\nconnection: close\r\n\r\n");
+            let reply = format!(
+                "HTTP/1.1 {status}\r\n{extra}content-length: 0\r\nconnection: close\r\n\r\n"
+            );
+            let _ = out.write_all(reply.as_bytes());
         }
     });
     (url, got)
@@ -298,4 +306,78 @@ fn a_spent_budget_is_one_budget_exceeded_event_and_alert_not_one_per_refused_req
     let n = kinds(&t).iter().filter(|k| *k == "budget.exceeded").count();
     assert_eq!(n, 1, "once per window, not per refused request");
     assert_eq!(got.lock().unwrap().len(), 1);
+}
+
+#[test]
+fn a_redirecting_webhook_is_not_followed_and_the_failure_is_in_the_events_list() {
+    let _one = serial();
+    let gw = Gateway::shared();
+    let (elsewhere, followed) = webhook();
+    let (url, got) = webhook_answering("302 Found", format!("location: {elsewhere}\r\n"));
+    let mock = MockProvider::start("redirect").unwrap();
+    let t = gw.tenant("redirect");
+    t.put_ok(
+        "/settings",
+        json!({"breaker": {"error_threshold": 1}, "alerts": {"webhook_url": url, "events": ["breaker.opened"]}}),
+    );
+    t.provider("p", &mock.url(), &["sk-1"], "failover");
+    t.model("m", "p", 1.0, 8000);
+    trip(&t, &mock, "m", 1);
+    eventually("alert.failed", Duration::from_secs(10), || {
+        kinds(&t).contains(&"alert.failed".to_owned())
+    });
+    assert_eq!(got.lock().unwrap().len(), 1);
+    assert!(
+        followed.lock().unwrap().is_empty(),
+        "the redirect was not followed"
+    );
+    let failed = events(&t)
+        .into_iter()
+        .find(|e| e["event"] == "alert.failed")
+        .unwrap();
+    assert!(
+        failed["reason"].as_str().unwrap().contains("302"),
+        "{failed}"
+    );
+}
+
+#[test]
+fn the_pass_deletes_events_older_than_30_days_and_roll_ups_older_than_400_days() {
+    let _one = serial();
+    let gw = Gateway::shared();
+    let t = gw.tenant("retention");
+    let now = now_ms();
+    let day = 86_400_000;
+    let event = |at: u64| {
+        json!({"event": "breaker.closed", "tenant": t.id, "provider": "p", "model": "m",
+               "reason": "old", "time": at})
+        .to_string()
+    };
+    for at in [now - 31 * day, now - 29 * day] {
+        gw.sql(
+            "INSERT INTO events (tenant_id, kind, at, body) VALUES (?1, 'breaker.closed', ?2, ?3)",
+            &[json!(t.id), json!(at), json!(event(at))],
+        );
+    }
+    for minute in [now - 401 * day, now - 399 * day] {
+        let minute = minute - minute % 60_000;
+        gw.sql(
+            "INSERT INTO usage_rollups (tenant_id, minute, model, provider, key_id, end_user, \
+             requests, prompt_tokens, completion_tokens, cached_tokens, cost_usd) \
+             VALUES (?1, ?2, 'm', 'p', 'k', '', 1, 1, 1, 0, 0.0)",
+            &[json!(t.id), json!(minute)],
+        );
+    }
+    gw.scheduled(now);
+    let times: Vec<u64> = events(&t)
+        .iter()
+        .filter_map(|e| e["time"].as_u64())
+        .collect();
+    assert_eq!(times, vec![now - 29 * day]);
+    let rows = gw.sql(
+        "SELECT minute FROM usage_rollups WHERE tenant_id = ?1",
+        &[json!(t.id)],
+    );
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert!(rows[0]["minute"].as_u64().unwrap() > now - 400 * day);
 }

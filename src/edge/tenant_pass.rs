@@ -67,7 +67,13 @@ pub async fn visit(
         Ok(Some(cfg)) => cfg,
         // Deleted: retention drops its watch.
         Ok(None) => return,
-        Err(_) => return,
+        // Unreadable now: still counted as visited, so it cannot hold the head of the list.
+        Err(_) => {
+            if let Err(e) = db.visited(&tenant, now, None, true).await {
+                logged(e);
+            }
+            return;
+        }
     };
     let mut views = views(env, &cfg).await;
     if cfg.settings.probes {
@@ -96,10 +102,7 @@ pub async fn visit(
         let body = serde_json::json!({
             "event": t.kind(), "tenant": tenant, "provider": "", "model": "",
             "reason": format!("{} of {} providers have a usable model", count.healthy, count.total),
-            "time": now, "degraded_since": after.since().or(match t {
-                crate::state::degraded::DegradedTransition::Recovered { degraded_since } => Some(degraded_since),
-                crate::state::degraded::DegradedTransition::Degraded { since } => Some(since),
-            }),
+            "time": now, "degraded_since": t.degraded_since(),
         });
         publish(env, tenant.as_str(), t.kind(), now, &body.to_string()).await;
     }

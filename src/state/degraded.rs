@@ -31,6 +31,14 @@ pub enum DegradedTransition {
 }
 
 impl DegradedTransition {
+    /// When the degraded run this transition starts or ends began.
+    pub fn degraded_since(&self) -> u64 {
+        match *self {
+            Self::Degraded { since } => since,
+            Self::Recovered { degraded_since } => degraded_since,
+        }
+    }
+
     pub fn kind(&self) -> &'static str {
         match self {
             Self::Degraded { .. } => "tenant.degraded",
