@@ -1,6 +1,6 @@
 //! Issue 25 over fake ports with an injected clock: while a tenant is degraded the cascade spends
-//! no attempt on a candidate whose breaker is open, even past its open duration, and gives the
-//! half-open slot straight back for the scheduled probe.
+//! no attempt on a candidate whose breaker is open, even past its open duration, and leaves the
+//! half-open slot untaken for the scheduled probe.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod support;
@@ -45,7 +45,7 @@ fn while_degraded_a_half_open_candidate_costs_no_call_and_the_next_one_serves() 
     assert!(matches!(o.ending, Ending::Served { depth: 1, .. }));
     assert_eq!(o.attempts[0].failure, Some(Failure::BreakerOpen));
     assert_eq!(w.upstream.count(), 2, "m1 not called, m2 served");
-    // The slot was given back: the scheduled probe takes it at once.
+    // The slot was never taken: the scheduled probe takes it at once.
     let probe = AcquireRequest {
         model: cognigate::config::ModelId::parse("m1").unwrap(),
         keys: vec!["p1-k1".into()],
@@ -54,6 +54,7 @@ fn while_degraded_a_half_open_candidate_costs_no_call_and_the_next_one_serves() 
         lease_ms: 0,
         window_ms: 30_000,
         rpm: None,
+        leave_probe: false,
     };
     let mut providers = w.state.providers.borrow_mut();
     let lease = providers

@@ -82,21 +82,6 @@ impl<S: RoutingState, U: Upstream, C: Clock> Cascade<'_, S, U, C> {
                     attempts.push(attempt);
                     return Position::Failed { costs_depth: true };
                 }
-                // Degraded (issue 25): a breaker past its open duration is left to the scheduled
-                // probe; the slot is given back at once and the candidate skipped, no call.
-                Admission::Probe { token } if self.limits.degraded => {
-                    let release = ReportRequest {
-                        model: candidate.model.id.clone(),
-                        parks: Vec::new(),
-                        verdict: Verdict::Neutral,
-                        probe: Some(token),
-                        breaker: self.limits.breaker,
-                    };
-                    self.send_report(&candidate.provider.name, release).await;
-                    attempt.failure = Some(Failure::BreakerOpen);
-                    attempts.push(attempt);
-                    return Position::Failed { costs_depth: true };
-                }
                 Admission::Probe { token } => Some(token),
                 Admission::Pass => None,
             };
@@ -195,5 +180,6 @@ pub(super) fn acquire_request(candidate: &Candidate<'_>, limits: &Limits) -> Acq
         ),
         window_ms: limits.breaker.window_ms,
         rpm: candidate.provider.resilience.rpm,
+        leave_probe: limits.degraded,
     }
 }

@@ -227,7 +227,7 @@ pub struct Limits {
     pub max_park_ms: u64,
     /// The tenant is in degraded mode with scheduled probes on (issue 25): no attempt is spent on
     /// a candidate whose breaker is open, even past its open duration (the scheduled pass probes
-    /// it); the half-open slot is given back and the candidate skipped like an open one.
+    /// it): its acquire says `leave_probe`, and it is skipped like an open one.
     pub degraded: bool,
 }
 

@@ -22,6 +22,7 @@ fn acquire() -> AcquireRequest {
         lease_ms: 0,
         window_ms: 30_000,
         rpm: None,
+        leave_probe: false,
     }
 }
 
@@ -119,4 +120,30 @@ fn a_scheduled_probe_that_never_reports_is_released_at_its_deadline() {
     assert!(token(&st.acquire_probe(&acquire(), 1_000)).is_some());
     assert!(token(&st.acquire(&acquire(), 1_499)).is_none());
     assert!(token(&st.acquire(&acquire(), 1_500)).is_some());
+}
+
+#[test]
+fn a_degraded_request_leaves_the_due_probe_to_the_scheduled_pass() {
+    let mut st = tripped();
+    let leave = AcquireRequest {
+        leave_probe: true,
+        ..acquire()
+    };
+    let lease = st.acquire(&leave, 1_000);
+    assert_eq!(lease.admission, Admission::Skip { until: None });
+    assert!(lease.keys.is_empty(), "zero upstream calls");
+    assert!(
+        token(&st.acquire_probe(&acquire(), 1_000)).is_some(),
+        "the slot was not taken"
+    );
+    // Not yet due, or closed: as without it.
+    let mut st = tripped();
+    assert_eq!(
+        st.acquire(&leave, 999).admission,
+        Admission::Skip { until: Some(1_000) }
+    );
+    assert_eq!(
+        ProviderState::default().acquire(&leave, 0).admission,
+        Admission::Pass
+    );
 }

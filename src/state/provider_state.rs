@@ -57,6 +57,10 @@ pub struct AcquireRequest {
     /// The provider's requests per minute for this tenant (issue 17); absent is unlimited.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rpm: Option<u32>,
+    /// Degraded mode with scheduled probes (issue 25): a breaker due for its probe is skipped
+    /// (`Skip { until: None }`) and its slot left to the scheduled pass. Absent: false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub leave_probe: bool,
 }
 
 fn forever() -> u64 {
@@ -161,6 +165,7 @@ impl ProviderState {
         }
         let admission = match self.breakers.get_mut(&req.model) {
             None => Admission::Pass,
+            Some(b) if req.leave_probe && b.probe_due(now) => Admission::Skip { until: None },
             Some(b) => {
                 self.next_token += 1;
                 b.admit(now, req.probe_timeout_ms, self.next_token)
