@@ -8,11 +8,10 @@ mod support;
 use cognigate::mock::{MockProvider, Reply, Rule};
 use hmac::{Mac, SimpleHmac};
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use support::gateway::{eventually, Gateway, Tenant};
+use support::webhook::{webhook, webhook_answering};
 
 /// Each scheduled pass visits every watched tenant: the tests run one at a time so one test's
 /// pass (and its clock) never moves another's tenant.
@@ -106,49 +105,6 @@ fn with_probes_false_the_scheduled_pass_leaves_the_breaker_to_user_traffic() {
     gw.scheduled(now_ms());
     assert_eq!(mock.count(), 0);
     assert_eq!(health(&t)["breakers"][0]["state"], "half_open");
-}
-
-/// What a webhook receiver saw: headers (lower-cased names) and the raw body.
-type Received = Arc<Mutex<Vec<(Vec<(String, String)>, Vec<u8>)>>>;
-
-/// A one-route HTTP server on 127.0.0.1 answering 204 to every POST, keeping what it got.
-fn webhook() -> (String, Received) {
-    webhook_answering("204 No Content", String::new())
-}
-
-/// The same, answering `status` with the header lines `extra` (each ending in CRLF).
-fn webhook_answering(status: &'static str, extra: String) -> (String, Received) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/hook?src=cg", listener.local_addr().unwrap());
-    let got: Received = Arc::default();
-    let keep = got.clone();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut headers = Vec::new();
-            let mut line = String::new();
-            while reader.read_line(&mut line).is_ok_and(|n| n > 0) && line.trim() != "" {
-                if let Some((k, v)) = line.trim().split_once(':') {
-                    headers.push((k.trim().to_ascii_lowercase(), v.trim().to_owned()));
-                }
-                line.clear();
-            }
-            let len = headers
-                .iter()
-                .find(|(k, _)| k == "content-length")
-                .and_then(|(_, v)| v.parse().ok())
-                .unwrap_or(0);
-            let mut body = vec![0; len];
-            let _ = reader.read_exact(&mut body);
-            keep.lock().unwrap().push((headers, body));
-            let mut out = stream;
-            let reply = format!(
-                "HTTP/1.1 {status}\r\n{extra}content-length: 0\r\nconnection: close\r\n\r\n"
-            );
-            let _ = out.write_all(reply.as_bytes());
-        }
-    });
-    (url, got)
 }
 
 #[test]
@@ -380,4 +336,44 @@ fn the_pass_deletes_events_older_than_30_days_and_roll_ups_older_than_400_days()
     );
     assert_eq!(rows.len(), 1, "{rows:?}");
     assert!(rows[0]["minute"].as_u64().unwrap() > now - 400 * day);
+}
+
+#[test]
+fn while_degraded_a_request_skips_a_due_breaker_and_leaves_its_probe_to_the_pass() {
+    let _one = serial();
+    let gw = Gateway::shared();
+    let mock = MockProvider::start("leave").unwrap();
+    let t = gw.tenant("leave");
+    let settings = json!({"breaker": {"error_threshold": 1, "open_duration_ms": 1000},
+                          "degraded": {"entry_grace_ms": 0, "exit_grace_ms": 0}});
+    t.put_ok("/settings", settings.clone());
+    for p in ["p1", "p2", "p3"] {
+        t.provider(p, &mock.url(), &["sk-1"], "failover");
+        t.model(&format!("m-{p}"), p, 1.0, 8000);
+    }
+    t.rule("chain", &["m-p1", "m-p3"]);
+    trip(&t, &mock, "m-p1", 1);
+    trip(&t, &mock, "m-p2", 1);
+    gw.scheduled(now_ms());
+    assert!(health(&t)["degraded"]["since"].is_u64(), "1 of 3 usable");
+    // The same settings again: this isolate drops its cached config and reads the state.
+    t.put_ok("/settings", settings);
+    mock.clear();
+    std::thread::sleep(Duration::from_millis(1100));
+    let r = t.chat("chain");
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.header("x-cognigate-model"), Some("m-p3"));
+    assert_eq!(r.header("x-cognigate-fallback-depth"), Some("1"));
+    let probed = |m: &str| {
+        mock.calls()
+            .iter()
+            .filter(|c| c.model.as_deref() == Some(m))
+            .count()
+    };
+    assert_eq!(probed("m-p1"), 0, "no user probe while degraded");
+    // The pass probes both due breakers, closes them and the tenant recovers.
+    gw.scheduled(now_ms());
+    assert_eq!((probed("m-p1"), probed("m-p2")), (1, 1));
+    assert_eq!(health(&t)["breakers"], json!([]));
+    assert_eq!(health(&t)["degraded"], Value::Null);
 }
