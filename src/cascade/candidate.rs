@@ -180,5 +180,6 @@ pub(super) fn acquire_request(candidate: &Candidate<'_>, limits: &Limits) -> Acq
         ),
         window_ms: limits.breaker.window_ms,
         rpm: candidate.provider.resilience.rpm,
+        leave_probe: limits.degraded,
     }
 }
