@@ -114,6 +114,7 @@ fn a_century_long_retry_after_parks_the_key_for_max_park_ms_and_no_longer() {
         .script("m1", &[Script::Status(429, Some("3153600000"), "")]);
     let limits = Limits {
         max_park_ms: 5_000,
+        degraded: false,
         ..LIMITS
     };
     w.run_with("m1", limits);

@@ -37,6 +37,7 @@ fn acquire_request() -> AcquireRequest {
         lease_ms: LEASE_MS,
         window_ms: BREAKER.window_ms,
         rpm: None,
+        leave_probe: false,
     }
 }
 

@@ -131,6 +131,9 @@ pub fn explain(
         breaker: cfg.settings.breaker,
         lease_ms: 0,
         max_park_ms: 0,
+        // As the request path sets it (`edge/gateway.rs`): in degraded mode with probes on, a
+        // due breaker is left to the scheduled probe and skipped (issue 25).
+        degraded: cfg.settings.degraded_since.is_some() && cfg.settings.probes,
     };
     let origins = origins(cfg, q, &input, &route.candidates);
     let candidates = route

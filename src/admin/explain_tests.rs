@@ -225,3 +225,37 @@ fn a_known_name_with_no_candidate_today_is_explained_as_an_empty_chain() {
     let e = run(&c, "model=long", &none);
     assert_eq!((e.model.as_str(), e.candidates.len()), ("long", 0));
 }
+
+#[test]
+fn in_degraded_mode_a_due_breaker_is_explained_as_skipped_for_the_scheduled_probe() {
+    let mut c = cfg();
+    add_model(&mut c, "a", "openai", 1.0);
+    add_model(&mut c, "b", "together", 1.0);
+    add_rule_json(&mut c, r#"{"match":"best","chain":["a","b"]}"#);
+    let open_ms = Defaults::default().settings.breaker.open_duration_ms;
+    let snaps = BTreeMap::from([("openai".to_owned(), tripped("a"))]);
+    let later = |c: &TenantConfig| {
+        let q = ExplainQuery::parse(Some("model=best")).unwrap();
+        let dry = DryRun {
+            snapshots: &snaps,
+            now_ms: NOW + open_ms,
+            draw: 0,
+            request_budget_ms: 60_000,
+        };
+        let e = explain(c, &q, &dry).unwrap();
+        let first = &e.candidates[0];
+        (
+            first.decision.as_str(),
+            first.reason.map(|r| r.as_str()),
+            first.until,
+        )
+    };
+    assert_eq!(
+        later(&c),
+        ("try", None, None),
+        "past its end: this request probes"
+    );
+    c.settings.probes = true;
+    c.settings = c.settings.clone().with_degraded_since(Some(NOW));
+    assert_eq!(later(&c), ("skip", Some("breaker_open"), None));
+}

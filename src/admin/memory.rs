@@ -25,6 +25,8 @@ pub struct TenantData {
     pub events: Vec<(u64, EventRow)>,
     /// Flushed usage roll-ups (`memory_usage`).
     pub rollups: Vec<(crate::usage::RollupKey, crate::usage::UsageSums)>,
+    /// The sealed webhook signing secret (issue 25).
+    pub alert_secret: Option<String>,
 }
 
 /// Another admin's write, landing at the start of this store's next write: what a concurrent
@@ -182,6 +184,10 @@ impl TenantStore for MemoryStore {
                 None => DepthWrite::DepthExceeded,
             }
         }))
+    }
+
+    async fn put_alert_secret(&self, t: &TenantId, sealed: Option<&str>) -> Stored<()> {
+        self.write(t, |d| d.alert_secret = sealed.map(str::to_owned))
     }
 
     async fn insert_key(&self, t: &TenantId, key: &NewKey) -> Stored<()> {

@@ -30,7 +30,12 @@ impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
     /// store checks it again in the write itself, so a rule written meanwhile is seen.
     pub(super) async fn put_settings(&self, t: &TenantId, body: &[u8]) -> Answer {
         let overrides = parse_body::<SettingsOverrides>(body).and_then(validate_settings)?;
-        let effective = self.cx.defaults.effective(&overrides);
+        if let Some(a) = &overrides.alerts {
+            a.webhook_url
+                .check_transport(self.cx.allow_http_upstreams)?;
+        }
+        let secret = self.alert_secret(t, &overrides).await?;
+        let mut effective = self.cx.defaults.effective(&overrides);
         let depth = effective.max_fallback_depth;
         if self.store.put_settings(t, &overrides, depth).await? == DepthWrite::DepthExceeded {
             // Refused in the write: name the rules only while they are still too long.
@@ -51,7 +56,45 @@ impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
             )
             .into());
         }
+        if let Some((plain, sealed)) = secret {
+            self.store.put_alert_secret(t, Some(&sealed)).await?;
+            if let Some(a) = effective.alerts.as_mut() {
+                a.secret = Some(plain);
+            }
+        } else if overrides.alerts.is_none() {
+            self.store.put_alert_secret(t, None).await?;
+        }
         json(200, &effective)
+    }
+
+    /// A new signing secret when this PUT sets a `webhook_url` the tenant did not have (the
+    /// secret rotates with the URL): `(shown once, sealed for storage)`. The same URL again keeps
+    /// the secret it has.
+    async fn alert_secret(
+        &self,
+        t: &TenantId,
+        o: &SettingsOverrides,
+    ) -> Result<Option<(String, String)>, Refusal> {
+        let Some(alerts) = &o.alerts else {
+            return Ok(None);
+        };
+        let before = self.store.tenant(t).await?;
+        let same_url = before
+            .as_ref()
+            .and_then(|r| r.settings.alerts.as_ref())
+            .is_some_and(|a| a.webhook_url == alerts.webhook_url);
+        if same_url {
+            return Ok(None);
+        }
+        let kek = self.cx.kek.ok_or_else(|| {
+            ConfigError::invalid(
+                "alerts.webhook_url",
+                "needs the deployment secret CG_KEK to seal its signing secret",
+            )
+        })?;
+        let plain = format!("whsec_{}", hex::encode(self.random::<32>()?));
+        let sealed = kek.seal_alert_secret(t, &plain, self.random::<12>()?)?;
+        Ok(Some((plain, sealed)))
     }
 
     pub(super) async fn list_events(&self, t: &TenantId, query: Option<&str>) -> Answer {

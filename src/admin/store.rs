@@ -167,6 +167,8 @@ pub trait TenantStore {
         settings: &SettingsOverrides,
         max_depth: u32,
     ) -> Stored<DepthWrite>;
+    /// The webhook signing secret, sealed (issue 25); `None` forgets it.
+    async fn put_alert_secret(&self, t: &TenantId, sealed: Option<&str>) -> Stored<()>;
 
     async fn insert_key(&self, t: &TenantId, key: &NewKey) -> Stored<()>;
     async fn list_keys(&self, t: &TenantId) -> Stored<Vec<KeyRow>>;

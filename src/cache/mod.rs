@@ -81,6 +81,12 @@ impl<K: Hash + Eq + Clone, V: Clone> TtlCache<K, V> {
         }
     }
 
+    /// Whatever is held for `key`, however old, without starting a load: for a caller that only
+    /// wants a hint (whether a tenant has alerts at all) and never a query.
+    pub fn peek(&self, key: &K) -> Option<V> {
+        self.entries.get(key).map(|e| e.value.clone())
+    }
+
     pub fn lookup(&mut self, key: &K, now: u64) -> Lookup<V> {
         let ttl = self.policy.ttl_ms;
         let ticket = self.ticket(now);

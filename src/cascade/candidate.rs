@@ -193,5 +193,6 @@ pub fn acquire_request(candidate: &Candidate<'_>, limits: &Limits) -> AcquireReq
         ),
         window_ms: limits.breaker.window_ms,
         rpm: candidate.provider.resilience.rpm,
+        leave_probe: limits.degraded,
     }
 }

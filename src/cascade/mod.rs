@@ -236,6 +236,10 @@ pub struct Limits {
     pub lease_ms: u64,
     /// The longest a `Retry-After` parks a key (`MAX_PARK_MS`).
     pub max_park_ms: u64,
+    /// The tenant is in degraded mode with scheduled probes on (issue 25): no attempt is spent on
+    /// a candidate whose breaker is open, even past its open duration (the scheduled pass probes
+    /// it): its acquire says `leave_probe`, and it is skipped like an open one.
+    pub degraded: bool,
 }
 
 /// How one candidate ended inside the loop.

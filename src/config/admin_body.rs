@@ -384,6 +384,8 @@ pub fn validate_settings(o: SettingsOverrides) -> Result<SettingsOverrides, Conf
             "must be a number from 0 to 1",
         ));
     }
+    o.degraded.as_ref().map(|d| d.validate()).transpose()?;
+    o.alerts.as_ref().map(|a| a.validate()).transpose()?;
     crate::config::policy::validate_tenant_limits(o.budget, o.end_user)?;
     Ok(o)
 }

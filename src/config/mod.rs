@@ -2,6 +2,7 @@
 //! handler an invalid alias, an empty key pool or an over-long chain cannot exist.
 
 pub mod admin_body;
+pub mod alerts;
 pub mod alias;
 pub mod base_url;
 pub mod caller_key;
@@ -9,6 +10,7 @@ pub mod capabilities;
 pub mod chain_entry;
 pub mod condition;
 pub mod condition_pattern;
+pub mod degraded;
 pub mod key_id;
 pub mod model;
 pub mod names;

@@ -39,6 +39,12 @@ fn aad(tenant: &TenantId, provider: &ProviderName) -> Vec<u8> {
     format!("cognigate/v1/{tenant}/{provider}").into_bytes()
 }
 
+/// A tenant's webhook signing secret (issue 25) is bound to the tenant and to its purpose: `#`
+/// is no provider name's character, so a sealed provider key never opens as it, nor the reverse.
+fn alert_aad(tenant: &TenantId) -> Vec<u8> {
+    format!("cognigate/v1/{tenant}#alerts").into_bytes()
+}
+
 impl Kek {
     pub fn from_hex(s: &str) -> Result<Self, SealError> {
         let bytes: [u8; 32] = unhex(s.trim())
@@ -63,14 +69,36 @@ impl Kek {
         plaintext: &str,
         nonce: [u8; 12],
     ) -> Result<String, ConfigError> {
-        let aad = aad(tenant, provider);
+        self.seal_with(&aad(tenant, provider), plaintext, nonce)
+    }
+
+    /// The tenant's webhook signing secret, sealed like a provider key (`alert_aad`).
+    pub fn seal_alert_secret(
+        &self,
+        tenant: &TenantId,
+        plaintext: &str,
+        nonce: [u8; 12],
+    ) -> Result<String, ConfigError> {
+        self.seal_with(&alert_aad(tenant), plaintext, nonce)
+    }
+
+    pub fn open_alert_secret(&self, tenant: &TenantId, sealed: &str) -> Result<String, SealError> {
+        self.open_with(&alert_aad(tenant), sealed)
+    }
+
+    fn seal_with(
+        &self,
+        aad: &[u8],
+        plaintext: &str,
+        nonce: [u8; 12],
+    ) -> Result<String, ConfigError> {
         let ct = self
             .0
             .encrypt(
                 Nonce::from_slice(&nonce),
                 Payload {
                     msg: plaintext.as_bytes(),
-                    aad: &aad,
+                    aad,
                 },
             )
             .map_err(|_| ConfigError::invalid("keys", "could not be sealed"))?;
@@ -87,6 +115,10 @@ impl Kek {
         provider: &ProviderName,
         sealed: &str,
     ) -> Result<String, SealError> {
+        self.open_with(&aad(tenant, provider), sealed)
+    }
+
+    fn open_with(&self, aad: &[u8], sealed: &str) -> Result<String, SealError> {
         let mut parts = sealed.splitn(3, ':');
         let (Some("v1"), Some(nonce), Some(ct)) = (parts.next(), parts.next(), parts.next()) else {
             return Err(SealError::Malformed);
@@ -95,16 +127,9 @@ impl Kek {
             .filter(|n| n.len() == 12)
             .ok_or(SealError::Malformed)?;
         let ct = unhex(ct).ok_or(SealError::Malformed)?;
-        let aad = aad(tenant, provider);
         let plain = self
             .0
-            .decrypt(
-                Nonce::from_slice(&nonce),
-                Payload {
-                    msg: &ct,
-                    aad: &aad,
-                },
-            )
+            .decrypt(Nonce::from_slice(&nonce), Payload { msg: &ct, aad })
             .map_err(|_| SealError::Mismatch)?;
         String::from_utf8(plain).map_err(|_| SealError::Mismatch)
     }
@@ -170,5 +195,19 @@ mod tests {
         assert!(Kek::from_hex(&format!("{KEK}00")).is_err());
         // `u8::from_str_radix` takes "+f" as 15: a KEK with signs in it must not parse.
         assert!(Kek::from_hex(&"+f".repeat(32)).is_err());
+    }
+
+    #[test]
+    fn an_alert_secret_opens_only_as_that_tenants_alert_secret() {
+        let kek = Kek::from_hex(KEK).unwrap();
+        let (t, p) = ids("acme", "alerts");
+        let sealed = kek.seal_alert_secret(&t, "whsec_1", [7; 12]).unwrap();
+        assert_eq!(kek.open_alert_secret(&t, &sealed).as_deref(), Ok("whsec_1"));
+        assert_eq!(kek.open(&t, &p, &sealed), Err(SealError::Mismatch));
+        let (other, _) = ids("other", "x");
+        assert_eq!(
+            kek.open_alert_secret(&other, &sealed),
+            Err(SealError::Mismatch)
+        );
     }
 }

@@ -1,5 +1,7 @@
 //! Routing settings: deployment defaults from `[vars]`, optionally overridden per tenant.
 
+pub use super::alerts::{AlertEvent, Alerts, WebhookUrl};
+pub use super::degraded::{DegradedOverrides, DegradedSettings};
 pub use super::open_durations::OpenDurations;
 use super::{ConfigError, RouteName};
 use crate::config::{Budget, EndUserLimits};
@@ -28,6 +30,15 @@ pub struct SettingsOverrides {
     /// Issue 22: the share of ranked requests that try a candidate with stale stats first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exploration_share: Option<f64>,
+    /// Issue 25: scheduled probes of open breakers; on unless `false`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probes: Option<bool>,
+    /// Issue 25: degraded mode's ratio and graces.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub degraded: Option<DegradedOverrides>,
+    /// Issue 25: the webhook events are POSTed to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alerts: Option<Alerts>,
 }
 
 /// The share of ranked requests that explore when the tenant sets none (2%, issue 22).
@@ -153,8 +164,41 @@ pub struct Settings {
     /// (`routing::rank`); shown only when it is not the default 0.02.
     #[serde(default = "default_share", skip_serializing_if = "is_default_share")]
     pub exploration_share: f64,
+    /// Scheduled probes of this tenant's open breakers (issue 25); shown only when off.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub probes: bool,
+    /// Degraded mode (issue 25); shown only when not the default.
+    #[serde(default, skip_serializing_if = "DegradedSettings::is_default")]
+    pub degraded: DegradedSettings,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alerts: Option<Alerts>,
+    /// Runtime state, not a setting: since when the tenant is degraded (issue 25), read with the
+    /// config so the request path needs no round trip for it. Never shown or written.
+    #[serde(skip)]
+    #[cfg_attr(not(target_arch = "wasm32"), schemars(skip))]
+    pub degraded_since: Option<u64>,
     #[serde(flatten)]
     pub limits: TenantLimits,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
+impl Settings {
+    /// The tenant's degraded mode as the request path sees it (issue 25): while degraded,
+    /// exploration is off (ranked names serve their best-ranked model, no stale candidate first).
+    pub fn with_degraded_since(mut self, since: Option<u64>) -> Self {
+        self.degraded_since = since;
+        if since.is_some() {
+            self.exploration_share = 0.0;
+        }
+        self
+    }
 }
 
 /// Deployment-wide values from `[vars]`.
@@ -178,6 +222,10 @@ impl Default for Defaults {
                 },
                 context_window_guard: false,
                 exploration_share: DEFAULT_EXPLORATION_SHARE,
+                probes: true,
+                degraded: DegradedSettings::default(),
+                alerts: None,
+                degraded_since: None,
                 limits: TenantLimits::default(),
             },
             request_budget_ms: 60_000,
@@ -238,6 +286,13 @@ impl Defaults {
             exploration_share: o
                 .exploration_share
                 .unwrap_or(self.settings.exploration_share),
+            probes: o.probes.unwrap_or(self.settings.probes),
+            degraded: match &o.degraded {
+                Some(d) => self.settings.degraded.with(d),
+                None => self.settings.degraded,
+            },
+            alerts: o.alerts.clone(),
+            degraded_since: None,
             limits: TenantLimits {
                 budget: o.budget,
                 end_user: o.end_user,
@@ -248,119 +303,5 @@ impl Defaults {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn absent_overrides_fall_back_to_vars() {
-        let d = Defaults::from_vars(|n| (n == "BREAKER_WINDOW_MS").then(|| "1000".to_owned()));
-        let d = d.unwrap_or_default();
-        let o = SettingsOverrides {
-            max_fallback_depth: Some(3),
-            ..Default::default()
-        };
-        let s = d.effective(&o);
-        assert_eq!(s.max_fallback_depth, 3);
-        assert_eq!(s.breaker.window_ms, 1000);
-        assert_eq!(s.breaker.error_threshold, 5);
-    }
-
-    #[test]
-    fn issue_17_settings_are_off_by_default_and_absent_from_the_seed_000_view() {
-        let d = Defaults::default();
-        let s = d.effective(&SettingsOverrides::default());
-        assert!(!s.context_window_guard);
-        assert!(s.breaker.open_durations_ms.is_single());
-        assert_eq!(
-            serde_json::to_value(s).unwrap(),
-            serde_json::json!({"max_fallback_depth": 5, "breaker": {"error_threshold": 5, "window_ms": 30000, "open_duration_ms": 60000}})
-        );
-        let o: SettingsOverrides = serde_json::from_str(
-            r#"{"context_window_guard": true, "breaker": {"open_durations_ms": [1000, 3000]}}"#,
-        )
-        .unwrap();
-        let s = d.effective(&o);
-        assert!(s.context_window_guard);
-        assert_eq!(s.breaker.open_ms(0), 1_000);
-        assert_eq!(s.breaker.open_ms(5), 3_000);
-    }
-
-    #[test]
-    fn malformed_var_is_named() {
-        let err = Defaults::from_vars(|n| (n == "REQUEST_BUDGET_MS").then(|| "soon".to_owned()));
-        assert_eq!(
-            err.err().as_deref(),
-            Some("var REQUEST_BUDGET_MS must be a positive integer")
-        );
-    }
-
-    fn err_text<T: std::fmt::Debug>(r: Result<T, crate::config::ConfigError>) -> String {
-        r.err().map(|e| e.to_string()).unwrap_or_default()
-    }
-
-    #[test]
-    fn tenant_limits_and_default_model_are_settings_checked_like_the_rest() {
-        let o = crate::config::admin_body::parse_body::<SettingsOverrides>(
-            br#"{"budget":{"usd":10,"period":"month"},"end_user":{"rpm":5},"default_model":"fast"}"#,
-        )
-        .and_then(crate::config::admin_body::validate_settings)
-        .unwrap();
-        let s = Defaults::default().effective(&o);
-        assert_eq!(
-            s.limits.default_model.as_ref().map(|m| m.as_str()),
-            Some("fast")
-        );
-        let view = serde_json::to_value(&s).unwrap();
-        assert_eq!(
-            view["budget"],
-            serde_json::json!({"usd": 10.0, "period": "month"})
-        );
-        assert_eq!(view["end_user"], serde_json::json!({"rpm": 5}));
-        let e = err_text(
-            crate::config::admin_body::parse_body::<SettingsOverrides>(
-                br#"{"end_user":{"budget":{"usd":-2,"period":"day"}}}"#,
-            )
-            .and_then(crate::config::admin_body::validate_settings),
-        );
-        assert_eq!(
-            e,
-            "end_user.budget.usd: must be a number from 0 to 1000000000"
-        );
-        let e = err_text(crate::config::admin_body::parse_body::<SettingsOverrides>(
-            br#"{"default_model":"no spaces"}"#,
-        ));
-        assert!(e.starts_with("default_model:"), "{e}");
-    }
-
-    #[test]
-    fn end_user_required_alone_is_a_setting_that_needs_no_counters() {
-        let parse = |body: &str| {
-            crate::config::admin_body::parse_body::<SettingsOverrides>(body.as_bytes())
-                .and_then(crate::config::admin_body::validate_settings)
-        };
-        let o = parse(r#"{"end_user":{"required":true}}"#).unwrap();
-        let s = Defaults::default().effective(&o);
-        assert!(s.limits.end_user_required());
-        assert_eq!(s.limits.end_user_limits(), None, "no ledger call for it");
-        let view = serde_json::to_value(&s).unwrap();
-        assert_eq!(view["end_user"], serde_json::json!({"required": true}));
-        let o = parse(r#"{"end_user":{"required":true,"rpm":3}}"#).unwrap();
-        let s = Defaults::default().effective(&o);
-        assert_eq!(s.limits.end_user_limits().and_then(|l| l.rpm), Some(3));
-        assert!(!Defaults::default()
-            .effective(&parse(r#"{"end_user":{"rpm":3}}"#).unwrap())
-            .limits
-            .end_user_required());
-        assert_eq!(
-            err_text(parse(r#"{"end_user":{"required":false}}"#)),
-            "end_user: must set budget, rpm or required: true (null for no end-user rules)"
-        );
-        assert!(
-            err_text(parse(r#"{"end_user":{"required":"yes"}}"#)).starts_with("end_user.required:")
-        );
-        assert_eq!(
-            err_text(parse(r#"{"end_user":{"required":true,"rpm":0}}"#)),
-            "end_user.rpm: must be 1 to 1000000"
-        );
-    }
-}
+#[path = "settings_tests.rs"]
+mod tests;

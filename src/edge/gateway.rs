@@ -31,7 +31,7 @@ use crate::usage::{end_user, usd_decimal, PendingUsage};
 use std::rc::Rc;
 use worker::{Context, Env, Request, Response};
 
-struct WorkerClock;
+pub(super) struct WorkerClock;
 
 impl Clock for WorkerClock {
     fn now_ms(&self) -> u64 {
@@ -187,6 +187,7 @@ pub async fn serve(
                 breaker: cfg.settings.breaker,
                 lease_ms: dep.lease_ms,
                 max_park_ms: dep.max_park_ms,
+                degraded: cfg.settings.degraded_since.is_some() && cfg.settings.probes,
             },
         };
         let outcome = cascade.run_with(&chain, refusals, refusal_only).await;

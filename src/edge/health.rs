@@ -1,4 +1,5 @@
-//! `/v1/health`: liveness without credentials; with a caller key, that tenant's breakers.
+//! `/v1/health`: liveness without credentials; with a caller key, that tenant's breakers and
+//! whether it is degraded (issue 25).
 
 use super::deployment::Deployment;
 use super::gateway::{caller, invalid_api_key};
@@ -37,5 +38,20 @@ pub async fn health(req: Request, env: &Env, ctx: &Context, dep: &Deployment) ->
             b
         }));
     }
-    http::json(200, &json!({"status": "ok", "breakers": breakers}))
+    // Issue 25: read from D1, not the cached config, so it is exact the moment a pass stored it.
+    let degraded = degraded_since(env, tenant)
+        .await
+        .map(|since| json!({"since": since}));
+    http::json(
+        200,
+        &json!({"status": "ok", "breakers": breakers, "degraded": degraded}),
+    )
+}
+
+async fn degraded_since(env: &Env, tenant: &crate::config::TenantId) -> Option<u64> {
+    let db = super::d1::Db::open(env).ok()?;
+    let mode = db.health_mode(tenant).await.ok()??;
+    serde_json::from_str::<crate::state::degraded::DegradedMode>(&mode)
+        .ok()?
+        .since()
 }

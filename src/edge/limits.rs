@@ -113,9 +113,45 @@ pub async fn govern(
         Verdict::Refuse {
             refusal,
             retry_after_secs,
-        } => Err(Refused {
-            error: refused(refusal),
-            retry_after_secs,
-        }),
+        } => {
+            budget_exceeded(env, ctx, &a, refusal, retry_after_secs);
+            Err(Refused {
+                error: refused(refusal),
+                retry_after_secs,
+            })
+        }
     }
+}
+
+thread_local! {
+    static BUDGET_REPORTED: std::cell::RefCell<crate::governance::budget_alert::Reported> =
+        std::cell::RefCell::default();
+}
+
+/// A spent budget is an event, `budget.exceeded`, and an alert (issue 25): once per scope and
+/// window in this isolate (`governance::budget_alert`), stored under `waitUntil`.
+fn budget_exceeded(
+    env: &Env,
+    ctx: &Context,
+    a: &Admitting<'_>,
+    refusal: crate::governance::refusals::Refusal,
+    retry_after_secs: Option<u64>,
+) {
+    use crate::governance::budget_alert::describe;
+    let Some((scope, reason)) = describe(refusal, &a.key.id, a.end_user) else {
+        return;
+    };
+    let now = super::http::now_ms();
+    let scope = format!("{}/{scope}", a.tenant);
+    if !BUDGET_REPORTED.with(|r| r.borrow_mut().first(&scope, now, retry_after_secs)) {
+        return;
+    }
+    let body = serde_json::json!({
+        "event": "budget.exceeded", "tenant": a.tenant, "provider": "", "model": "",
+        "reason": reason, "time": now,
+    });
+    let (env, tenant) = (env.clone(), a.tenant.to_string());
+    ctx.wait_until(async move {
+        super::alerts::publish(&env, &tenant, "budget.exceeded", now, &body.to_string()).await;
+    });
 }

@@ -3,6 +3,8 @@
 
 mod admin;
 mod affinity_memory;
+mod alert_outbox;
+mod alerts;
 mod analytics;
 mod body_read;
 mod catalog;
@@ -32,11 +34,13 @@ mod request_metrics;
 mod routed;
 mod routing_client;
 mod routing_object;
+mod scheduled;
 mod served;
 mod signals;
 mod store;
 mod stream_report;
 mod stream_response;
+mod tenant_pass;
 mod unconfirmed;
 mod upstream;
 mod upstream_body;

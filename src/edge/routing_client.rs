@@ -4,7 +4,7 @@
 use super::http::now_ms;
 use super::local_grants::{in_flight, lead, news, with_grants};
 use super::metrics::Metrics;
-use super::store;
+
 use crate::cascade::RoutingState;
 use crate::config::{ProviderName, TenantId};
 use crate::state::provider_state::ModelTransition;
@@ -96,7 +96,9 @@ pub fn record_transitions(
     for t in transitions {
         let (kind, at, body) = transition_event(tenant, provider, &t);
         let (env, tenant) = (env.clone(), tenant.to_string());
-        ctx.wait_until(async move { store::insert_event(&env, &tenant, &kind, at, &body).await });
+        ctx.wait_until(
+            async move { super::alerts::publish(&env, &tenant, &kind, at, &body).await },
+        );
     }
 }
 

@@ -35,6 +35,14 @@ pub struct ResetRequest {
     pub model: Option<ModelId>,
 }
 
+/// What the scheduled pass reads of one provider (issue 25): its breakers not closed and how many
+/// of its keys are parked now.
+#[derive(Default, Serialize, Deserialize)]
+pub struct PassView {
+    pub breakers: Vec<crate::state::BreakerHealth>,
+    pub parked: usize,
+}
+
 /// A streaming probe renewing its hold on the half-open breaker.
 #[derive(Serialize, Deserialize)]
 pub struct HoldRequest {
@@ -156,6 +164,26 @@ impl DurableObject for RoutingObject {
             (Method::Get, "/gauges") => {
                 let (mem, stats) = (self.mem.borrow(), self.stats.borrow());
                 Response::from_json(&Gauges::of(stats.get(), mem.get(), now))
+            }
+            // Issue 25: the scheduled pass's probe and its view of the provider.
+            (Method::Post, "/probe") => {
+                let body: crate::state::AcquireRequest = req.json().await?;
+                let lease = self
+                    .commit(|st| {
+                        let lease = st.acquire_probe(&body, now);
+                        let probe = matches!(lease.admission, Admission::Probe { .. });
+                        (lease, probe)
+                    })
+                    .await?;
+                Response::from_json(&lease)
+            }
+            (Method::Get, "/pass_view") => {
+                let mem = self.mem.borrow();
+                let view = mem.get().map(|st| PassView {
+                    breakers: st.health(now),
+                    parked: st.parked_count(now),
+                });
+                Response::from_json(&view.unwrap_or_default())
             }
             (Method::Get, "/breakers") => {
                 let mem = self.mem.borrow();

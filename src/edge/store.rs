@@ -160,6 +160,7 @@ pub async fn load_config(
     };
     let ConfigRows {
         settings,
+        health_mode,
         providers: stored_providers,
         models: model_rows,
         aliases: alias_rows,
@@ -215,11 +216,32 @@ pub async fn load_config(
         models,
         aliases,
         rules: chains,
-        settings: defaults.effective(&settings),
+        settings: with_health(defaults.effective(&settings), health_mode.as_deref()),
         written_at,
         resolved: Default::default(),
         versions: Default::default(),
     }))
+}
+
+/// The tenant's degraded mode rides on its config (issue 25): while degraded, exploration is
+/// off. An unreadable state is healthy (logged): it only ever turns features off.
+fn with_health(s: crate::config::Settings, mode: Option<&str>) -> crate::config::Settings {
+    let mode = mode.and_then(|m| {
+        serde_json::from_str::<crate::state::degraded::DegradedMode>(m)
+            .map_err(|e| {
+                console_error!(
+                    "{}",
+                    serde_json::json!({"msg": "health_mode unreadable", "error": e.to_string()})
+                )
+            })
+            .ok()
+    });
+    s.with_degraded_since(mode.and_then(|m| m.since()))
+}
+
+/// This isolate's cached config of `tenant`, however old, without a query (a hint only).
+pub fn cached_config(tenant: &TenantId) -> Option<Rc<TenantConfig>> {
+    CONFIGS.with(|c| c.borrow().peek(tenant))
 }
 
 /// The MAC key of caller keys, derived from `CG_KEK` once per isolate (the secret cannot change

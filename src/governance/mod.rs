@@ -7,6 +7,7 @@
 
 pub mod admission;
 pub mod ask;
+pub mod budget_alert;
 pub mod holds;
 pub mod isolate;
 pub mod refusals;

@@ -81,6 +81,16 @@ impl Breaker {
         }
     }
 
+    /// Whether `admit` would make the next request the probe (open and past its end, or a probe
+    /// that never reported), without taking the slot.
+    pub fn probe_due(&self, now: u64) -> bool {
+        match *self {
+            Self::Closed { .. } => false,
+            Self::Open { until } => now >= until,
+            Self::HalfOpen { probe_deadline, .. } => now >= probe_deadline,
+        }
+    }
+
     /// A counted failure (`server`, `timeout`, `network`, ...). Failures older than the window are
     /// dropped first, so a slow trickle never accumulates into a trip.
     pub fn failure(

@@ -21,6 +21,7 @@ fn acquire() -> AcquireRequest {
         lease_ms: 0,
         window_ms: 30_000,
         rpm: None,
+        leave_probe: false,
     }
 }
 

@@ -3,11 +3,13 @@
 
 pub mod breaker;
 pub mod committed;
+pub mod degraded;
 pub mod grant;
 pub mod grant_book;
 pub mod isolate_stats;
 pub mod key_pool;
 pub mod model_stats;
+pub mod outbox;
 pub mod provider_state;
 pub mod request_rate;
 pub mod routing_snapshot;

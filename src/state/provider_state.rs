@@ -57,6 +57,10 @@ pub struct AcquireRequest {
     /// The provider's requests per minute for this tenant (issue 17); absent is unlimited.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rpm: Option<u32>,
+    /// Degraded mode with scheduled probes (issue 25): a breaker due for its probe is skipped
+    /// (`Skip { until: None }`) and its slot left to the scheduled pass. Absent: false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub leave_probe: bool,
 }
 
 fn forever() -> u64 {
@@ -161,6 +165,7 @@ impl ProviderState {
         }
         let admission = match self.breakers.get_mut(&req.model) {
             None => Admission::Pass,
+            Some(b) if req.leave_probe && b.probe_due(now) => Admission::Skip { until: None },
             Some(b) => {
                 self.next_token += 1;
                 b.admit(now, req.probe_timeout_ms, self.next_token)
@@ -192,6 +197,35 @@ impl ProviderState {
             admission,
             keys,
             grant,
+        }
+    }
+
+    /// A scheduled probe (issue 25): the breaker's one half-open probe slot, taken exactly as a
+    /// user request takes it (`Breaker::admit`), or a skip. A closed breaker is never probed, and
+    /// while any probe is out (scheduled or a user's) every other request skips, both ways.
+    pub fn acquire_probe(&mut self, req: &AcquireRequest, now: u64) -> Lease {
+        let skip = |until| Lease {
+            admission: Admission::Skip { until },
+            keys: Vec::new(),
+            grant: None,
+        };
+        let Some(b) = self.breakers.get_mut(&req.model) else {
+            return skip(None);
+        };
+        self.next_token += 1;
+        match b.admit(now, req.probe_timeout_ms, self.next_token) {
+            Admission::Probe { token } => {
+                if req.rpm.is_some() {
+                    self.rate.admit(now);
+                }
+                Lease {
+                    admission: Admission::Probe { token },
+                    keys: self.keys.plan(&req.keys, req.strategy, now),
+                    grant: None,
+                }
+            }
+            Admission::Skip { until } => skip(until),
+            Admission::Pass | Admission::Limited { .. } => skip(None),
         }
     }
 
@@ -359,3 +393,7 @@ mod tests;
 #[cfg(test)]
 #[path = "escalation_tests.rs"]
 mod escalation_tests;
+
+#[cfg(test)]
+#[path = "probe_tests.rs"]
+mod probe_tests;

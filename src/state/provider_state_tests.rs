@@ -18,6 +18,7 @@ fn acquire(model: &str) -> AcquireRequest {
         lease_ms: 0,
         window_ms: S.window_ms,
         rpm: None,
+        leave_probe: false,
     }
 }
 

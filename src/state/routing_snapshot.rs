@@ -72,6 +72,7 @@ mod tests {
             lease_ms: 0,
             window_ms: S.window_ms,
             rpm,
+            leave_probe: false,
         }
     }
 

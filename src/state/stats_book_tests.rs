@@ -23,6 +23,7 @@ fn acquire(model: &str, rpm: Option<u32>) -> AcquireRequest {
         lease_ms: 0,
         window_ms: S.window_ms,
         rpm,
+        leave_probe: false,
     }
 }
 

@@ -13,6 +13,7 @@ pub mod metric_counts;
 pub mod pending;
 pub mod prometheus;
 pub mod record;
+pub mod retention;
 pub mod rollup;
 pub mod rollup_store;
 pub mod spend;

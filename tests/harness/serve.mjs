@@ -9,6 +9,7 @@
 //
 // Prints one JSON line {"url": "..."} when ready. Then reads JSON lines on stdin:
 //   {"id": 1, "sql": "...", "params": [...]}  -> {"id": 1, "rows": [...]} | {"id": 1, "error": "..."}
+//   {"id": 1, "scheduled": <epoch ms>}        -> the cron handler run once -> {"id": 1, "rows": []}
 // When stdin closes (the test process exited, even by a panic) it disposes Miniflare and exits, so
 // nothing it started outlives the tests.
 import { Miniflare, Log, LogLevel } from "miniflare";
@@ -72,6 +73,7 @@ const mf = new Miniflare({
     durableObjects: {
       ROUTING: { className: "RoutingObject", useSQLite: true },
       LEDGER: { className: "LedgerObject", useSQLite: true },
+      ALERTS: { className: "AlertOutbox", useSQLite: true },
     },
   }),
   ...(args.includes("--analytics") || process.env.CG_HARNESS_ANALYTICS === "1"
@@ -123,6 +125,13 @@ rl.on("line", async (line) => {
   let req;
   try {
     req = JSON.parse(line);
+    // {"id", "scheduled": <epoch ms>} runs the cron handler once with that scheduledTime.
+    if (req.scheduled !== undefined) {
+      const worker = await mf.getWorker();
+      await worker.scheduled({ scheduledTime: new Date(req.scheduled), cron: "* * * * *" });
+      process.stdout.write(JSON.stringify({ id: req.id, rows: [] }) + "\n");
+      return;
+    }
     const { results } = await db.prepare(req.sql).bind(...(req.params ?? [])).all();
     process.stdout.write(JSON.stringify({ id: req.id, rows: results }) + "\n");
   } catch (e) {

@@ -190,9 +190,17 @@ impl Gateway {
 
     /// Runs SQL against the worker's local D1 database, beside the worker.
     pub fn sql(&self, sql: &str, params: &[Value]) -> Vec<Value> {
+        self.control(json!({"id": 1, "sql": sql, "params": params}))
+    }
+
+    /// Runs the worker's scheduled (cron) handler once, its `scheduledTime` at `at_ms` (issue 25).
+    pub fn scheduled(&self, at_ms: u64) {
+        self.control(json!({"id": 1, "scheduled": at_ms}));
+    }
+
+    fn control(&self, line: Value) -> Vec<Value> {
         let mut guard = self.control.lock().unwrap_or_else(|p| p.into_inner());
         let (stdin, rx) = &mut *guard;
-        let line = json!({"id": 1, "sql": sql, "params": params}).to_string();
         writeln!(stdin, "{line}").expect("write to harness");
         stdin.flush().expect("flush");
         let answer = rx

@@ -4,4 +4,5 @@ pub mod fakes;
 pub mod gateway;
 pub mod resilience;
 pub mod sdk;
+pub mod webhook;
 pub mod world;

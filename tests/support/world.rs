@@ -11,6 +11,7 @@ pub const LIMITS: Limits = Limits {
     budget_ms: 60_000,
     lease_ms: 0,
     max_park_ms: 3_600_000,
+    degraded: false,
     breaker: BreakerSettings {
         error_threshold: 5,
         window_ms: 30_000,

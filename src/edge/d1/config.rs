@@ -12,6 +12,8 @@ use serde::Deserialize;
 /// each model or alias took its current definition (epoch seconds).
 pub struct ConfigRows {
     pub settings: SettingsOverrides,
+    /// The degraded-mode state the scheduled pass stored (issue 25), JSON; none while healthy.
+    pub health_mode: Option<String>,
     pub providers: Vec<StoredProvider>,
     pub models: Vec<(CatalogModel, u64)>,
     pub aliases: Vec<(AliasName, Alias, u64)>,
@@ -53,6 +55,7 @@ impl Db {
         #[derive(Deserialize)]
         struct TenantRow {
             settings: String,
+            health_mode: Option<String>,
         }
         #[derive(Deserialize)]
         struct Spec {
@@ -72,7 +75,7 @@ impl Db {
         let t = [js(tenant.as_str())];
         let results = self
             .batch(vec![
-                self.stmt("SELECT settings FROM tenants WHERE id = ?1", &t)?,
+                self.stmt("SELECT settings, health_mode FROM tenants WHERE id = ?1", &t)?,
                 self.stmt("SELECT spec FROM providers WHERE tenant_id = ?1", &t)?,
                 self.stmt(
                     "SELECT spec, updated_at FROM models WHERE tenant_id = ?1",
@@ -101,6 +104,7 @@ impl Db {
         let secs = |ms: f64| (ms / 1000.0) as u64;
         Ok(Some(ConfigRows {
             settings: parse_stored(&tenant_row.settings)?,
+            health_mode: tenant_row.health_mode,
             providers: rows::<Spec>(p_rows)?
                 .iter()
                 .map(|r| parse_stored(&r.spec))

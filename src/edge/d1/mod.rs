@@ -7,6 +7,7 @@
 
 mod catalog;
 pub mod config;
+pub mod health;
 mod tenants;
 mod usage;
 

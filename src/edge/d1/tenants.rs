@@ -204,6 +204,16 @@ impl TenantStore for Db {
         Ok(DepthWrite::from_written(changes(&r) > 0))
     }
 
+    async fn put_alert_secret(&self, t: &TenantId, sealed: Option<&str>) -> Stored<()> {
+        let sealed = sealed.map_or(worker::wasm_bindgen::JsValue::NULL, js);
+        self.run(
+            "UPDATE tenants SET alert_secret = ?2 WHERE id = ?1",
+            &[js(t.as_str()), sealed],
+        )
+        .await
+        .map(|_| ())
+    }
+
     async fn insert_key(&self, t: &TenantId, key: &NewKey) -> Stored<()> {
         self.run(
             "INSERT INTO caller_keys (id, tenant_id, key_hash, created_at, policy) VALUES (?1, ?2, ?3, ?4, ?5)",

@@ -1,0 +1,181 @@
+//! `alerts` settings (issue 25): where a tenant's events are POSTed and which ones. The signing
+//! secret is not part of the settings: it is generated when a `webhook_url` is set, shown once in
+//! that PUT's answer, and stored sealed under `CG_KEK` beside the settings (`seal_alert_secret`).
+
+use super::base_url::ALLOW_HTTP_VAR;
+use super::ConfigError;
+use serde::{Deserialize, Serialize};
+
+/// The events a webhook may subscribe to.
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum AlertEvent {
+    #[serde(rename = "breaker.opened")]
+    BreakerOpened,
+    #[serde(rename = "breaker.closed")]
+    BreakerClosed,
+    #[serde(rename = "budget.exceeded")]
+    BudgetExceeded,
+    #[serde(rename = "tenant.degraded")]
+    TenantDegraded,
+    #[serde(rename = "tenant.recovered")]
+    TenantRecovered,
+}
+
+impl AlertEvent {
+    pub const ALL: [Self; 5] = [
+        Self::BreakerOpened,
+        Self::BreakerClosed,
+        Self::BudgetExceeded,
+        Self::TenantDegraded,
+        Self::TenantRecovered,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::BreakerOpened => "breaker.opened",
+            Self::BreakerClosed => "breaker.closed",
+            Self::BudgetExceeded => "budget.exceeded",
+            Self::TenantDegraded => "tenant.degraded",
+            Self::TenantRecovered => "tenant.recovered",
+        }
+    }
+
+    pub fn parse(kind: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|e| e.as_str() == kind)
+    }
+}
+
+fn all_events() -> Vec<AlertEvent> {
+    AlertEvent::ALL.to_vec()
+}
+
+/// `alerts` as a tenant writes it. `events` absent is every event.
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Alerts {
+    pub webhook_url: WebhookUrl,
+    #[serde(default = "all_events")]
+    pub events: Vec<AlertEvent>,
+    /// The signing secret: only in the answer of the PUT that set a new `webhook_url` (never
+    /// read from a body, never stored here).
+    #[serde(default, skip_deserializing, skip_serializing_if = "Option::is_none")]
+    pub secret: Option<String>,
+}
+
+impl Alerts {
+    pub fn wants(&self, kind: &str) -> bool {
+        AlertEvent::parse(kind).is_some_and(|e| self.events.contains(&e))
+    }
+
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.events.is_empty() {
+            return Err(ConfigError::invalid(
+                "alerts.events",
+                "must list at least one event (null alerts for none)",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// An `https://` URL (plain http only under `ALLOW_HTTP_UPSTREAMS`, the upstreams' rule),
+/// without credentials or a fragment. A query is allowed: many receivers put a token there.
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct WebhookUrl(String);
+
+const FIELD: &str = "alerts.webhook_url";
+
+impl WebhookUrl {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The same transport rule as a provider's `base_url` (`BaseUrl::check_transport`).
+    pub fn check_transport(&self, allow_http: bool) -> Result<(), ConfigError> {
+        if self.0.starts_with("https://") || allow_http {
+            return Ok(());
+        }
+        Err(ConfigError::invalid(
+            FIELD,
+            format!("must use https:// (plain http:// needs the deployment var {ALLOW_HTTP_VAR} = \"true\")"),
+        ))
+    }
+}
+
+impl TryFrom<String> for WebhookUrl {
+    type Error = ConfigError;
+    fn try_from(s: String) -> Result<Self, ConfigError> {
+        let bad = |why: &str| ConfigError::invalid(FIELD, why);
+        if s.len() > 2048 {
+            return Err(bad("must be at most 2048 characters"));
+        }
+        if !(s.starts_with("https://") || s.starts_with("http://")) {
+            return Err(bad("must start with https://"));
+        }
+        if s.split_once("://")
+            .is_some_and(|(_, rest)| rest.starts_with('/'))
+        {
+            return Err(bad("must name a host"));
+        }
+        if s.chars()
+            .any(|c| c.is_whitespace() || c.is_control() || c == '\\')
+        {
+            return Err(bad("may not contain whitespace or backslashes"));
+        }
+        let url = url::Url::parse(&s).map_err(|e| bad(&format!("is not a valid URL ({e})")))?;
+        if url.host_str().is_none_or(str::is_empty) {
+            return Err(bad("must name a host"));
+        }
+        if !url.username().is_empty() || url.password().is_some() {
+            return Err(bad("may not carry credentials"));
+        }
+        if url.fragment().is_some() {
+            return Err(bad("may not carry a fragment"));
+        }
+        Ok(Self(url.as_str().to_owned()))
+    }
+}
+
+impl From<WebhookUrl> for String {
+    fn from(u: WebhookUrl) -> Self {
+        u.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_webhook_url_is_https_only_unless_the_deployment_allows_http() {
+        let https = WebhookUrl::try_from("https://hooks.example.com/x?t=1".to_owned()).unwrap();
+        assert!(https.check_transport(false).is_ok());
+        let http = WebhookUrl::try_from("http://127.0.0.1:9/hook".to_owned()).unwrap();
+        let e = http.check_transport(false).unwrap_err();
+        assert_eq!(e.field(), Some("alerts.webhook_url"));
+        assert!(http.check_transport(true).is_ok());
+        for bad in ["ftp://x", "https://u:p@x/", "https://x/#f", "https:///x"] {
+            let e = WebhookUrl::try_from(bad.to_owned()).unwrap_err();
+            assert_eq!(e.field(), Some("alerts.webhook_url"), "{bad}");
+        }
+    }
+
+    #[test]
+    fn events_default_to_all_and_a_secret_in_a_body_is_refused() {
+        let a: Alerts = serde_json::from_str(r#"{"webhook_url":"https://h.example/"}"#).unwrap();
+        assert_eq!(a.events, AlertEvent::ALL.to_vec());
+        assert!(a.wants("tenant.degraded") && !a.wants("probe"));
+        assert!(serde_json::from_str::<Alerts>(
+            r#"{"webhook_url":"https://h.example/","secret":"mine"}"#
+        )
+        .is_err());
+        assert!(serde_json::from_str::<Alerts>(
+            r#"{"webhook_url":"https://h.example/","events":["breaker.melted"]}"#
+        )
+        .is_err());
+    }
+}

@@ -1,0 +1,246 @@
+//! The Durable Object holding one tenant's webhook outbox (issue 25): events wait here and are
+//! POSTed from its alarm, off every request path, retried with backoff for at most a day
+//! (`state::outbox`). Each outcome is an event (`alert.delivered`, `alert.failed`).
+
+use super::alerts::Enqueue;
+use super::d1::{parse_stored, Db};
+use super::http::{now_ms, random_bytes};
+use crate::config::{SettingsOverrides, TenantId};
+use crate::state::outbox::{signature, Attempt, Delivery, DeliveryOutcome, Outbox};
+use futures::future::{select, Either};
+use std::pin::pin;
+use std::time::Duration;
+use worker::{
+    console_error, durable_object, DurableObject, Env, Fetch, Headers, Method, Request,
+    RequestInit, RequestRedirect, Response, Result, State,
+};
+
+const OUTBOX_KEY: &str = "outbox";
+const TENANT_KEY: &str = "tenant";
+/// How long a receiver has to answer one POST.
+const POST_TIMEOUT_MS: u64 = 10_000;
+
+#[durable_object]
+pub struct AlertOutbox {
+    state: State,
+    env: Env,
+}
+
+impl DurableObject for AlertOutbox {
+    fn new(state: State, env: Env) -> Self {
+        Self { state, env }
+    }
+
+    async fn fetch(&self, mut req: Request) -> Result<Response> {
+        match (req.method(), req.path().as_str()) {
+            (Method::Post, "/enqueue") => {
+                let call: Enqueue = req.json().await?;
+                let now = now_ms();
+                let mut outbox = self.load().await?;
+                let mut body: serde_json::Value =
+                    serde_json::from_str(&call.body).unwrap_or_default();
+                // The record as listed, with its type under the name receivers expect.
+                if let Some(obj) = body.as_object_mut() {
+                    obj.insert("type".into(), call.kind.clone().into());
+                }
+                let id = random_bytes::<12>()
+                    .map(|b| format!("evt_{}", hex::encode(b)))
+                    .unwrap_or_else(|_| format!("evt_{now}"));
+                let dropped = outbox.push(Delivery {
+                    id,
+                    kind: call.kind,
+                    body: body.to_string(),
+                    created_at: now,
+                    attempts: 0,
+                    due_at: now,
+                });
+                if let Some(d) = dropped {
+                    console_error!(
+                        "{}",
+                        serde_json::json!({"msg": "alert outbox full, oldest dropped", "tenant": call.tenant, "event_id": d.id})
+                    );
+                }
+                self.state.storage().put(TENANT_KEY, &call.tenant).await?;
+                self.store(&outbox).await?;
+                Response::from_json(&serde_json::json!({}))
+            }
+            _ => Response::error("no such alert-outbox route", 404),
+        }
+    }
+
+    async fn alarm(&self) -> Result<Response> {
+        let now = now_ms();
+        let mut outbox = self.load().await?;
+        let due = outbox.take_due(now);
+        let known = outbox.ids();
+        // Stored before the POSTs: the attempts are counted and the alarm moved past them.
+        self.store(&outbox).await?;
+        if due.is_empty() {
+            return Response::ok("nothing due");
+        }
+        let tenant: Option<String> = self.state.storage().get(TENANT_KEY).await?;
+        let tenant = tenant.unwrap_or_default();
+        let target = self.target(&tenant).await;
+        let mut outcomes = Vec::new();
+        for d in due {
+            let attempt = match &target {
+                Err(why) => Attempt::Failed {
+                    status: None,
+                    error: why.clone(),
+                },
+                Ok((url, _, events)) if url.is_empty() || !events.contains(&d.kind) => {
+                    outbox.forget(&d.id);
+                    continue;
+                }
+                Ok((url, secret, _)) => post(url, secret, &d).await,
+            };
+            outcomes.extend(outbox.settle(&d.id, attempt, now_ms()));
+        }
+        // An enqueue may have landed during the POSTs: kept beside what was settled.
+        let stored = self.load().await?;
+        self.store(&outbox.merged_with(stored, &known)).await?;
+        for o in outcomes {
+            record(&self.env, &tenant, &o).await;
+        }
+        Response::ok("delivered")
+    }
+}
+
+impl AlertOutbox {
+    async fn load(&self) -> Result<Outbox> {
+        Ok(self
+            .state
+            .storage()
+            .get::<Outbox>(OUTBOX_KEY)
+            .await?
+            .unwrap_or_default())
+    }
+
+    /// Stores the outbox and sets the alarm for its next due delivery.
+    async fn store(&self, outbox: &Outbox) -> Result<()> {
+        self.state.storage().put(OUTBOX_KEY, outbox).await?;
+        match outbox.next_alarm() {
+            Some(at) => {
+                let offset = at.saturating_sub(now_ms());
+                self.state
+                    .storage()
+                    .set_alarm(i64::try_from(offset).unwrap_or(i64::MAX))
+                    .await
+            }
+            None => self.state.storage().delete_alarm().await,
+        }
+    }
+
+    /// The webhook URL, the secret in the clear and the subscribed events, read now: a URL
+    /// changed or alerts removed since the event take effect at once.
+    async fn target(
+        &self,
+        tenant: &str,
+    ) -> std::result::Result<(String, String, Vec<String>), String> {
+        let db = Db::open(&self.env).map_err(|e| format!("{e:?}"))?;
+        // A deleted tenant has nothing to deliver: its deliveries are dropped like unsubscribed ones.
+        let Some(row) = db
+            .alert_target(tenant)
+            .await
+            .map_err(|e| format!("{e:?}"))?
+        else {
+            return Ok((String::new(), String::new(), Vec::new()));
+        };
+        let settings: SettingsOverrides =
+            parse_stored(&row.settings).map_err(|e| format!("{e:?}"))?;
+        let Some(alerts) = settings.alerts else {
+            return Ok((String::new(), String::new(), Vec::new()));
+        };
+        let t = TenantId::parse(tenant).map_err(|e| format!("{e:?}"))?;
+        let kek = super::store::kek(&self.env)
+            .map_err(|_| "CG_KEK is malformed".to_owned())?
+            .ok_or("no CG_KEK to open the signing secret")?;
+        let sealed = row.alert_secret.ok_or("no signing secret stored")?;
+        let secret = kek
+            .open_alert_secret(&t, &sealed)
+            .map_err(|e| format!("{e:?}"))?;
+        let events = alerts
+            .events
+            .iter()
+            .map(|e| e.as_str().to_owned())
+            .collect();
+        Ok((alerts.webhook_url.as_str().to_owned(), secret, events))
+    }
+}
+
+/// One signed POST; a redirect is an answer like any other (not followed).
+async fn post(url: &str, secret: &str, d: &Delivery) -> Attempt {
+    let sent = async {
+        let headers = Headers::new();
+        headers.set("content-type", "application/json")?;
+        headers.set(
+            "x-cognigate-signature",
+            &signature(secret.as_bytes(), d.body.as_bytes()),
+        )?;
+        headers.set("x-cognigate-event-id", &d.id)?;
+        headers.set("x-cognigate-event", &d.kind)?;
+        let mut init = RequestInit::new();
+        init.with_method(Method::Post)
+            .with_headers(headers)
+            .with_redirect(RequestRedirect::Manual)
+            .with_body(Some(d.body.clone().into()));
+        let req = Request::new_with_init(url, &init)?;
+        Fetch::Request(req).send().await
+    };
+    let timer = pin!(worker::Delay::from(Duration::from_millis(POST_TIMEOUT_MS)));
+    match select(pin!(sent), timer).await {
+        Either::Left((Ok(resp), _)) => {
+            let status = resp.status_code();
+            if (200..300).contains(&status) {
+                Attempt::Delivered { status }
+            } else {
+                Attempt::Failed {
+                    status: Some(status),
+                    error: format!("the webhook answered {status}"),
+                }
+            }
+        }
+        Either::Left((Err(e), _)) => Attempt::Failed {
+            status: None,
+            error: e.to_string(),
+        },
+        Either::Right(_) => Attempt::Failed {
+            status: None,
+            error: format!("no answer within {POST_TIMEOUT_MS} ms"),
+        },
+    }
+}
+
+/// The outcome as an event of the events list (the listed fields, the rest in `reason`).
+async fn record(env: &Env, tenant: &str, o: &DeliveryOutcome) {
+    let at = now_ms();
+    let reason = match (o.delivered, o.retry_at) {
+        (true, _) => format!(
+            "{} {} delivered (attempt {}, status {})",
+            o.event,
+            o.event_id,
+            o.attempts,
+            o.status.unwrap_or(0)
+        ),
+        (false, Some(next)) => format!(
+            "{} {} not delivered (attempt {}): {}; retried at {next}",
+            o.event,
+            o.event_id,
+            o.attempts,
+            o.error.as_deref().unwrap_or("")
+        ),
+        (false, None) => format!(
+            "{} {} given up after {} attempts: {}",
+            o.event,
+            o.event_id,
+            o.attempts,
+            o.error.as_deref().unwrap_or("")
+        ),
+    };
+    let body = serde_json::json!({
+        "event": o.kind(), "tenant": tenant, "provider": "", "model": "", "reason": reason,
+        "time": at, "event_id": o.event_id, "attempts": o.attempts, "status": o.status,
+        "retry_at": o.retry_at,
+    });
+    super::store::insert_event(env, tenant, o.kind(), at, &body.to_string()).await;
+}

@@ -1,0 +1,191 @@
+//! A tenant's webhook outbox (issue 25): events waiting to be POSTed, the retry schedule, and the
+//! signature each POST carries. Pure, time passed in; the tenant's health object stores it and
+//! wakes itself with an alarm at `next_alarm`.
+
+use serde::{Deserialize, Serialize};
+
+/// Deliveries kept at most; past it the oldest is dropped (and said so in the events list).
+pub const MAX_PENDING: usize = 500;
+/// Deliveries POSTed per alarm at most; the rest wait for the next one, due at once.
+pub const BATCH: usize = 20;
+/// No delivery is tried later than a day after its event.
+pub const GIVE_UP_AFTER_MS: u64 = 86_400_000;
+const FIRST_RETRY_MS: u64 = 10_000;
+/// A delivery taken for a POST is not due again for this long: the alarm that took it settles it
+/// well before, and one that died mid-POST leaves it to be tried again then, not at once.
+pub const IN_FLIGHT_MS: u64 = 30_000;
+const MAX_RETRY_MS: u64 = 7_200_000;
+
+/// `X-CogniGate-Signature`: `sha256=<hex HMAC-SHA256 of the raw body>` under the tenant's secret.
+pub fn signature(secret: &[u8], body: &[u8]) -> String {
+    use hmac::{Mac, SimpleHmac};
+    // `new_from_slice` accepts any key length; an HMAC key cannot be refused.
+    let Ok(mut mac) = <SimpleHmac<sha2::Sha256> as Mac>::new_from_slice(secret) else {
+        return String::new();
+    };
+    mac.update(body);
+    format!("sha256={}", hex::encode(mac.finalize().into_bytes()))
+}
+
+/// When a delivery that failed its `attempts`th try is tried again: 10 s after the first failure,
+/// three times longer after each next one, at most 2 h apart; `None` once that would be more than
+/// a day after the event.
+pub fn retry_at(created_at: u64, attempts: u32, now: u64) -> Option<u64> {
+    let exp = attempts.saturating_sub(1).min(20);
+    let delay = FIRST_RETRY_MS
+        .saturating_mul(3u64.saturating_pow(exp))
+        .min(MAX_RETRY_MS);
+    let at = now.saturating_add(delay);
+    (at <= created_at.saturating_add(GIVE_UP_AFTER_MS)).then_some(at)
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Delivery {
+    /// `X-CogniGate-Event-Id`: the same on every retry, so a receiver can deduplicate.
+    pub id: String,
+    /// The event's type (`breaker.opened`, ...).
+    pub kind: String,
+    /// The JSON event record, POSTed as is (the bytes the signature covers).
+    pub body: String,
+    pub created_at: u64,
+    #[serde(default)]
+    pub attempts: u32,
+    pub due_at: u64,
+}
+
+/// How one POST ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Attempt {
+    /// A 2xx.
+    Delivered { status: u16 },
+    /// Any other status (a redirect is one: redirects are not followed), or no answer.
+    Failed { status: Option<u16>, error: String },
+}
+
+/// What the events list shows about a delivery.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeliveryOutcome {
+    pub event_id: String,
+    pub event: String,
+    pub attempts: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The next try, while it is retried; absent once delivered or given up.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry_at: Option<u64>,
+    pub delivered: bool,
+}
+
+impl DeliveryOutcome {
+    /// `alert.delivered`, or `alert.failed` (with `retry_at` while it is still retried).
+    pub fn kind(&self) -> &'static str {
+        if self.delivered {
+            "alert.delivered"
+        } else {
+            "alert.failed"
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Outbox {
+    pending: Vec<Delivery>,
+}
+
+impl Outbox {
+    /// Queues a delivery due at once; the oldest dropped when the outbox is full.
+    pub fn push(&mut self, d: Delivery) -> Option<Delivery> {
+        self.pending.push(d);
+        (self.pending.len() > MAX_PENDING).then(|| self.pending.remove(0))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.pending.is_empty()
+    }
+
+    /// The deliveries due at `now`, at most `BATCH`, oldest first; each counted as tried and held
+    /// for `IN_FLIGHT_MS` until it is settled.
+    pub fn take_due(&mut self, now: u64) -> Vec<Delivery> {
+        let mut due = Vec::new();
+        for d in self
+            .pending
+            .iter_mut()
+            .filter(|d| d.due_at <= now)
+            .take(BATCH)
+        {
+            d.attempts = d.attempts.saturating_add(1);
+            d.due_at = now.saturating_add(IN_FLIGHT_MS);
+            due.push(d.clone());
+        }
+        due
+    }
+
+    pub fn ids(&self) -> Vec<String> {
+        self.pending.iter().map(|d| d.id.clone()).collect()
+    }
+
+    /// This outbox (as settled by an alarm that knew `known`) with what was queued meanwhile
+    /// into `stored`.
+    pub fn merged_with(mut self, stored: Outbox, known: &[String]) -> Outbox {
+        self.pending.extend(
+            stored
+                .pending
+                .into_iter()
+                .filter(|d| !known.contains(&d.id)),
+        );
+        self
+    }
+
+    /// Forgets a delivery without an outcome (its event was unsubscribed since).
+    pub fn forget(&mut self, id: &str) {
+        self.pending.retain(|d| d.id != id);
+    }
+
+    /// Records how a POST ended: a delivered or abandoned delivery leaves the outbox, a failed
+    /// one waits for its retry.
+    pub fn settle(&mut self, id: &str, attempt: Attempt, now: u64) -> Option<DeliveryOutcome> {
+        let at = self.pending.iter().position(|d| d.id == id)?;
+        let d = self.pending.get_mut(at)?;
+        let mut outcome = DeliveryOutcome {
+            event_id: d.id.clone(),
+            event: d.kind.clone(),
+            attempts: d.attempts,
+            status: None,
+            error: None,
+            retry_at: None,
+            delivered: false,
+        };
+        match attempt {
+            Attempt::Delivered { status } => {
+                outcome.status = Some(status);
+                outcome.delivered = true;
+                self.pending.remove(at);
+            }
+            Attempt::Failed { status, error } => {
+                outcome.status = status;
+                outcome.error = Some(error);
+                match retry_at(d.created_at, d.attempts, now) {
+                    Some(next) => {
+                        d.due_at = next;
+                        outcome.retry_at = Some(next);
+                    }
+                    None => {
+                        self.pending.remove(at);
+                    }
+                }
+            }
+        }
+        Some(outcome)
+    }
+
+    /// When the next delivery is due.
+    pub fn next_alarm(&self) -> Option<u64> {
+        self.pending.iter().map(|d| d.due_at).min()
+    }
+}
+
+#[cfg(test)]
+#[path = "outbox_tests.rs"]
+mod tests;

@@ -1,0 +1,127 @@
+use super::*;
+
+fn delivery(id: &str, at: u64) -> Delivery {
+    Delivery {
+        id: id.into(),
+        kind: "breaker.opened".into(),
+        body: r#"{"type":"breaker.opened"}"#.into(),
+        created_at: at,
+        attempts: 0,
+        due_at: at,
+    }
+}
+
+#[test]
+fn the_signature_is_the_hex_hmac_sha256_of_the_raw_body() {
+    // RFC 4231 test case 2.
+    assert_eq!(
+        signature(b"Jefe", b"what do ya want for nothing?"),
+        "sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+    );
+}
+
+#[test]
+fn retries_back_off_and_stop_a_day_after_the_event() {
+    assert_eq!(retry_at(0, 1, 0), Some(10_000));
+    assert_eq!(retry_at(0, 2, 10_000), Some(40_000));
+    assert_eq!(retry_at(0, 3, 40_000), Some(130_000));
+    assert_eq!(
+        retry_at(0, 12, 1_000_000),
+        Some(1_000_000 + 7_200_000),
+        "at most 2 h apart"
+    );
+    assert_eq!(retry_at(0, 12, 86_000_000), None, "never past a day");
+    // The whole schedule from one event: every try inside the day, the gaps never shrinking.
+    let (mut now, mut attempts, mut gaps) = (0u64, 1u32, vec![]);
+    while let Some(next) = retry_at(0, attempts, now) {
+        gaps.push(next - now);
+        now = next;
+        attempts += 1;
+    }
+    assert!(now <= GIVE_UP_AFTER_MS);
+    assert!(gaps.windows(2).all(|w| w[0] <= w[1]));
+    assert!(attempts > 10);
+}
+
+#[test]
+fn a_delivered_post_leaves_the_outbox_and_a_failed_one_waits_for_its_retry() {
+    let mut o = Outbox::default();
+    o.push(delivery("a", 0));
+    o.push(delivery("b", 0));
+    let due = o.take_due(0);
+    assert_eq!(due.len(), 2);
+    let ok = o
+        .settle("a", Attempt::Delivered { status: 204 }, 100)
+        .unwrap();
+    assert!(ok.delivered);
+    assert_eq!(ok.kind(), "alert.delivered");
+    let failed = o
+        .settle(
+            "b",
+            Attempt::Failed {
+                status: Some(302),
+                error: "redirect".into(),
+            },
+            100,
+        )
+        .unwrap();
+    assert_eq!(failed.kind(), "alert.failed");
+    assert_eq!(failed.retry_at, Some(10_100));
+    assert_eq!(o.next_alarm(), Some(10_100));
+    assert!(o.take_due(10_000).is_empty(), "not before its retry");
+    assert_eq!(o.take_due(10_100)[0].attempts, 2);
+}
+
+#[test]
+fn a_delivery_still_failing_after_a_day_is_given_up() {
+    let mut o = Outbox::default();
+    o.push(delivery("a", 0));
+    let mut now = 0;
+    let mut last = None;
+    while let Some(d) = o.take_due(now).pop() {
+        last = o.settle(
+            &d.id,
+            Attempt::Failed {
+                status: Some(500),
+                error: "500".into(),
+            },
+            now,
+        );
+        match o.next_alarm() {
+            Some(next) => now = next,
+            None => break,
+        }
+    }
+    assert!(o.is_empty());
+    let last = last.unwrap();
+    assert_eq!(last.retry_at, None);
+    assert!(now <= GIVE_UP_AFTER_MS);
+}
+
+#[test]
+fn a_full_outbox_drops_its_oldest_delivery() {
+    let mut o = Outbox::default();
+    for i in 0..MAX_PENDING {
+        assert!(o.push(delivery(&i.to_string(), 0)).is_none());
+    }
+    assert_eq!(
+        o.push(delivery("new", 0)).map(|d| d.id),
+        Some("0".to_owned())
+    );
+    assert_eq!(o.take_due(0).len(), BATCH);
+}
+
+#[test]
+fn a_delivery_taken_is_not_due_again_until_settled_and_news_queued_meanwhile_is_kept() {
+    let mut o = Outbox::default();
+    o.push(delivery("a", 0));
+    assert_eq!(o.take_due(0).len(), 1);
+    assert!(o.take_due(1_000).is_empty(), "in flight");
+    assert_eq!(o.next_alarm(), Some(IN_FLIGHT_MS));
+    let known = o.ids();
+    let mut stored = o.clone();
+    stored.push(delivery("b", 5));
+    o.settle("a", Attempt::Delivered { status: 200 }, 2_000);
+    let merged = o.merged_with(stored, &known);
+    assert_eq!(merged.ids(), vec!["b".to_owned()]);
+}
