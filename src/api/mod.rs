@@ -8,6 +8,7 @@ pub mod raw_json;
 
 pub use chat::{passthrough_error, ChatRequest};
 pub mod route;
+pub mod route_table;
 
 pub use route::Route;
 pub mod auth;
