@@ -12,6 +12,8 @@
 //! - Absent keys are remembered for a short negative TTL in a bounded table, so a client
 //!   retrying with a wrong key does not cost a D1 query per request.
 
+pub mod response_key;
+
 use std::collections::{HashMap, VecDeque};
 use std::hash::Hash;
 
