@@ -38,9 +38,20 @@ pub struct KeyInput<'a> {
 
 /// The hex SHA-256 key; `None` when the body is not JSON (such a request is refused before).
 pub fn response_key(input: &KeyInput<'_>) -> Option<String> {
-    let body = std::str::from_utf8(input.body).ok()?;
+    Some(key_with_body(input, &body_digest(input.body)?))
+}
+
+/// SHA-256 of the body's canonical form: taken before the body is parsed into the request, so
+/// the body is never held twice; `None` when it is not JSON.
+pub fn body_digest(body: &[u8]) -> Option<[u8; 32]> {
+    let body = std::str::from_utf8(body).ok()?;
     let raw: &RawValue = serde_json::from_str(body).ok()?;
     let canonical = canonical_body(raw)?;
+    Some(Sha256::digest(canonical.as_bytes()).into())
+}
+
+/// The key from its parts and the body's digest (`input.body` is not read).
+pub fn key_with_body(input: &KeyInput<'_>, body_digest: &[u8; 32]) -> String {
     let mut h = Sha256::new();
     part(&mut h, b"cognigate-response-cache/v1");
     part(&mut h, input.tenant.as_bytes());
@@ -57,8 +68,8 @@ pub fn response_key(input: &KeyInput<'_>) -> Option<String> {
         part(&mut h, name.as_bytes());
         part(&mut h, value.as_bytes());
     }
-    part(&mut h, canonical.as_bytes());
-    Some(::hex::encode(h.finalize()))
+    part(&mut h, body_digest);
+    ::hex::encode(h.finalize())
 }
 
 fn part(h: &mut Sha256, bytes: &[u8]) {

@@ -28,6 +28,9 @@ pub struct SettingsOverrides {
     /// Issue 22: the share of ranked requests that try a candidate with stale stats first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exploration_share: Option<f64>,
+    /// Issue 27: the response cache (`config::response_cache`); absent is off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<super::response_cache::CacheSettings>,
 }
 
 /// The share of ranked requests that explore when the tenant sets none (2%, issue 22).
@@ -153,6 +156,9 @@ pub struct Settings {
     /// (`routing::rank`); shown only when it is not the default 0.02.
     #[serde(default = "default_share", skip_serializing_if = "is_default_share")]
     pub exploration_share: f64,
+    /// Issue 27: the response cache; absent is off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<super::response_cache::CacheSettings>,
     #[serde(flatten)]
     pub limits: TenantLimits,
 }
@@ -178,6 +184,7 @@ impl Default for Defaults {
                 },
                 context_window_guard: false,
                 exploration_share: DEFAULT_EXPLORATION_SHARE,
+                cache: None,
                 limits: TenantLimits::default(),
             },
             request_budget_ms: 60_000,
@@ -238,6 +245,7 @@ impl Defaults {
             exploration_share: o
                 .exploration_share
                 .unwrap_or(self.settings.exploration_share),
+            cache: o.cache,
             limits: TenantLimits {
                 budget: o.budget,
                 end_user: o.end_user,

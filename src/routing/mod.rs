@@ -2,6 +2,7 @@
 
 pub mod affinity;
 pub mod auto;
+pub mod cache_ttl;
 pub mod chain;
 pub mod condition;
 mod draw;
