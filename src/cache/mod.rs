@@ -14,6 +14,7 @@
 
 pub mod opt_in;
 pub mod response_key;
+pub mod stored_answer;
 
 use std::collections::{HashMap, VecDeque};
 use std::hash::Hash;
