@@ -23,6 +23,9 @@ pub struct StoredMeta {
     pub expires_at_ms: u64,
     /// What the original answer cost at its serving model's prices: what each hit saves.
     pub cost_usd: f64,
+    /// `X-CogniGate-Fallback-Depth` of the original answer.
+    #[serde(default)]
+    pub depth: usize,
 }
 
 impl StoredMeta {
@@ -64,6 +67,7 @@ mod tests {
             stored_at_ms: 10_000,
             expires_at_ms: 70_000,
             cost_usd: 0.5,
+            depth: 0,
         };
         assert!(m.fresh(69_999));
         assert!(!m.fresh(70_000));

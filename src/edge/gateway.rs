@@ -6,6 +6,7 @@ use super::http::{self, header, now_ms, random_bytes, HttpReply};
 use super::limits::{allowed, govern, Admitting, Governed};
 use super::live_stats;
 use super::metrics::Metrics;
+use super::response_cache::{self, Answered, CacheWrite};
 use super::routed;
 use super::routing_object::RoutingClient;
 use super::served::{
@@ -139,6 +140,7 @@ pub async fn serve(
         let (key, cfg) = caller_config(&req, env, ctx, dep, &metrics).await?;
         log.tenant = cfg.tenant.to_string();
         let body = http::read_body(&mut req, dep.max_chat_body).await?;
+        let digest = response_cache::digest(&req, &cfg, &body);
         // The request keeps the body and points into it: held once, never as a tree.
         let beta = header(&req, "anthropic-beta");
         let limits = &cfg.settings.limits;
@@ -158,6 +160,7 @@ pub async fn serve(
         let (route, conversation) = routed::route(&req, &cfg, &key, &inbound)?;
         let refusals = super::refusal::policy(&req, route.on_refusal);
         let (chain, refusal_only) = (route.candidates, route.refusal_only);
+        let cache = response_cache::Plan::of(&req, &cfg, &inbound, digest)?;
         // Read once: the reservation holds it, and an answer without usage is charged it.
         let prompt_estimate = inbound.prompt_tokens();
         let admitting = Admitting {
@@ -175,6 +178,17 @@ pub async fn serve(
                 log.emit("limited", refused.error.status(), &[]);
                 return Ok(refused.response(surface));
             }
+        };
+        let back = (pending, governed);
+        let (pending, governed) = match cache
+            .try_hit(env, ctx, &inbound, prompt_estimate, back)
+            .await
+        {
+            Ok(reply) => {
+                log.emit("cache_hit", 200, &[]);
+                return Ok(reply);
+            }
+            Err(back) => back,
         };
         let state = RoutingClient {
             env,
@@ -201,8 +215,10 @@ pub async fn serve(
             pending,
             prompt_estimate,
             governed,
+            cache: cache.write(),
         };
-        Ok(respond(outcome, &state, &log, dep, usage, conversation).await)
+        let reply = respond(outcome, &state, &log, dep, usage, conversation).await;
+        Ok(reply.and_then(|r| cache.mark().apply(r)))
     }
     .await;
     let resp = match result {
@@ -252,6 +268,8 @@ struct Metered<'a> {
     prompt_estimate: u64,
     /// How the record goes to the ledger.
     governed: Governed,
+    /// Issue 27: where a miss's answer is stored (`None`: the cache is not used).
+    cache: Option<CacheWrite>,
 }
 
 /// The cascade's outcome as the caller's response; logged here, once. A served or exhausted
@@ -266,6 +284,7 @@ async fn respond(
         pending,
         prompt_estimate,
         governed,
+        cache,
     }: Metered<'_>,
     conversation: Option<Conversation>,
 ) -> HttpReply {
@@ -313,6 +332,7 @@ async fn respond(
                     ..
                 } => {
                     settle(state, settlement).await;
+                    let mut cost_usd = 0.0;
                     if let Some(model) = serving_model {
                         // No `usage` in the answer: charged the estimate, never nothing.
                         let tokens = answer_tokens(usage, prompt_estimate, &bytes);
@@ -321,7 +341,12 @@ async fn respond(
                         let also = super::refusal::billed(cfg, &attempts, others, prompt_estimate);
                         let record = pending.served_with(now_ms(), (model, tokens), &also);
                         by.cost_usd = record.cost_usd.map(usd_decimal);
+                        cost_usd = record.cost_usd.unwrap_or(0.0);
                         usage_sink::hand_off(state.env, state.ctx, record, governed);
+                    }
+                    if let Some(write) = cache {
+                        let answered = Answered::of(log.surface, status, &content_type, &bytes);
+                        write.store(state.env, state.ctx, answered.by(&by, cost_usd));
                     }
                     http::bytes(status, &content_type, bytes)
                 }

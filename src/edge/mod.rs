@@ -4,6 +4,7 @@
 mod admin;
 mod affinity_memory;
 mod body_read;
+mod cache_store;
 mod catalog;
 mod count_tokens;
 mod d1;
@@ -22,6 +23,7 @@ mod metrics;
 mod model_metrics;
 mod open_breakers;
 mod refusal;
+mod response_cache;
 mod routed;
 mod routing_client;
 mod routing_object;
