@@ -264,3 +264,96 @@ fn a_hit_does_not_move_the_keys_budget_and_the_usage_api_shows_cache_hits_and_sa
         "hits cost the key nothing"
     );
 }
+
+#[test]
+fn a_streamed_miss_is_stored_as_it_is_relayed_and_serves_a_later_non_streamed_request() {
+    let (t, mock) = cached("cache-stream-first", json!({"ttl_s": 300}));
+    let streamed = cache_sdk(&t, "chat_stream");
+    assert_eq!(streamed["cache"], "miss", "{streamed}");
+    // The entry is written under the stream's waitUntil, just after its last byte: from now on
+    // the upstream only fails, so a request that is not a hit cannot store anything either.
+    mock.set_default(Reply::status(500));
+    let same = json!({"model": "m", "temperature": 0.5, "messages": [
+        {"role": "system", "content": "Be brief."}, {"role": "user", "content": "Say hello."}]});
+    eventually("the streamed answer stored", SETTLED, || {
+        t.post_with("/v1/chat/completions", &same, &[])
+            .header("x-cognigate-cache")
+            == Some("hit")
+    });
+    let upstream_calls = mock.count();
+    let plain = cache_sdk(&t, "chat");
+    assert_eq!(plain["cache"], "hit", "{plain}");
+    assert_eq!(plain["text"], streamed["text"], "{plain} {streamed}");
+    assert_eq!(mock.count(), upstream_calls, "{plain}");
+    assert_eq!(
+        mock.calls()[0].body["stream"],
+        true,
+        "the one answer was streamed"
+    );
+}
+
+#[test]
+fn messages_and_responses_hits_stream_in_their_own_events() {
+    let (t, mock) = cached("cache-surfaces", json!({"ttl_s": 300}));
+    let messages =
+        json!({"model": "m", "max_tokens": 50, "messages": [{"role": "user", "content": "hi"}]});
+    let first = t.post_with("/v1/messages", &messages, &[]);
+    assert_eq!(
+        (first.status, first.header("x-cognigate-cache")),
+        (200, Some("miss")),
+        "{}",
+        first.text
+    );
+    let text = first.json()["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let mut streamed = messages.clone();
+    streamed["stream"] = json!(true);
+    let hit = t.post_with("/v1/messages", &streamed, &[]);
+    assert_eq!(hit.header("x-cognigate-cache"), Some("hit"), "{}", hit.text);
+    assert!(hit.text.starts_with("event: message_start"), "{}", hit.text);
+    assert!(
+        hit.text.contains(&serde_json::to_string(&text).unwrap()),
+        "{}",
+        hit.text
+    );
+    assert!(hit.text.contains("event: message_stop"), "{}", hit.text);
+    let responses = json!({"model": "m", "input": "hi"});
+    let first = t.post_with("/v1/responses", &responses, &[]);
+    assert_eq!(
+        first.header("x-cognigate-cache"),
+        Some("miss"),
+        "{}",
+        first.text
+    );
+    let mut streamed = responses.clone();
+    streamed["stream"] = json!(true);
+    let hit = t.post_with("/v1/responses", &streamed, &[]);
+    assert_eq!(hit.header("x-cognigate-cache"), Some("hit"), "{}", hit.text);
+    assert!(
+        hit.text.contains("event: response.completed"),
+        "{}",
+        hit.text
+    );
+    assert!(
+        hit.text.contains(&serde_json::to_string(&text).unwrap()),
+        "{}",
+        hit.text
+    );
+    assert_eq!(mock.count(), 2);
+}
+
+#[test]
+fn a_hit_counts_toward_the_keys_rpm() {
+    let (t, mock) = cached("cache-rpm", json!({"ttl_s": 300}));
+    let (_, key) = t.key_with(json!({"rpm": 2}));
+    let body = chat_body("hello", 0.2).to_string();
+    let send = || {
+        t.gw.request("POST", "/v1/chat/completions", Some(&key), Some(&body))
+    };
+    assert_eq!(send().header("x-cognigate-cache"), Some("miss"));
+    assert_eq!(send().header("x-cognigate-cache"), Some("hit"));
+    assert_eq!(send().status, 429, "a hit is still a request");
+    assert_eq!(mock.count(), 1);
+}

@@ -352,6 +352,9 @@ async fn respond(
                 }
                 // A stream settles when it ends: a failure after the first byte still counts.
                 UpstreamBody::Stream(start) => {
+                    let at = (state.env, state.ctx);
+                    let cache =
+                        cache.and_then(|w| w.streaming(at, log.surface, &by, serving_model));
                     let owner = StreamOwner {
                         env: state.env.clone(),
                         tenant: state.tenant.clone(),
@@ -364,6 +367,7 @@ async fn respond(
                             prompt_estimate,
                             hand_off: StreamHandOff::start(state.env, state.ctx, governed),
                         }),
+                        cache,
                     };
                     stream_response(status, streamed::body(start, owner, state.ctx))
                 }

@@ -30,6 +30,7 @@ mod routing_object;
 mod served;
 mod signals;
 mod store;
+mod stream_capture;
 mod stream_report;
 mod stream_response;
 mod upstream;

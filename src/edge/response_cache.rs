@@ -224,8 +224,17 @@ pub(super) async fn try_hit(
 
 /// A miss's entry, written after the answer is sent.
 pub(super) struct CacheWrite {
-    key: String,
-    ttl_s: u32,
+    pub(super) key: String,
+    pub(super) ttl_s: u32,
+}
+
+/// Whether an answer, as the caller reads it, is a safety refusal (never stored).
+pub(super) fn refusal_in(surface: Surface, bytes: &[u8]) -> bool {
+    match surface {
+        Surface::Chat => is_refusal(ProviderKind::Openai, bytes),
+        Surface::Messages => is_refusal(ProviderKind::Anthropic, bytes),
+        Surface::Responses | Surface::Embeddings => false,
+    }
 }
 
 /// What a served non-streamed answer was, for its entry.
@@ -277,12 +286,8 @@ impl<'a> Answered<'a> {
 impl CacheWrite {
     pub(super) fn store(self, env: &Env, ctx: &Context, a: Answered<'_>) {
         // The answer as the caller reads it: a refusal in its own shape is never stored.
-        let refusal = match a.surface {
-            Surface::Chat => is_refusal(ProviderKind::Openai, a.bytes),
-            Surface::Messages => is_refusal(ProviderKind::Anthropic, a.bytes),
-            Surface::Responses | Surface::Embeddings => false,
-        };
-        if !storable(a.status, a.refused || refusal, a.bytes.len()) {
+        let refused = a.refused || refusal_in(a.surface, a.bytes);
+        if !storable(a.status, refused, a.bytes.len()) {
             return;
         }
         let now = now_ms();
