@@ -357,3 +357,27 @@ fn a_hit_counts_toward_the_keys_rpm() {
     assert_eq!(send().status, 429, "a hit is still a request");
     assert_eq!(mock.count(), 1);
 }
+
+#[test]
+fn a_key_whose_models_list_does_not_include_the_name_never_reaches_the_cache() {
+    let (t, mock) = cached("cache-scope", json!({"ttl_s": 300}));
+    let body = chat_body("hello", 0.2);
+    assert_eq!(
+        post(&t, &body, &[]).header("x-cognigate-cache"),
+        Some("miss")
+    );
+    let (_, narrow) = t.key_with(json!({"models": ["other"]}));
+    let r = t.gw.request(
+        "POST",
+        "/v1/chat/completions",
+        Some(&narrow),
+        Some(&body.to_string()),
+    );
+    assert_eq!(r.status, 403, "{}", r.text);
+    assert_eq!(
+        r.header("x-cognigate-cache"),
+        None,
+        "refused before the cache"
+    );
+    assert_eq!(mock.count(), 1);
+}

@@ -10,7 +10,7 @@ use super::response_cache::{self, Answered, CacheWrite};
 use super::routed;
 use super::routing_object::RoutingClient;
 use super::served::{
-    exhausted, stream_response, with_memory_counter, with_served_headers, ServedBy,
+    debug_counters, exhausted, stream_response, with_memory_counter, with_served_headers, ServedBy,
 };
 use super::store;
 use super::stream_response::{self as streamed, StreamOwner, StreamUsageOwner};
@@ -186,7 +186,7 @@ pub async fn serve(
         {
             Ok(reply) => {
                 log.emit("cache_hit", 200, &[]);
-                return Ok(reply);
+                return Ok(reply.and_then(|r| debug_counters(r, &metrics, dep)));
             }
             Err(back) => back,
         };
