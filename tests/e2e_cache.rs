@@ -163,7 +163,7 @@ fn cache_off_makes_the_upstream_call_and_a_bad_cache_header_is_a_400_naming_it()
 }
 
 #[test]
-fn without_any_level_opting_in_nothing_is_cached_and_a_request_header_or_an_alias_opts_in() {
+fn without_any_level_opting_in_nothing_is_cached_and_a_request_header_an_alias_or_a_rule_opts_in() {
     let (t, mock) = cached("cache-levels", Value::Null);
     let body = chat_body("hello", 0.2);
     let r = post(&t, &body, &[]);
@@ -201,6 +201,31 @@ fn without_any_level_opting_in_nothing_is_cached_and_a_request_header_or_an_alia
         "0 means off"
     );
     assert_eq!(mock.count(), 5);
+    // A routing rule's `cache_ttl_s` (stored beside its chain in D1) opts its name in, and its 0
+    // turns the cache off for a name the tenant caches.
+    t.put_ok(
+        "/routing-rules",
+        json!({"match": "ruled", "chain": ["m"], "cache_ttl_s": 60}),
+    );
+    let listed = t.gw.admin("GET", &t.path("/routing-rules"), None).json();
+    assert_eq!(listed["data"][0]["cache_ttl_s"], 60, "{listed}");
+    let ruled = json!({"model": "ruled", "messages": [{"role": "user", "content": "hi"}]});
+    assert_eq!(
+        post(&t, &ruled, &[]).header("x-cognigate-cache"),
+        Some("miss")
+    );
+    assert_eq!(
+        post(&t, &ruled, &[]).header("x-cognigate-cache"),
+        Some("hit")
+    );
+    t.put_ok("/settings", json!({"cache": {"ttl_s": 300}}));
+    t.put_ok(
+        "/routing-rules",
+        json!({"match": "ruled", "chain": ["m"], "cache_ttl_s": 0}),
+    );
+    eventually("the rule's 0 in effect", SETTLED, || {
+        post(&t, &ruled, &[]).header("x-cognigate-cache").is_none()
+    });
 }
 
 /// The key's spend in the admin list.
