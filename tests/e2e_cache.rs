@@ -45,6 +45,19 @@ fn answer(text: &str) -> Reply {
     )
 }
 
+/// Waits until the miss of request `id` is in the cache: with `DEBUG_COUNTERS` the worker logs
+/// each entry it stored, after the answer (the write runs under `waitUntil`).
+fn stored_id(t: &Tenant<'_>, id: &str) {
+    let needle = format!(r#""msg":"cache_stored","request_id":"{id}""#);
+    eventually("the miss stored", SETTLED, || t.gw.log().contains(&needle));
+}
+
+/// A miss, once its answer is stored.
+fn stored(t: &Tenant<'_>, r: &Resp) {
+    assert_eq!(r.header("x-cognigate-cache"), Some("miss"), "{}", r.text);
+    stored_id(t, r.header("x-cognigate-request-id").unwrap());
+}
+
 fn cache_sdk(t: &Tenant<'_>, scenario: &str) -> Value {
     let base = format!("{}/v1", t.gw.url);
     python("cache_sdk.py", &[&base, &t.key, "m", scenario])
@@ -57,7 +70,7 @@ fn two_identical_chat_requests_make_one_upstream_call_and_the_second_is_a_hit_wi
     mock.push(Rule::any(answer("second answer")));
     let body = chat_body("hello", 0.2);
     let first = post(&t, &body, &[]);
-    assert_eq!(first.header("x-cognigate-cache"), Some("miss"));
+    stored(&t, &first);
     let second = post(&t, &body, &[]);
     assert_eq!(mock.count(), 1, "one upstream call");
     assert_eq!(second.header("x-cognigate-cache"), Some("hit"));
@@ -86,10 +99,7 @@ fn two_identical_chat_requests_make_one_upstream_call_and_the_second_is_a_hit_wi
 fn changing_the_temperature_a_message_or_the_tools_is_a_miss_and_so_is_another_tenant() {
     let (t, mock) = cached("cache-miss", json!({"ttl_s": 300}));
     let body = chat_body("hello", 0.2);
-    assert_eq!(
-        post(&t, &body, &[]).header("x-cognigate-cache"),
-        Some("miss")
-    );
+    stored(&t, &post(&t, &body, &[]));
     assert_eq!(
         post(&t, &body, &[]).header("x-cognigate-cache"),
         Some("hit")
@@ -118,6 +128,7 @@ fn a_streamed_request_after_a_non_streamed_one_is_a_hit_the_sdk_reassembles_to_t
     let (t, mock) = cached("cache-stream", json!({"ttl_s": 300}));
     let plain = cache_sdk(&t, "chat");
     assert_eq!(plain["cache"], "miss", "{plain}");
+    stored_id(&t, plain["request_id"].as_str().unwrap());
     let streamed = cache_sdk(&t, "chat_stream");
     assert_eq!(streamed["cache"], "hit", "{streamed}");
     assert_eq!(streamed["text"], plain["text"]);
@@ -138,6 +149,7 @@ fn embeddings_hit() {
         "{}",
         first.text
     );
+    stored(&t, &first);
     let second = t.post_with("/v1/embeddings", &body, &[]);
     assert_eq!(second.header("x-cognigate-cache"), Some("hit"));
     assert_eq!(second.json()["data"], first.json()["data"]);
@@ -148,7 +160,7 @@ fn embeddings_hit() {
 fn cache_off_makes_the_upstream_call_and_a_bad_cache_header_is_a_400_naming_it() {
     let (t, mock) = cached("cache-off", json!({"ttl_s": 300}));
     let body = chat_body("hello", 0.2);
-    post(&t, &body, &[]);
+    stored(&t, &post(&t, &body, &[]));
     let off = post(&t, &body, &[("x-cognigate-cache", "off")]);
     assert_eq!(off.header("x-cognigate-cache"), Some("bypass"));
     assert_eq!(mock.count(), 2, "bypassed: the upstream answered");
@@ -175,10 +187,7 @@ fn without_any_level_opting_in_nothing_is_cached_and_a_request_header_an_alias_o
     post(&t, &body, &[]);
     assert_eq!(mock.count(), 2);
     let asked = [("x-cognigate-cache-ttl", "60")];
-    assert_eq!(
-        post(&t, &body, &asked).header("x-cognigate-cache"),
-        Some("miss")
-    );
+    stored(&t, &post(&t, &body, &asked));
     assert_eq!(
         post(&t, &body, &asked).header("x-cognigate-cache"),
         Some("hit")
@@ -186,10 +195,7 @@ fn without_any_level_opting_in_nothing_is_cached_and_a_request_header_an_alias_o
     assert_eq!(mock.count(), 3);
     t.put_ok("/aliases/cached", json!({"pin": "m", "cache_ttl_s": 60}));
     let aliased = json!({"model": "cached", "messages": [{"role": "user", "content": "hi"}]});
-    assert_eq!(
-        post(&t, &aliased, &[]).header("x-cognigate-cache"),
-        Some("miss")
-    );
+    stored(&t, &post(&t, &aliased, &[]));
     assert_eq!(
         post(&t, &aliased, &[]).header("x-cognigate-cache"),
         Some("hit")
@@ -210,10 +216,7 @@ fn without_any_level_opting_in_nothing_is_cached_and_a_request_header_an_alias_o
     let listed = t.gw.admin("GET", &t.path("/routing-rules"), None).json();
     assert_eq!(listed["data"][0]["cache_ttl_s"], 60, "{listed}");
     let ruled = json!({"model": "ruled", "messages": [{"role": "user", "content": "hi"}]});
-    assert_eq!(
-        post(&t, &ruled, &[]).header("x-cognigate-cache"),
-        Some("miss")
-    );
+    stored(&t, &post(&t, &ruled, &[]));
     assert_eq!(
         post(&t, &ruled, &[]).header("x-cognigate-cache"),
         Some("hit")
@@ -252,7 +255,7 @@ fn a_hit_does_not_move_the_keys_budget_and_the_usage_api_shows_cache_hits_and_sa
     let send = || {
         t.gw.request("POST", "/v1/chat/completions", Some(&key), Some(&body))
     };
-    assert_eq!(send().header("x-cognigate-cache"), Some("miss"));
+    stored(&t, &send());
     eventually("the miss charged", SETTLED, || {
         (key_spend(&t, &id) - cost).abs() < 1e-9
     });
@@ -295,21 +298,12 @@ fn a_streamed_miss_is_stored_as_it_is_relayed_and_serves_a_later_non_streamed_re
     let (t, mock) = cached("cache-stream-first", json!({"ttl_s": 300}));
     let streamed = cache_sdk(&t, "chat_stream");
     assert_eq!(streamed["cache"], "miss", "{streamed}");
-    // The entry is written under the stream's waitUntil, just after its last byte: from now on
-    // the upstream only fails, so a request that is not a hit cannot store anything either.
-    mock.set_default(Reply::status(500));
-    let same = json!({"model": "m", "temperature": 0.5, "messages": [
-        {"role": "system", "content": "Be brief."}, {"role": "user", "content": "Say hello."}]});
-    eventually("the streamed answer stored", SETTLED, || {
-        t.post_with("/v1/chat/completions", &same, &[])
-            .header("x-cognigate-cache")
-            == Some("hit")
-    });
-    let upstream_calls = mock.count();
+    // The entry is written under the stream's waitUntil, once its last byte went out.
+    stored_id(&t, streamed["request_id"].as_str().unwrap());
     let plain = cache_sdk(&t, "chat");
     assert_eq!(plain["cache"], "hit", "{plain}");
     assert_eq!(plain["text"], streamed["text"], "{plain} {streamed}");
-    assert_eq!(mock.count(), upstream_calls, "{plain}");
+    assert_eq!(mock.count(), 1, "{plain}");
     assert_eq!(
         mock.calls()[0].body["stream"],
         true,
@@ -323,12 +317,7 @@ fn messages_and_responses_hits_stream_in_their_own_events() {
     let messages =
         json!({"model": "m", "max_tokens": 50, "messages": [{"role": "user", "content": "hi"}]});
     let first = t.post_with("/v1/messages", &messages, &[]);
-    assert_eq!(
-        (first.status, first.header("x-cognigate-cache")),
-        (200, Some("miss")),
-        "{}",
-        first.text
-    );
+    stored(&t, &first);
     let text = first.json()["content"][0]["text"]
         .as_str()
         .unwrap()
@@ -346,12 +335,7 @@ fn messages_and_responses_hits_stream_in_their_own_events() {
     assert!(hit.text.contains("event: message_stop"), "{}", hit.text);
     let responses = json!({"model": "m", "input": "hi"});
     let first = t.post_with("/v1/responses", &responses, &[]);
-    assert_eq!(
-        first.header("x-cognigate-cache"),
-        Some("miss"),
-        "{}",
-        first.text
-    );
+    stored(&t, &first);
     let mut streamed = responses.clone();
     streamed["stream"] = json!(true);
     let hit = t.post_with("/v1/responses", &streamed, &[]);
@@ -377,7 +361,7 @@ fn a_hit_counts_toward_the_keys_rpm() {
     let send = || {
         t.gw.request("POST", "/v1/chat/completions", Some(&key), Some(&body))
     };
-    assert_eq!(send().header("x-cognigate-cache"), Some("miss"));
+    stored(&t, &send());
     assert_eq!(send().header("x-cognigate-cache"), Some("hit"));
     assert_eq!(send().status, 429, "a hit is still a request");
     assert_eq!(mock.count(), 1);
@@ -387,10 +371,7 @@ fn a_hit_counts_toward_the_keys_rpm() {
 fn a_key_whose_models_list_does_not_include_the_name_never_reaches_the_cache() {
     let (t, mock) = cached("cache-scope", json!({"ttl_s": 300}));
     let body = chat_body("hello", 0.2);
-    assert_eq!(
-        post(&t, &body, &[]).header("x-cognigate-cache"),
-        Some("miss")
-    );
+    stored(&t, &post(&t, &body, &[]));
     let (_, narrow) = t.key_with(json!({"models": ["other"]}));
     let r = t.gw.request(
         "POST",
@@ -405,4 +386,42 @@ fn a_key_whose_models_list_does_not_include_the_name_never_reaches_the_cache() {
         "refused before the cache"
     );
     assert_eq!(mock.count(), 1);
+}
+
+#[test]
+fn errors_and_refusals_are_never_stored() {
+    let (t, mock) = cached("cache-refusal", json!({"ttl_s": 300}));
+    let body = chat_body("hello", 0.2);
+    mock.push(Rule::any(Reply::status(400)).times(1));
+    let refusal = json!({"id": "c", "object": "chat.completion", "created": 1, "model": "m",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": null}, "finish_reason": "content_filter"}],
+        "usage": {"prompt_tokens": 5, "completion_tokens": 0, "total_tokens": 5}});
+    mock.push(Rule::any(Reply::json(200, &refusal.to_string())).times(1));
+    let error = t.post_with("/v1/chat/completions", &body, &[]);
+    assert_eq!(error.status, 400, "{}", error.text);
+    let refused = post(&t, &body, &[]);
+    assert_eq!(
+        refused.json()["choices"][0]["finish_reason"],
+        "content_filter"
+    );
+    assert_eq!(refused.header("x-cognigate-cache"), Some("miss"));
+    let answered = post(&t, &body, &[]);
+    assert_eq!(
+        answered.header("x-cognigate-cache"),
+        Some("miss"),
+        "neither was stored"
+    );
+    stored(&t, &answered);
+    let refusal_id = refused.header("x-cognigate-request-id").unwrap();
+    assert!(
+        !t.gw.log().contains(&format!(
+            r#""msg":"cache_stored","request_id":"{refusal_id}""#
+        )),
+        "the refusal was never written"
+    );
+    assert_eq!(
+        post(&t, &body, &[]).header("x-cognigate-cache"),
+        Some("hit")
+    );
+    assert_eq!(mock.count(), 3);
 }

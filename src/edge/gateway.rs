@@ -215,7 +215,7 @@ pub async fn serve(
             pending,
             prompt_estimate,
             governed,
-            cache: cache.write(),
+            cache: cache.write(request_id, dep.debug_counters),
         };
         let reply = respond(outcome, &state, &log, dep, usage, conversation).await;
         Ok(reply.and_then(|r| cache.mark().apply(r)))
@@ -353,8 +353,8 @@ async fn respond(
                 // A stream settles when it ends: a failure after the first byte still counts.
                 UpstreamBody::Stream(start) => {
                     let at = (state.env, state.ctx);
-                    let cache =
-                        cache.and_then(|w| w.streaming(at, log.surface, &by, serving_model));
+                    let cache = cache
+                        .and_then(|w| w.streaming(at, (status, log.surface), &by, serving_model));
                     let owner = StreamOwner {
                         env: state.env.clone(),
                         tenant: state.tenant.clone(),

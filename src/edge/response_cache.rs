@@ -157,11 +157,14 @@ impl Plan {
     }
 
     /// What a miss stores once answered; `None` when the cache is not used.
-    pub(super) fn write(&self) -> Option<CacheWrite> {
+    /// With `DEBUG_COUNTERS` on, a stored entry is logged with the request's id
+    /// (`"msg":"cache_stored"`), so tests wait for the write instead of sleeping.
+    pub(super) fn write(&self, request_id: &str, debug: bool) -> Option<CacheWrite> {
         match self {
             Self::Use { key, ttl_s } => Some(CacheWrite {
                 key: key.clone(),
                 ttl_s: *ttl_s,
+                announce: debug.then(|| request_id.to_owned()),
             }),
             _ => None,
         }
@@ -226,6 +229,20 @@ pub(super) async fn try_hit(
 pub(super) struct CacheWrite {
     pub(super) key: String,
     pub(super) ttl_s: u32,
+    pub(super) announce: Option<String>,
+}
+
+impl CacheWrite {
+    /// Writes the entry (under the request's `waitUntil`).
+    pub(super) async fn put(self, env: &Env, meta: StoredMeta, body: Vec<u8>) {
+        CacheStore::of(env)
+            .put(&self.key, &meta, body, self.ttl_s)
+            .await;
+        if let Some(request_id) = self.announce {
+            let line = serde_json::json!({"msg": "cache_stored", "request_id": request_id});
+            worker::console_log!("{line}");
+        }
+    }
 }
 
 /// Whether an answer, as the caller reads it, is a safety refusal (never stored).
@@ -233,7 +250,10 @@ pub(super) fn refusal_in(surface: Surface, bytes: &[u8]) -> bool {
     match surface {
         Surface::Chat => is_refusal(ProviderKind::Openai, bytes),
         Surface::Messages => is_refusal(ProviderKind::Anthropic, bytes),
-        Surface::Responses | Surface::Embeddings => false,
+        // A Responses answer cut by the content filter (`responses_response::response`).
+        Surface::Responses => serde_json::from_slice::<serde_json::Value>(bytes)
+            .is_ok_and(|v| v["incomplete_details"]["reason"] == "content_filter"),
+        Surface::Embeddings => false,
     }
 }
 
@@ -302,10 +322,6 @@ impl CacheWrite {
         };
         let body = a.bytes.to_vec();
         let env = env.clone();
-        ctx.wait_until(async move {
-            CacheStore::of(&env)
-                .put(&self.key, &meta, body, self.ttl_s)
-                .await;
-        });
+        ctx.wait_until(async move { self.put(&env, meta, body).await });
     }
 }

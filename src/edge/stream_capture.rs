@@ -4,7 +4,6 @@
 //! request's `waitUntil`, so a later request (streamed or not) hits it. A stream that fails, is
 //! cut, or is not in chat chunks (a native Anthropic stream) stores nothing.
 
-use super::cache_store::CacheStore;
 use super::http::now_ms;
 use super::response_cache::{refusal_in, CacheWrite};
 use super::served::ServedBy;
@@ -26,23 +25,23 @@ pub struct StreamCapture {
 }
 
 impl CacheWrite {
-    /// Starts capturing a streamed answer; `None` when a safety refusal was seen.
+    /// Starts capturing a streamed answer; `None` when it is no 200 or a safety refusal was seen.
     pub(super) fn streaming(
         self,
         (env, ctx): (&Env, &Context),
-        surface: Surface,
+        (status, surface): (u16, Surface),
         by: &ServedBy<'_>,
         model: Option<&CatalogModel>,
     ) -> Option<StreamCapture> {
-        if by.policy_fallback.is_some() || surface == Surface::Embeddings {
+        if status != 200 || by.policy_fallback.is_some() || surface == Surface::Embeddings {
             return None;
         }
         let (tx, rx) = oneshot::channel::<(StoredMeta, Vec<u8>)>();
-        let (env, key, ttl_s) = (env.clone(), self.key, self.ttl_s);
+        let (env, ttl_s) = (env.clone(), self.ttl_s);
         ctx.wait_until(async move {
             // A stream that did not complete drops the sender: nothing is stored.
             if let Ok((meta, body)) = rx.await {
-                CacheStore::of(&env).put(&key, &meta, body, ttl_s).await;
+                self.put(&env, meta, body).await;
             }
         });
         Some(StreamCapture {
