@@ -168,6 +168,17 @@ def setup_gateway(url, mock0, mock50, mockfail):
         model(t, "m1", "mock")
         model(t, "m2", "mock")
         keys[t] = admin("POST", f"/admin/v1/tenants/{t}/api-keys")["key"]
+    # Issue 27: the default with the response cache on for every request (`cache.ttl_s`). The load
+    # tool sends one body again and again, so every request after the first is a hit: no upstream
+    # call, the stored answer (streamed requests get a stream built from it).
+    for t, port in (("cached0", mock0), ("cached50", mock50)):
+        admin("POST", "/admin/v1/tenants", {"id": t, "name": t})
+        admin("PUT", f"/admin/v1/tenants/{t}/settings", {"cache": {"ttl_s": 3600}})
+        provider(t, "mock", port)
+        model(t, "m1", "mock")
+        model(t, "m2", "mock")
+        admin("PUT", f"/admin/v1/tenants/{t}/routing-rules", {"match": "bench", "chain": ["m1", "m2"]})
+        keys[t] = admin("POST", f"/admin/v1/tenants/{t}/api-keys")["key"]
     # Failover: the first candidate always answers 503. 10,000 failures within 1 ms never happen,
     # so its breaker stays closed and every request pays the failed attempt.
     admin("POST", "/admin/v1/tenants", {"id": "failover", "name": "failover"})
@@ -259,6 +270,8 @@ def systems_for(latency, ports, urls, keys, peers):
                              {"authorization": f"Bearer {keys[f'limited{latency}']}"}, "bench"),
         "cognigate-ranked": (urls["gateway"] + "/v1/chat/completions",
                              {"authorization": f"Bearer {keys[f'ranked{latency}']}"}, "auto:fast"),
+        "cognigate-cached": (urls["gateway"] + "/v1/chat/completions",
+                             {"authorization": f"Bearer {keys[f'cached{latency}']}"}, "bench"),
         "cognigate-strict": (urls["gateway-strict"] + "/v1/chat/completions",
                              {"authorization": f"Bearer {keys['strict'][f'bench{latency}']}"}, "bench"),
     }
@@ -316,7 +329,7 @@ def measure_special(args, urls, keys):
 def counters(urls, keys):
     """D1 queries and Durable Object calls per request, from the worker's own counters."""
     seen = {}
-    for tenant in ("bench0", "limited0", "ranked0", "failover", "skip"):
+    for tenant in ("bench0", "limited0", "ranked0", "cached0", "failover", "skip"):
         rows = []
         model = "auto:fast" if tenant.startswith("ranked") else "bench"
         for _ in range(3):
@@ -349,7 +362,7 @@ def machine():
 
 def report(args, results, special, ctr, wasm, routing, peers, skipped, started):
     by = {(r["system"], r["latency"], r["stream"], r["concurrency"]): r for r in results}
-    systems = [s for s in ("direct", "floor", "cognigate", "cognigate-limits", "cognigate-ranked", "cognigate-strict", "cognigate-rtt20", "cognigate-strict-rtt20",
+    systems = [s for s in ("direct", "floor", "cognigate", "cognigate-limits", "cognigate-ranked", "cognigate-cached", "cognigate-strict", "cognigate-rtt20", "cognigate-strict-rtt20",
                            "cognigate-noopt", "litellm", "portkey") if any(k[0] == s for k in by)]
     lines = [
         "# CogniGate benchmark results",
@@ -366,7 +379,9 @@ def report(args, results, special, ctr, wasm, routing, peers, skipped, started):
         "`ROUTING_RTT_MS=20` (a bench-only delay before every routing-object call, as an object in another location costs); "
         "`cognigate-noopt` is the default built without wasm-opt; `cognigate-limits` is the default with limits "
         "configured that never trip (a tenant budget, a key with `rpm` and a budget: admitted from the isolate's ledger slice, no round trip per request); "
-        "`cognigate-ranked` asks for `auto:fast` (issue 22: m1 and m2 ranked by measured latency on every request, from the isolate's live stats)",
+        "`cognigate-ranked` asks for `auto:fast` (issue 22: m1 and m2 ranked by measured latency on every request, from the isolate's live stats); "
+        "`cognigate-cached` is the default with the response cache on (issue 27: the same body every time, so all but the first request are hits "
+        "answered from `caches.default` without an upstream call)",
         "- Peers: " + ", ".join(f"{k} {v['version']}" for k, v in peers.items()) + (("; skipped: " + "; ".join(skipped)) if skipped else ""),
         "",
     ]
@@ -389,7 +404,7 @@ def report(args, results, special, ctr, wasm, routing, peers, skipped, started):
     lines += ["## CogniGate's ratios (non-streamed, 0 ms upstream)", "",
               "| gateway | c | vs floor (req/s) | " + " | ".join(f"vs {p} (req/s)" for p in peers) + " |",
               "|---|---|---|" + "---|" * len(peers)]
-    for gw in ("cognigate", "cognigate-limits", "cognigate-ranked", "cognigate-strict"):
+    for gw in ("cognigate", "cognigate-limits", "cognigate-ranked", "cognigate-cached", "cognigate-strict"):
         for c in args.concurrency:
             cg = by.get((gw, 0, False, c))
             fl = by.get(("floor", 0, False, c))
@@ -421,10 +436,28 @@ def report(args, results, special, ctr, wasm, routing, peers, skipped, started):
         ok = bool(warm) and all(o == 0 for _, o in warm)
         lines.append(f"- {'MET' if ok else 'MISSED'}: {t}: no Durable Object call on a warm request "
                      f"(2nd and 3rd: {', '.join(str(o) for _, o in warm)} DO calls)")
+    lines += ["", "## Response cache hits (issue 27)", ""]
+    lines += cache_hits(by, args)
     lines += ["", "## The strict mode beside it (`ROUTING_LEASE_MS=0`)", ""]
     lines += targets(by, args, special, ctr, wasm, routing, peers, "cognigate-strict")
     (ROOT / "bench/RESULTS.md").write_text("\n".join(lines) + "\n")
     log("wrote bench/RESULTS.md")
+
+
+def cache_hits(by, args, gw="cognigate-cached"):
+    """Hits against `direct` (the mock itself) and against the default's misses: throughput, and
+    the latency a hit adds over calling the upstream directly (negative: faster than the upstream)."""
+    out = ["| upstream latency | stream | c | hit req/s | direct req/s | default req/s | hit p50 ms | added p50 ms vs direct | added p99 ms vs direct |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for latency in (0, 50):
+        for stream in (False, True):
+            for c in args.concurrency:
+                hit, d, cg = (by.get((s, latency, stream, c)) for s in (gw, "direct", "cognigate"))
+                if not hit or not d:
+                    continue
+                out.append(f"| {latency} ms | {stream} | {c} | {hit['rps']:.0f} | {d['rps']:.0f} | {cg['rps'] if cg else float('nan'):.0f} | "
+                           f"{hit['p50_ms']:.2f} | {hit['p50_ms'] - d['p50_ms']:.2f} | {hit['p99_ms'] - d['p99_ms']:.2f} |")
+    return out
 
 
 def share_of_default(by, args, gw, share=0.85):

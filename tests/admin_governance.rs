@@ -170,6 +170,7 @@ fn rollup(
             completion_tokens: 7 * requests,
             cached_tokens: 0,
             cost_usd: cost,
+            ..Default::default()
         },
     )
 }

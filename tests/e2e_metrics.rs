@@ -308,3 +308,44 @@ fn with_the_analytics_binding_configured_every_request_writes_its_data_point_wit
         gw.log()
     );
 }
+
+#[test]
+fn a_cache_hit_is_counted_served_by_the_stored_model_with_no_attempt_and_no_cost() {
+    let gw = Gateway::shared();
+    let (t, _mock) = setup(gw, "metrics-cache");
+    t.put_ok("/settings", json!({"cache": {"ttl_s": 300}}));
+    let miss = t.chat("m1");
+    assert_eq!(miss.status, 200, "{}", miss.text);
+    assert_eq!(miss.header("x-cognigate-cache"), Some("miss"));
+    // The miss is stored under `waitUntil`; with DEBUG_COUNTERS the worker logs the write.
+    let id = miss.header("x-cognigate-request-id").unwrap();
+    gw.log_containing(&format!(r#""msg":"cache_stored","request_id":"{id}""#));
+    let hit = t.chat("m1");
+    assert_eq!(hit.header("x-cognigate-cache"), Some("hit"), "{}", hit.text);
+    let tenant = t.id.as_str();
+    let parsed = scrape_until(gw, |p| {
+        value(p, "cognigate_latency_ms_count", &[("tenant", tenant)]) >= 2.0
+    });
+    let served = [("tenant", tenant), ("model", "m1"), ("outcome", "served")];
+    assert_eq!(
+        value(&parsed, "cognigate_requests_total", &served),
+        2.0,
+        "{parsed}"
+    );
+    // One upstream call: the hit made none.
+    let attempts = [("tenant", tenant), ("model", "m1")];
+    assert_eq!(
+        value(&parsed, "cognigate_upstream_attempts_total", &attempts),
+        1.0
+    );
+    // The hit costs nothing: the total is the miss's cost alone.
+    let miss_cost: f64 = miss
+        .header("x-cognigate-cost-usd")
+        .unwrap()
+        .parse()
+        .unwrap();
+    let cost = value(&parsed, "cognigate_cost_usd_total", &attempts);
+    assert!((cost - miss_cost).abs() < 1e-9, "{cost} vs {miss_cost}");
+    let line = gw.request_line(hit.header("x-cognigate-request-id").unwrap());
+    assert_eq!(line["level"], "info", "{line}");
+}

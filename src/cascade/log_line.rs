@@ -57,7 +57,8 @@ pub const MAX_NAME_BYTES: usize = 256;
 #[derive(Serialize)]
 struct Line<'a> {
     msg: &'static str,
-    /// `info` served, `warn` not served, `error` the gateway's own failure (`metric::level`).
+    /// `info` served (a cache hit too), `warn` not served, `error` the gateway's own failure
+    /// (`metric::level`).
     level: &'static str,
     request_id: &'a str,
     surface: &'a str,

@@ -46,7 +46,7 @@ pub fn unserved(attempts: &[CandidateAttempt]) -> (MetricOutcome, u32) {
 /// ending (exhausted, no candidates, limits, refusals, rejected input, cancelled).
 pub fn level(outcome: &str, status: u16) -> &'static str {
     match (outcome, status) {
-        ("served" | "refusal_applied", _) => "info",
+        ("served" | "refusal_applied" | "cache_hit", _) => "info",
         (_, 500) => "error",
         _ => "warn",
     }

@@ -5,6 +5,7 @@ use super::alias::{refuse_reserved, RankBy, Weights};
 use super::condition::When;
 use super::names::{AliasName, Capability, ModelId, ProviderName, RouteName, TenantId};
 use super::provider::{BaseUrl, KeyStrategy, NewKey, NewProvider, ProviderKey, ProviderKind};
+use super::response_cache::check_cache_ttl;
 use super::rule::check_cache_affinity;
 use super::strict_json::Strict;
 use super::{
@@ -247,6 +248,9 @@ pub struct AliasBody {
     /// Prompt-cache affinity in seconds (issue 22); absent is off.
     #[serde(default)]
     pub cache_affinity_s: Option<u32>,
+    /// Issue 27: the response cache's TTL for this name (seconds; 0 turns it off).
+    #[serde(default)]
+    pub cache_ttl_s: Option<u32>,
     #[serde(default)]
     pub prefer_newest_version: bool,
     #[serde(default)]
@@ -284,6 +288,7 @@ impl AliasBody {
             rank_by: self.rank_by,
             weights,
             cache_affinity_s: check_cache_affinity("cache_affinity_s", self.cache_affinity_s)?,
+            cache_ttl_s: check_cache_ttl("cache_ttl_s", self.cache_ttl_s)?,
             prefer_newest_version: self.prefer_newest_version,
             on_refusal: self.on_refusal,
         })
@@ -309,6 +314,9 @@ pub struct RuleBody {
     /// Prompt-cache affinity in seconds (issue 22); absent is off.
     #[serde(default)]
     pub cache_affinity_s: Option<u32>,
+    /// Issue 27: the response cache's TTL for this rule (seconds; 0 turns it off).
+    #[serde(default)]
+    pub cache_ttl_s: Option<u32>,
     /// Issue 23: what a safety refusal of this rule's answer does.
     #[serde(default)]
     pub on_refusal: OnRefusal,
@@ -322,6 +330,7 @@ impl RuleBody {
         let affinity = check_cache_affinity("cache_affinity_s", self.cache_affinity_s)?;
         let chain = Chain::new(self.chain, max_depth)?
             .with_cache_affinity(affinity)
+            .with_cache_ttl(check_cache_ttl("cache_ttl_s", self.cache_ttl_s)?)
             .with_on_refusal(self.on_refusal);
         Ok(Rule {
             name,
@@ -387,6 +396,7 @@ pub fn validate_settings(o: SettingsOverrides) -> Result<SettingsOverrides, Conf
     o.degraded.as_ref().map(|d| d.validate()).transpose()?;
     o.alerts.as_ref().map(|a| a.validate()).transpose()?;
     crate::config::policy::validate_tenant_limits(o.budget, o.end_user)?;
+    o.cache.map(|c| c.validate()).transpose()?;
     Ok(o)
 }
 

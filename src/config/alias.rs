@@ -38,6 +38,9 @@ pub struct Alias {
     /// Prompt-cache affinity in seconds (issue 22, the `spread` part); `None` is off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_affinity_s: Option<u32>,
+    /// Issue 27: the response cache's TTL for this name (seconds; 0 turns it off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_ttl_s: Option<u32>,
     /// Issue 23 (seed 002): dated models first, newest first, ahead of the alias's ranking.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub prefer_newest_version: bool,

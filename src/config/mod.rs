@@ -22,6 +22,7 @@ pub mod policy;
 pub mod provider;
 pub mod provider_key;
 pub mod resilience;
+pub mod response_cache;
 pub mod rule;
 pub mod rule_set;
 pub mod sealed;

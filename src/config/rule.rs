@@ -71,6 +71,8 @@ pub fn check_cache_affinity(field: &str, secs: Option<u32>) -> Result<Option<u32
 pub struct Chain {
     entries: Vec<ChainEntry>,
     cache_affinity_s: Option<u32>,
+    /// Issue 27: the response cache's TTL for this rule (stored beside the chain).
+    cache_ttl_s: Option<u32>,
     /// Issue 23: what a safety refusal of this rule's answer does (stored beside the chain).
     on_refusal: OnRefusal,
 }
@@ -109,6 +111,7 @@ impl Chain {
         Ok(Self {
             entries,
             cache_affinity_s: None,
+            cache_ttl_s: None,
             on_refusal: OnRefusal::Answer,
         })
     }
@@ -123,6 +126,18 @@ impl Chain {
 
     pub fn cache_affinity_s(&self) -> Option<u32> {
         self.cache_affinity_s
+    }
+
+    /// The rule's response-cache TTL (seconds; checked by `check_cache_ttl`).
+    pub fn with_cache_ttl(self, cache_ttl_s: Option<u32>) -> Self {
+        Self {
+            cache_ttl_s,
+            ..self
+        }
+    }
+
+    pub fn cache_ttl_s(&self) -> Option<u32> {
+        self.cache_ttl_s
     }
 
     pub fn with_on_refusal(self, on_refusal: OnRefusal) -> Self {

@@ -39,6 +39,9 @@ pub struct SettingsOverrides {
     /// Issue 25: the webhook events are POSTed to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alerts: Option<Alerts>,
+    /// Issue 27: the response cache (`config::response_cache`); absent is off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<super::response_cache::CacheSettings>,
 }
 
 /// The share of ranked requests that explore when the tenant sets none (2%, issue 22).
@@ -177,6 +180,9 @@ pub struct Settings {
     #[serde(skip)]
     #[cfg_attr(not(target_arch = "wasm32"), schemars(skip))]
     pub degraded_since: Option<u64>,
+    /// Issue 27: the response cache; absent is off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<super::response_cache::CacheSettings>,
     #[serde(flatten)]
     pub limits: TenantLimits,
 }
@@ -226,6 +232,7 @@ impl Default for Defaults {
                 degraded: DegradedSettings::default(),
                 alerts: None,
                 degraded_since: None,
+                cache: None,
                 limits: TenantLimits::default(),
             },
             request_budget_ms: 60_000,
@@ -293,6 +300,7 @@ impl Defaults {
             },
             alerts: o.alerts.clone(),
             degraded_since: None,
+            cache: o.cache,
             limits: TenantLimits {
                 budget: o.budget,
                 end_user: o.end_user,

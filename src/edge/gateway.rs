@@ -7,10 +7,11 @@ use super::limits::{allowed, govern, Admitting, Governed};
 use super::live_stats;
 use super::metrics::Metrics;
 use super::request_end::LogContext;
+use super::response_cache::{self, Answered, CacheWrite};
 use super::routed;
 use super::routing_object::RoutingClient;
 use super::served::{
-    exhausted, stream_response, with_memory_counter, with_served_headers, ServedBy,
+    debug_counters, exhausted, stream_response, with_memory_counter, with_served_headers, ServedBy,
 };
 use super::store;
 use super::stream_response::{self as streamed, StreamOwner, StreamUsageOwner};
@@ -132,6 +133,7 @@ pub async fn serve(
         log.tenant = cfg.tenant.to_string();
         log.tenant_id = Some(cfg.tenant.clone());
         let body = http::read_body(&mut req, dep.max_chat_body).await?;
+        let digest = response_cache::digest(&req, &cfg, &body);
         // The request keeps the body and points into it: held once, never as a tree.
         let beta = header(&req, "anthropic-beta");
         let limits = &cfg.settings.limits;
@@ -151,6 +153,7 @@ pub async fn serve(
         let (route, conversation) = routed::route(&req, &cfg, &key, &inbound)?;
         let refusals = super::refusal::policy(&req, route.on_refusal);
         let (chain, refusal_only) = (route.candidates, route.refusal_only);
+        let cache = response_cache::Plan::of(&req, &cfg, &inbound, digest)?;
         // Read once: the reservation holds it, and an answer without usage is charged it.
         let prompt_estimate = inbound.prompt_tokens();
         let admitting = Admitting {
@@ -169,6 +172,20 @@ pub async fn serve(
                 log.count_unserved(MetricOutcome::Refused, &[]);
                 return Ok(refused.response(surface));
             }
+        };
+        let back = (pending, governed);
+        let (pending, governed) = match cache
+            .try_hit(env, ctx, &inbound, prompt_estimate, back)
+            .await
+        {
+            Ok((reply, hit)) => {
+                log.emit("cache_hit", 200, &[]);
+                // Served, by the stored answer's model, at $0 and with no upstream attempt.
+                let metric = log.served_metric(&hit.model, hit.depth, &[]);
+                log.count_served(metric, &hit.provider, None);
+                return Ok(reply.and_then(|r| debug_counters(r, &metrics, dep)));
+            }
+            Err(back) => back,
         };
         let state = RoutingClient {
             env,
@@ -196,8 +213,10 @@ pub async fn serve(
             pending,
             prompt_estimate,
             governed,
+            cache: cache.write(request_id, dep.debug_counters),
         };
-        Ok(respond(outcome, &state, &log, dep, usage, conversation).await)
+        let reply = respond(outcome, &state, &log, dep, usage, conversation).await;
+        Ok(reply.and_then(|r| cache.mark().apply(r)))
     }
     .await;
     let resp = match result {
@@ -221,6 +240,8 @@ struct Metered<'a> {
     prompt_estimate: u64,
     /// How the record goes to the ledger.
     governed: Governed,
+    /// Issue 27: where a miss's answer is stored (`None`: the cache is not used).
+    cache: Option<CacheWrite>,
 }
 
 /// The cascade's outcome as the caller's response; logged here, once. A served or exhausted
@@ -235,6 +256,7 @@ async fn respond(
         pending,
         prompt_estimate,
         governed,
+        cache,
     }: Metered<'_>,
     conversation: Option<Conversation>,
 ) -> HttpReply {
@@ -284,6 +306,7 @@ async fn respond(
                     ..
                 } => {
                     settle(state, settlement).await;
+                    let mut cost_usd = 0.0;
                     if let Some(model) = serving_model {
                         // No `usage` in the answer: charged the estimate, never nothing.
                         let tokens = answer_tokens(usage, prompt_estimate, &bytes);
@@ -292,10 +315,15 @@ async fn respond(
                         let also = super::refusal::billed(cfg, &attempts, others, prompt_estimate);
                         let record = pending.served_with(now_ms(), (model, tokens), &also);
                         by.cost_usd = record.cost_usd.map(usd_decimal);
+                        cost_usd = record.cost_usd.unwrap_or(0.0);
                         log_usage = LogUsage::of(record.tokens, record.cost_usd);
                         usage_sink::hand_off(state.env, state.ctx, record, governed);
                     }
                     log.count_served(metric, by.provider, log_usage);
+                    if let Some(write) = cache {
+                        let answered = Answered::of(log.surface, status, &content_type, &bytes);
+                        write.store(state.env, state.ctx, answered.by(&by, cost_usd));
+                    }
                     http::bytes(status, &content_type, bytes)
                 }
                 // A stream settles when it ends: a failure after the first byte still counts.
@@ -310,6 +338,9 @@ async fn respond(
                         }),
                         None => finish.count_now(log),
                     };
+                    let at = (state.env, state.ctx);
+                    let cache = cache
+                        .and_then(|w| w.streaming(at, (status, log.surface), &by, serving_model));
                     let owner = StreamOwner {
                         env: state.env.clone(),
                         tenant: state.tenant.clone(),
@@ -317,6 +348,7 @@ async fn respond(
                         settlement,
                         probe_hold_ms: dep.defaults.request_budget_ms,
                         usage,
+                        cache,
                     };
                     stream_response(status, streamed::body(start, owner, state.ctx))
                 }

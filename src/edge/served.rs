@@ -77,6 +77,13 @@ pub(super) fn with_served_headers(
     if let Some(fallback) = by.policy_fallback {
         set("x-cognigate-policy-fallback", fallback.as_str())?;
     }
+    debug_counters(resp, metrics, dep)
+}
+
+/// The D1 and Durable Object counters tests and benchmarks read (`DEBUG_COUNTERS`).
+pub(super) fn debug_counters(resp: Response, metrics: &Metrics, dep: &Deployment) -> HttpReply {
+    let h = resp.headers();
+    let set = |k: &str, v: &str| h.set(k, v).map_err(|_| ApiError::internal());
     if dep.debug_counters {
         set("x-cognigate-d1-queries", &metrics.d1_queries().to_string())?;
         set(

@@ -15,6 +15,7 @@ use super::body_read::{read_chunk, Read, WatchedBody};
 use super::http::now_ms;
 use super::live_stats;
 use super::routing_client::{StreamReport, StreamReportTarget};
+use super::stream_capture::StreamCapture;
 use super::upstream::StreamStart;
 use super::usage_sink::StreamHandOff;
 use crate::cascade::Settlement;
@@ -37,6 +38,8 @@ pub struct StreamOwner {
     /// A probe's timeout: while its stream runs, the probe is renewed for this long at a time.
     pub probe_hold_ms: u64,
     pub usage: Option<StreamUsageOwner>,
+    /// Issue 27: a copy assembled for the response cache (`None`: the cache is not used).
+    pub cache: Option<StreamCapture>,
 }
 
 /// The stream's usage record, waiting for its tokens: handed off when the stream settles,
@@ -163,6 +166,17 @@ struct State {
     usage: Option<StreamUsageOwner>,
     /// Starts the late-usage read under the request's `waitUntil`.
     late: Option<oneshot::Sender<LateUsage>>,
+    capture: Option<StreamCapture>,
+}
+
+impl State {
+    /// Relayed chat chunks, copied for the response cache before the surface's encoder.
+    fn relayed(&mut self, bytes: Vec<u8>) -> Vec<u8> {
+        if let Some(c) = self.capture.as_mut() {
+            c.push(&bytes);
+        }
+        self.encoder.push(bytes)
+    }
 }
 
 /// However the stream ends, its state goes away once: that is when its usage is handed off.
@@ -202,6 +216,7 @@ pub fn body(
     ctx: &Context,
 ) -> impl Stream<Item = worker::Result<Vec<u8>>> {
     let usage = owner.usage.take();
+    let capture = owner.cache.take();
     let (late_tx, late_rx) = oneshot::channel::<LateUsage>();
     if usage.is_some() {
         ctx.wait_until(async move {
@@ -239,13 +254,14 @@ pub fn body(
         },
         usage,
         late: Some(late_tx),
+        capture,
     };
     stream::unfold(state, |mut st| async move {
         loop {
             match std::mem::replace(&mut st.phase, Phase::Over) {
                 Phase::First(bytes, finished) => {
                     st.phase = finished.map_or(Phase::Reading, Phase::Settle);
-                    let bytes = st.encoder.push(bytes);
+                    let bytes = st.relayed(bytes);
                     return Some((Ok(bytes), st));
                 }
                 Phase::Reading => {
@@ -263,20 +279,23 @@ pub fn body(
                     match step {
                         RelayStep::Forward(out) => {
                             st.phase = Phase::Reading;
-                            let out = st.encoder.push(out);
+                            let out = st.relayed(out);
                             if !out.is_empty() {
                                 return Some((Ok(out), st));
                             }
                         }
                         RelayStep::Finish { bytes, end } => {
                             st.phase = Phase::Settle(end);
-                            let bytes = st.encoder.push(bytes);
+                            let bytes = st.relayed(bytes);
                             return Some((Ok(bytes), st));
                         }
                     }
                 }
                 Phase::Settle(end) => {
                     if let (StreamEnd::Completed, Some(up)) = (&end, st.upstream.as_mut()) {
+                        if let Some(capture) = st.capture.take() {
+                            capture.completed(up.relay.tokens());
+                        }
                         drain(up.rest.body_mut()).await;
                     }
                     settle(&mut st.guard, end).await;

@@ -51,6 +51,8 @@ pub(super) fn served(key: &str, user: Option<&str>, tokens: u64, cost: f64) -> S
             usage_source: Default::default(),
             generation: 0,
             outcome: Outcome::Served,
+            cache_hit: false,
+            saved_usd: None,
         },
         track_end_user: true,
         hold: None,

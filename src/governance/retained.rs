@@ -24,7 +24,10 @@ fn fold_key(e: &SettleEntry) -> FoldKey {
     let r = &e.record;
     (
         RollupKey::of(r),
-        format!("{:?}/{:?}/{}", r.outcome, r.usage_source, r.generation),
+        format!(
+            "{:?}/{:?}/{}/{}",
+            r.outcome, r.usage_source, r.generation, r.cache_hit
+        ),
         e.track_end_user,
         e.hold.as_ref().map(|h| h.id.clone()).unwrap_or_default(),
     )
@@ -37,6 +40,10 @@ fn fold(into: &mut SettleEntry, e: SettleEntry) {
         (a, b) => a.or(b),
     };
     r.cost_usd = match (r.cost_usd, o.cost_usd) {
+        (Some(a), Some(b)) => Some(a + b),
+        (a, b) => a.or(b),
+    };
+    r.saved_usd = match (r.saved_usd, o.saved_usd) {
         (Some(a), Some(b)) => Some(a + b),
         (a, b) => a.or(b),
     };

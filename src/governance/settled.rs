@@ -125,6 +125,8 @@ mod tests {
             usage_source: source,
             generation: 0,
             outcome: Outcome::Served,
+            cache_hit: false,
+            saved_usd: None,
         }
     }
 

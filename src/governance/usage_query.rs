@@ -133,6 +133,8 @@ mod tests {
             completion_tokens: 7 * r,
             cached_tokens: 0,
             cost_usd: c,
+            cache_hits: 0,
+            saved_usd: 0.0,
         };
         let v = serde_json::to_value(usage_answer(&[
             ("m".into(), s(2, 0.5)),

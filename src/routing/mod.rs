@@ -2,6 +2,7 @@
 
 pub mod affinity;
 pub mod auto;
+pub mod cache_ttl;
 pub mod chain;
 mod chain_error;
 pub mod condition;

@@ -2,7 +2,7 @@
 //! cascade; what served and what it used, known after.
 
 use super::{cost_usd, Outcome, TokenCounts, UsageRecord, UsageSource};
-use crate::config::{CatalogModel, TenantId};
+use crate::config::{CatalogModel, ModelId, ProviderName, TenantId};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct PendingUsage {
@@ -36,6 +36,30 @@ impl PendingUsage {
         }
     }
 
+    /// Issue 27: answered from the response cache. The key and tenant pay nothing and no tokens
+    /// were used; the record names the model and provider of the stored answer and what its
+    /// original serving cost (`saved_usd`).
+    pub fn cache_hit(
+        self,
+        at_ms: u64,
+        served_by: (Option<ModelId>, Option<ProviderName>),
+        saved_usd: f64,
+    ) -> UsageRecord {
+        UsageRecord {
+            cost_usd: Some(0.0),
+            served_model: served_by.0,
+            provider: served_by.1,
+            outcome: Outcome::Served,
+            cache_hit: true,
+            saved_usd: Some(if saved_usd.is_finite() {
+                saved_usd.max(0.0)
+            } else {
+                0.0
+            }),
+            ..self.record(at_ms)
+        }
+    }
+
     /// Every candidate failed: nothing served, nothing to pay.
     pub fn exhausted(self, at_ms: u64) -> UsageRecord {
         UsageRecord {
@@ -59,6 +83,8 @@ impl PendingUsage {
             usage_source: UsageSource::Reported,
             generation: self.generation,
             outcome: Outcome::Exhausted,
+            cache_hit: false,
+            saved_usd: None,
         }
     }
 }
@@ -116,6 +142,29 @@ mod tests {
             r.request_id, "req_1",
             "a late report settles against this id"
         );
+    }
+
+    #[test]
+    fn a_cache_hit_costs_nothing_uses_no_tokens_and_records_what_it_saved() {
+        let by = (
+            ModelId::parse("gpt").ok(),
+            ProviderName::parse("openai").ok(),
+        );
+        let r = pending().cache_hit(9, by, 0.25);
+        assert_eq!(
+            (r.cost_usd, r.tokens, r.outcome),
+            (Some(0.0), None, Outcome::Served)
+        );
+        assert!(r.cache_hit);
+        assert_eq!(r.saved_usd, Some(0.25));
+        assert_eq!(r.served_model.as_ref().map(|m| m.as_str()), Some("gpt"));
+        let line = serde_json::to_value(&r).unwrap();
+        assert_eq!(
+            (line["cache_hit"].as_bool(), line["saved_usd"].as_f64()),
+            (Some(true), Some(0.25))
+        );
+        let miss = serde_json::to_value(pending().exhausted(1)).unwrap();
+        assert!(miss.get("cache_hit").is_none(), "absent unless a hit");
     }
 
     #[test]

@@ -47,6 +47,11 @@ pub struct UsageSums {
     pub completion_tokens: u64,
     pub cached_tokens: u64,
     pub cost_usd: f64,
+    /// Issue 27: requests answered from the response cache, and what they saved.
+    #[serde(default)]
+    pub cache_hits: u64,
+    #[serde(default)]
+    pub saved_usd: f64,
 }
 
 impl UsageSums {
@@ -56,12 +61,15 @@ impl UsageSums {
         self.completion_tokens = self.completion_tokens.saturating_add(o.completion_tokens);
         self.cached_tokens = self.cached_tokens.saturating_add(o.cached_tokens);
         self.cost_usd += o.cost_usd;
+        self.cache_hits = self.cache_hits.saturating_add(o.cache_hits);
+        self.saved_usd += o.saved_usd;
     }
 
     /// A record standing for `requests` requests (folded records; 0 for a late difference).
     pub fn counted(record: &UsageRecord, requests: u64) -> Self {
         Self {
             requests,
+            cache_hits: if record.cache_hit { requests } else { 0 },
             ..Self::of(record)
         }
     }
@@ -80,6 +88,11 @@ impl UsageSums {
             completion_tokens: tokens.completion,
             cached_tokens: tokens.cached,
             cost_usd: cost.unwrap_or(0.0),
+            cache_hits: u64::from(record.cache_hit),
+            saved_usd: record
+                .saved_usd
+                .filter(|s| s.is_finite() && *s > 0.0)
+                .unwrap_or(0.0),
         }
     }
 }
@@ -169,6 +182,8 @@ mod tests {
             usage_source: Default::default(),
             generation: 0,
             outcome,
+            cache_hit: false,
+            saved_usd: None,
         }
     }
 
@@ -220,5 +235,22 @@ mod tests {
         let rows = p.take(10);
         assert_eq!(rows.len(), 1);
         assert_eq!((rows[0].1.requests, rows[0].1.cost_usd), (2, 3.0));
+    }
+
+    #[test]
+    fn cache_hits_and_their_savings_roll_up_per_group_and_folded_hits_count_each_request() {
+        let mut hit = record(60_000, Some("m"), Some(0.0), Outcome::Served);
+        hit.tokens = None;
+        hit.cache_hit = true;
+        hit.saved_usd = Some(0.5);
+        let mut p = PendingRollups::default();
+        p.add(&record(60_000, Some("m"), Some(1.0), Outcome::Served));
+        p.add(&hit);
+        p.add_counted(&hit, 3);
+        let rows: Vec<_> = p.rows.values().collect();
+        assert_eq!(rows.len(), 1);
+        let sums = rows[0].1;
+        assert_eq!((sums.requests, sums.cache_hits), (5, 4));
+        assert!((sums.saved_usd - 1.0).abs() < 1e-12 && (sums.cost_usd - 1.0).abs() < 1e-12);
     }
 }

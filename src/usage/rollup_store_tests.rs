@@ -22,6 +22,8 @@ fn record(at_ms: u64, end_user: &str, model: &str) -> UsageRecord {
         usage_source: Default::default(),
         generation: 7,
         outcome: Outcome::Served,
+        cache_hit: false,
+        saved_usd: None,
     }
 }
 

@@ -121,6 +121,8 @@ pub struct AliasView<'a> {
     pub weights: Option<Weights>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cache_affinity_s: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_ttl_s: Option<u32>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub prefer_newest_version: bool,
     #[serde(skip_serializing_if = "OnRefusal::is_answer")]
@@ -139,6 +141,7 @@ impl<'a> AliasView<'a> {
             rank_by: a.rank_by,
             weights: a.weights,
             cache_affinity_s: a.cache_affinity_s,
+            cache_ttl_s: a.cache_ttl_s,
             prefer_newest_version: a.prefer_newest_version,
             on_refusal: a.on_refusal,
         }
@@ -159,6 +162,8 @@ pub struct RuleView<'a> {
     pub chain: &'a Chain,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cache_affinity_s: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_ttl_s: Option<u32>,
     #[serde(skip_serializing_if = "OnRefusal::is_answer")]
     pub on_refusal: OnRefusal,
 }
@@ -172,6 +177,7 @@ impl<'a> RuleView<'a> {
             when: rule.when.as_ref().map(When::json),
             chain: &rule.chain,
             cache_affinity_s: rule.chain.cache_affinity_s(),
+            cache_ttl_s: rule.chain.cache_ttl_s(),
             on_refusal: rule.chain.on_refusal(),
         }
     }
@@ -191,6 +197,8 @@ pub struct WrittenRuleView<'a> {
     pub chain: &'a Chain,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cache_affinity_s: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_ttl_s: Option<u32>,
     #[serde(skip_serializing_if = "OnRefusal::is_answer")]
     pub on_refusal: OnRefusal,
     pub warnings: Vec<String>,
@@ -206,6 +214,7 @@ impl<'a> WrittenRuleView<'a> {
             when: v.when,
             chain: v.chain,
             cache_affinity_s: v.cache_affinity_s,
+            cache_ttl_s: v.cache_ttl_s,
             on_refusal: v.on_refusal,
             warnings,
         }

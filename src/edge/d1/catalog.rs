@@ -254,7 +254,7 @@ impl CatalogStore for Db {
     async fn list_rules(&self, t: &TenantId) -> Stored<Vec<Rule>> {
         let found: Vec<RuleRow> = self
             .all(
-                "SELECT name, match_name, priority, when_json, on_refusal, chain, cache_affinity_s, updated_at \
+                "SELECT name, match_name, priority, when_json, on_refusal, chain, cache_affinity_s, cache_ttl_s, updated_at \
                  FROM routing_rules WHERE tenant_id = ?1 ORDER BY match_name, priority, name",
                 &tid(t),
             )
@@ -286,14 +286,15 @@ impl CatalogStore for Db {
         let r = self
             .run(
                 "INSERT INTO routing_rules (tenant_id, name, match_name, priority, when_json, on_refusal, \
-                 cache_affinity_s, chain, updated_at) \
-                 SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9 \
+                 cache_affinity_s, chain, updated_at, cache_ttl_s) \
+                 SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?12 \
                  WHERE json_array_length(?8) <= (SELECT COALESCE(json_extract(settings, '$.max_fallback_depth'), ?10) \
                    FROM tenants WHERE id = ?1) \
                  AND (SELECT COUNT(*) FROM routing_rules WHERE tenant_id = ?1 AND name != ?2) < ?11 \
                  ON CONFLICT (tenant_id, name) DO UPDATE SET match_name = excluded.match_name, \
                  priority = excluded.priority, when_json = excluded.when_json, on_refusal = excluded.on_refusal, \
-                 cache_affinity_s = excluded.cache_affinity_s, chain = excluded.chain, updated_at = excluded.updated_at",
+                 cache_affinity_s = excluded.cache_affinity_s, chain = excluded.chain, updated_at = excluded.updated_at, \
+                 cache_ttl_s = excluded.cache_ttl_s",
                 &[
                     js(t.as_str()),
                     js(rule.name.as_str()),
@@ -308,6 +309,9 @@ impl CatalogStore for Db {
                     num(now),
                     num(u64::from(default_depth)),
                     num(MAX_RULES as u64),
+                    rule.chain
+                        .cache_ttl_s()
+                        .map_or(JsValue::NULL, |s| num(u64::from(s))),
                 ],
             )
             .await?;

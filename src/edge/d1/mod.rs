@@ -116,6 +116,9 @@ pub struct RuleRow {
     pub on_refusal: String,
     pub chain: String,
     pub cache_affinity_s: Option<f64>,
+    /// Issue 27 (migration 0007).
+    #[serde(default)]
+    pub cache_ttl_s: Option<f64>,
     pub updated_at: f64,
 }
 
@@ -131,6 +134,13 @@ pub fn stored_rule(row: &RuleRow) -> Stored<crate::config::Rule> {
         Some(_) => return Err(damaged("bad cache_affinity_s")),
     };
     let secs = crate::config::rule::check_cache_affinity("cache_affinity_s", secs)
+        .map_err(|e| StoreError::new("stored rule", e))?;
+    let ttl = match row.cache_ttl_s {
+        None => None,
+        Some(s) if whole(s, 0.0, f64::from(u32::MAX)) => Some(s as u32),
+        Some(_) => return Err(damaged("bad cache_ttl_s")),
+    };
+    let ttl = crate::config::response_cache::check_cache_ttl("cache_ttl_s", ttl)
         .map_err(|e| StoreError::new("stored rule", e))?;
     if !whole(row.priority, f64::from(i32::MIN), f64::from(i32::MAX)) {
         return Err(damaged("bad priority"));
@@ -156,6 +166,7 @@ pub fn stored_rule(row: &RuleRow) -> Stored<crate::config::Rule> {
         when,
         chain: parse_stored::<crate::config::Chain>(&row.chain)?
             .with_cache_affinity(secs)
+            .with_cache_ttl(ttl)
             .with_on_refusal(on_refusal),
     })
 }

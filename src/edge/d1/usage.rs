@@ -18,8 +18,8 @@ pub const MAX_ROWS_PER_FLUSH: usize = 500;
 /// this flush was not applied before (`usage_flushes`: a flush sent again after a restart adds
 /// nothing). SQLite needs the `WHERE` on an `INSERT … SELECT` that has an upsert clause.
 const UPSERT: &str = "INSERT INTO usage_rollups (tenant_id, minute, model, provider, key_id, \
-     end_user, requests, prompt_tokens, completion_tokens, cached_tokens, cost_usd) \
-     SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11 \
+     end_user, requests, prompt_tokens, completion_tokens, cached_tokens, cost_usd, cache_hits, saved_usd) \
+     SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?14, ?15 \
      WHERE EXISTS (SELECT 1 FROM tenants WHERE id = ?1 AND generation = ?12) \
      AND NOT EXISTS (SELECT 1 FROM usage_flushes \
        WHERE tenant_id = ?1 AND generation = ?12 AND last_flush >= ?13) \
@@ -28,7 +28,8 @@ const UPSERT: &str = "INSERT INTO usage_rollups (tenant_id, minute, model, provi
      prompt_tokens = prompt_tokens + excluded.prompt_tokens, \
      completion_tokens = completion_tokens + excluded.completion_tokens, \
      cached_tokens = cached_tokens + excluded.cached_tokens, \
-     cost_usd = cost_usd + excluded.cost_usd";
+     cost_usd = cost_usd + excluded.cost_usd, \
+     cache_hits = cache_hits + excluded.cache_hits, saved_usd = saved_usd + excluded.saved_usd";
 
 /// The flush's number, recorded in the same batch after its rows (which read the old value).
 const FLUSH_APPLIED: &str = "INSERT INTO usage_flushes (tenant_id, generation, last_flush) \
@@ -52,7 +53,8 @@ macro_rules! usage_by {
             $group,
             " AS grp, SUM(requests) AS requests, SUM(prompt_tokens) AS prompt_tokens, \
              SUM(completion_tokens) AS completion_tokens, SUM(cached_tokens) AS cached_tokens, \
-             SUM(cost_usd) AS cost_usd FROM usage_rollups \
+             SUM(cost_usd) AS cost_usd, SUM(cache_hits) AS cache_hits, \
+             SUM(saved_usd) AS saved_usd FROM usage_rollups \
              WHERE tenant_id = ?1 AND minute >= ?2 AND minute < ?3 GROUP BY grp ORDER BY grp"
         )
     };
@@ -97,6 +99,8 @@ impl Db {
                         JsValue::from_f64(s.cost_usd),
                         num(flush.generation),
                         num(flush.seq),
+                        count(s.cache_hits),
+                        JsValue::from_f64(s.saved_usd),
                     ],
                 )
             })
@@ -123,6 +127,8 @@ impl UsageStore for Db {
             completion_tokens: Option<f64>,
             cached_tokens: Option<f64>,
             cost_usd: Option<f64>,
+            cache_hits: Option<f64>,
+            saved_usd: Option<f64>,
         }
         let found: Vec<Row> = self
             .all(
@@ -140,6 +146,8 @@ impl UsageStore for Db {
                     completion_tokens: n(r.completion_tokens),
                     cached_tokens: n(r.cached_tokens),
                     cost_usd: r.cost_usd.unwrap_or(0.0),
+                    cache_hits: n(r.cache_hits),
+                    saved_usd: r.saved_usd.unwrap_or(0.0),
                 };
                 Ok((r.grp.unwrap_or_default(), sums))
             })
