@@ -38,14 +38,7 @@ impl ExplainControl for MemoryRouting {
         t: &TenantId,
         providers: &[ProviderName],
     ) -> Stored<BTreeMap<String, RoutingSnapshot>> {
-        let held = self.snapshots.borrow();
-        Ok(providers
-            .iter()
-            .filter_map(|p| {
-                let snap = held.get(&(t.clone(), p.to_string()))?;
-                Some((p.to_string(), snap.clone()))
-            })
-            .collect())
+        Ok(held_for(&self.snapshots.borrow(), t, providers))
     }
 }
 
@@ -81,13 +74,24 @@ impl RoutingControl for MemoryRouting {
         t: &TenantId,
         providers: &[ProviderName],
     ) -> Stored<BTreeMap<String, StatsSnapshot>> {
-        let held = self.stats.borrow();
-        Ok(providers
-            .iter()
-            .filter_map(|p| {
-                let snap = held.get(&(t.clone(), p.to_string()))?;
-                Some((p.to_string(), snap.clone()))
-            })
-            .collect())
+        Ok(held_for(&self.stats.borrow(), t, providers))
     }
+}
+
+/// What the fake holds for these providers of `t`, keyed by provider name, as an object read
+/// answers it (a provider with nothing held is absent).
+fn held_for<T: Clone>(
+    held: &BTreeMap<(TenantId, String), T>,
+    t: &TenantId,
+    providers: &[ProviderName],
+) -> BTreeMap<String, T> {
+    providers
+        .iter()
+        .filter_map(|p| {
+            Some((
+                p.to_string(),
+                held.get(&(t.clone(), p.to_string()))?.clone(),
+            ))
+        })
+        .collect()
 }

@@ -2,7 +2,6 @@
 //! secret is not part of the settings: it is generated when a `webhook_url` is set, shown once in
 //! that PUT's answer, and stored sealed under `CG_KEK` beside the settings (`seal_alert_secret`).
 
-use super::base_url::ALLOW_HTTP_VAR;
 use super::ConfigError;
 use serde::{Deserialize, Serialize};
 
@@ -96,13 +95,7 @@ impl WebhookUrl {
 
     /// The same transport rule as a provider's `base_url` (`BaseUrl::check_transport`).
     pub fn check_transport(&self, allow_http: bool) -> Result<(), ConfigError> {
-        if self.0.starts_with("https://") || allow_http {
-            return Ok(());
-        }
-        Err(ConfigError::invalid(
-            FIELD,
-            format!("must use https:// (plain http:// needs the deployment var {ALLOW_HTTP_VAR} = \"true\")"),
-        ))
+        super::base_url::transport(FIELD, self.0.starts_with("https://"), allow_http)
     }
 }
 
@@ -110,29 +103,7 @@ impl TryFrom<String> for WebhookUrl {
     type Error = ConfigError;
     fn try_from(s: String) -> Result<Self, ConfigError> {
         let bad = |why: &str| ConfigError::invalid(FIELD, why);
-        if s.len() > 2048 {
-            return Err(bad("must be at most 2048 characters"));
-        }
-        if !(s.starts_with("https://") || s.starts_with("http://")) {
-            return Err(bad("must start with https://"));
-        }
-        if s.split_once("://")
-            .is_some_and(|(_, rest)| rest.starts_with('/'))
-        {
-            return Err(bad("must name a host"));
-        }
-        if s.chars()
-            .any(|c| c.is_whitespace() || c.is_control() || c == '\\')
-        {
-            return Err(bad("may not contain whitespace or backslashes"));
-        }
-        let url = url::Url::parse(&s).map_err(|e| bad(&format!("is not a valid URL ({e})")))?;
-        if url.host_str().is_none_or(str::is_empty) {
-            return Err(bad("must name a host"));
-        }
-        if !url.username().is_empty() || url.password().is_some() {
-            return Err(bad("may not carry credentials"));
-        }
+        let url = super::base_url::http_url(&s, FIELD)?;
         if url.fragment().is_some() {
             return Err(bad("may not carry a fragment"));
         }

@@ -32,13 +32,7 @@ impl BaseUrl {
     /// Provider keys travel in headers, so they may only go over TLS unless the deployment opted
     /// into plain http (`ALLOW_HTTP_UPSTREAMS = "true"`).
     pub fn check_transport(&self, allow_http: bool) -> Result<(), ConfigError> {
-        if self.is_https() || allow_http {
-            return Ok(());
-        }
-        Err(ConfigError::invalid(
-            "base_url",
-            format!("must use https:// (plain http:// needs the deployment var {ALLOW_HTTP_VAR} = \"true\")"),
-        ))
+        transport("base_url", self.is_https(), allow_http)
     }
 }
 
@@ -46,30 +40,7 @@ impl TryFrom<String> for BaseUrl {
     type Error = ConfigError;
     fn try_from(s: String) -> Result<Self, ConfigError> {
         let bad = |why: &str| ConfigError::invalid("base_url", why);
-        if s.len() > 2048 {
-            return Err(bad("must be at most 2048 characters"));
-        }
-        // The URL parser would quietly strip these (and accept `https:host`); refuse them instead.
-        if !(s.starts_with("https://") || s.starts_with("http://")) {
-            return Err(bad("must start with http:// or https://"));
-        }
-        if s.split_once("://")
-            .is_some_and(|(_, rest)| rest.starts_with('/'))
-        {
-            return Err(bad("must name a host"));
-        }
-        if s.chars()
-            .any(|c| c.is_whitespace() || c.is_control() || c == '\\')
-        {
-            return Err(bad("may not contain whitespace or backslashes"));
-        }
-        let url = url::Url::parse(&s).map_err(|e| bad(&format!("is not a valid URL ({e})")))?;
-        if url.host_str().is_none_or(str::is_empty) {
-            return Err(bad("must name a host"));
-        }
-        if !url.username().is_empty() || url.password().is_some() {
-            return Err(bad("may not carry credentials"));
-        }
+        let url = http_url(&s, "base_url")?;
         if url.query().is_some() || url.fragment().is_some() {
             return Err(bad("may not carry a query or a fragment"));
         }
@@ -77,6 +48,50 @@ impl TryFrom<String> for BaseUrl {
         // resolved. `as_str` of an http(s) URL always has a path, at least "/".
         Ok(Self(url.as_str().trim_end_matches('/').to_owned()))
     }
+}
+
+/// Plain http only where the deployment opted in: the rule for every URL the gateway calls
+/// (providers, webhooks).
+pub(crate) fn transport(field: &str, https: bool, allow_http: bool) -> Result<(), ConfigError> {
+    if https || allow_http {
+        return Ok(());
+    }
+    Err(ConfigError::invalid(
+        field,
+        format!("must use https:// (plain http:// needs the deployment var {ALLOW_HTTP_VAR} = \"true\")"),
+    ))
+}
+
+/// The checks every URL the gateway calls passes (a provider's `base_url`, a webhook): an
+/// `http(s)://` URL naming a host, without whitespace, backslashes or credentials, parsed by
+/// the WHATWG rules `fetch` applies. What may follow the host is the caller's rule.
+pub(crate) fn http_url(s: &str, field: &str) -> Result<url::Url, ConfigError> {
+    let bad = |why: &str| ConfigError::invalid(field, why);
+    if s.len() > 2048 {
+        return Err(bad("must be at most 2048 characters"));
+    }
+    // The URL parser would quietly strip these (and accept `https:host`); refuse them instead.
+    if !(s.starts_with("https://") || s.starts_with("http://")) {
+        return Err(bad("must start with http:// or https://"));
+    }
+    if s.split_once("://")
+        .is_some_and(|(_, rest)| rest.starts_with('/'))
+    {
+        return Err(bad("must name a host"));
+    }
+    if s.chars()
+        .any(|c| c.is_whitespace() || c.is_control() || c == '\\')
+    {
+        return Err(bad("may not contain whitespace or backslashes"));
+    }
+    let url = url::Url::parse(s).map_err(|e| bad(&format!("is not a valid URL ({e})")))?;
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err(bad("must name a host"));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(bad("may not carry credentials"));
+    }
+    Ok(url)
 }
 
 impl From<BaseUrl> for String {

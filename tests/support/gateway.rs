@@ -213,47 +213,6 @@ impl Gateway {
         answer["rows"].as_array().cloned().unwrap_or_default()
     }
 
-    /// Every line the worker and Miniflare have written so far.
-    pub fn log(&self) -> String {
-        std::fs::read_to_string(self.state_dir.join("worker.log")).unwrap_or_default()
-    }
-
-    /// The log once `needle` has reached it: worker output travels through a pipe and Node before
-    /// it lands in the file, so it can trail the response by a moment.
-    pub fn log_containing(&self, needle: &str) -> String {
-        poll(Duration::from_secs(10), || {
-            let log = self.log();
-            let found = log.contains(needle);
-            (log, found)
-        })
-    }
-
-    /// The `{"msg":"request",...}` log line of one request, once it has reached the log.
-    pub fn request_line(&self, request_id: &str) -> Value {
-        let log = self.log_containing(&format!("\"request_id\":\"{request_id}\""));
-        log.lines()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .find(|l| l["request_id"] == request_id && l["msg"] == "request")
-            .unwrap_or(Value::Null)
-    }
-
-    /// The `{"msg":"usage",...}` records of `tenant` once there are `n` of them (each test has its
-    /// own tenant), waiting at most `within`; asserts the count.
-    pub fn usage_records(&self, tenant: &str, n: usize, within: Duration) -> Vec<Value> {
-        let found = poll(within, || {
-            let found: Vec<Value> = self
-                .log()
-                .lines()
-                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-                .filter(|l| l["msg"] == "usage" && l["tenant"] == tenant)
-                .collect();
-            let enough = found.len() >= n;
-            (found, enough)
-        });
-        assert_eq!(found.len(), n, "usage records of {tenant}: {found:?}");
-        found
-    }
-
     /// Sends a request and hands back the response with its body unread (for streams).
     pub fn send(
         &self,
@@ -486,7 +445,7 @@ impl Tenant<'_> {
 
 /// Polls until `f` holds: the gateway's clock is the runtime's, which a test cannot move.
 /// Reads `f` until it says done or `within` has passed; the last reading either way.
-fn poll<T>(within: Duration, mut f: impl FnMut() -> (T, bool)) -> T {
+pub fn poll<T>(within: Duration, mut f: impl FnMut() -> (T, bool)) -> T {
     let start = std::time::Instant::now();
     loop {
         let (value, done) = f();

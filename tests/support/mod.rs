@@ -5,4 +5,5 @@ pub mod gateway;
 pub mod resilience;
 pub mod sdk;
 pub mod webhook;
+pub mod worker_log;
 pub mod world;
