@@ -179,10 +179,7 @@ pub async fn serve(
             .await
         {
             Ok((reply, hit)) => {
-                log.emit("cache_hit", 200, &[]);
-                // Served, by the stored answer's model, at $0 and with no upstream attempt.
-                let metric = log.served_metric(&hit.model, hit.depth, &[]);
-                log.count_served(metric, &hit.provider, None);
+                log.cache_hit(&hit);
                 return Ok(reply.and_then(|r| debug_counters(r, &metrics, dep)));
             }
             Err(back) => back,

@@ -6,6 +6,7 @@ use super::metrics::Metrics;
 use super::metrics_sink::Extra;
 use super::request_metrics::{self, StreamMetric};
 use crate::api::{ApiError, ErrorKind};
+use crate::cache::stored_answer::StoredMeta;
 use crate::cascade::log_line::{LogUsage, RequestLog};
 use crate::cascade::metric::{unserved, upstream_calls};
 use crate::cascade::CandidateAttempt;
@@ -54,6 +55,14 @@ impl LogContext<'_> {
             usage,
         };
         console_log!("{}", line.to_line());
+    }
+
+    /// A response-cache hit (issue 27): logged, and counted as served by the stored answer's
+    /// model at $0 with no upstream attempt.
+    pub fn cache_hit(&self, hit: &StoredMeta) {
+        self.emit("cache_hit", 200, &[]);
+        let metric = self.served_metric(&hit.model, hit.depth, &[]);
+        self.count_served(metric, &hit.provider, None);
     }
 
     /// Counts a request that served nothing under the requested name. A request whose tenant

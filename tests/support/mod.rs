@@ -3,6 +3,7 @@ pub mod admin_world;
 pub mod fakes;
 pub mod gateway;
 pub mod resilience;
+pub mod response_cache;
 pub mod sdk;
 pub mod webhook;
 pub mod worker_log;
