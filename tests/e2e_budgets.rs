@@ -80,19 +80,6 @@ fn thirty_two_concurrent_requests_on_a_key_with_a_tpm_worth_5_answers_are_served
     assert_eq!(mock.count(), served);
 }
 
-/// The key's spend in the admin list.
-fn key_spend(t: &Tenant<'_>, id: &str) -> f64 {
-    let keys = t.gw.admin("GET", &t.path("/api-keys"), None).json();
-    let row = keys["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|k| k["id"] == id)
-        .cloned()
-        .unwrap();
-    row["spend"]["usd"].as_f64().unwrap_or(0.0)
-}
-
 #[test]
 fn a_warm_limited_key_is_admitted_from_its_slice_with_no_round_trip_and_every_answer_is_charged() {
     let gw = Gateway::shared();
@@ -112,6 +99,6 @@ fn a_warm_limited_key_is_admitted_from_its_slice_with_no_round_trip_and_every_an
     assert_eq!(round_trips, 0, "warm requests are admitted from the slice");
     // Each answer costs $0.0012; the records go to the ledger in the isolate's batch.
     support::gateway::eventually("every answer charged", Duration::from_secs(10), || {
-        (key_spend(&t, &id) - 20.0 * 0.0012).abs() < 1e-9
+        (t.key_spend(&id) - 20.0 * 0.0012).abs() < 1e-9
     });
 }

@@ -7,7 +7,7 @@ mod support;
 
 use cognigate::mock::{Reply, Rule};
 use serde_json::{json, Value};
-use support::gateway::{eventually, Tenant};
+use support::gateway::eventually;
 use support::response_cache::*;
 
 #[test]
@@ -178,19 +178,6 @@ fn without_any_level_opting_in_nothing_is_cached_and_a_request_header_an_alias_o
     });
 }
 
-/// The key's spend in the admin list.
-fn key_spend(t: &Tenant<'_>, id: &str) -> f64 {
-    let keys = t.gw.admin("GET", &t.path("/api-keys"), None).json();
-    let row = keys["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|k| k["id"] == id)
-        .cloned()
-        .unwrap();
-    row["spend"]["usd"].as_f64().unwrap_or(0.0)
-}
-
 #[test]
 fn a_hit_does_not_move_the_keys_budget_and_the_usage_api_shows_cache_hits_and_saved_usd() {
     let (t, mock) = cached("cache-usage", json!({"ttl_s": 300}));
@@ -204,7 +191,7 @@ fn a_hit_does_not_move_the_keys_budget_and_the_usage_api_shows_cache_hits_and_sa
     };
     stored(&t, &send());
     eventually("the miss charged", SETTLED, || {
-        (key_spend(&t, &id) - cost).abs() < 1e-9
+        (t.key_spend(&id) - cost).abs() < 1e-9
     });
     for _ in 0..2 {
         let hit = send();
@@ -235,7 +222,7 @@ fn a_hit_does_not_move_the_keys_budget_and_the_usage_api_shows_cache_hits_and_sa
     );
     assert_eq!(total["prompt_tokens"], 100000, "a hit uses no tokens");
     assert!(
-        (key_spend(&t, &id) - cost).abs() < 1e-9,
+        (t.key_spend(&id) - cost).abs() < 1e-9,
         "hits cost the key nothing"
     );
 }

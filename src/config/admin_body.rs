@@ -7,10 +7,11 @@ use super::names::{AliasName, Capability, ModelId, ProviderName, RouteName, Tena
 use super::provider::{BaseUrl, KeyStrategy, NewKey, NewProvider, ProviderKey, ProviderKind};
 use super::response_cache::check_cache_ttl;
 use super::rule::check_cache_affinity;
+pub use super::settings_body::{validate_settings, BreakerReset};
 use super::strict_json::Strict;
 use super::{
     Alias, CatalogModel, Chain, ChainEntry, ConfigError, CostTier, NonEmpty, OnRefusal,
-    RateLimitSignal, Resilience, RetryPolicy, Rule, SettingsOverrides,
+    RateLimitSignal, Resilience, RetryPolicy, Rule,
 };
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -340,64 +341,6 @@ impl RuleBody {
             chain,
         })
     }
-}
-
-#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct BreakerReset {
-    #[serde(default)]
-    pub provider: Option<ProviderName>,
-    #[serde(default)]
-    pub model: Option<ModelId>,
-}
-
-pub fn validate_settings(o: SettingsOverrides) -> Result<SettingsOverrides, ConfigError> {
-    let within = |field: &str, v: Option<u64>, max: u64| match v {
-        Some(v) if !(1..=max).contains(&v) => {
-            Err(ConfigError::invalid(field, format!("must be 1 to {max}")))
-        }
-        _ => Ok(()),
-    };
-    within(
-        "max_fallback_depth",
-        o.max_fallback_depth.map(u64::from),
-        u64::from(super::rule::MAX_DEPTH_LIMIT),
-    )?;
-    within(
-        "breaker.error_threshold",
-        o.breaker.error_threshold.map(u64::from),
-        10_000,
-    )?;
-    within("breaker.window_ms", o.breaker.window_ms, 86_400_000)?;
-    within(
-        "breaker.open_duration_ms",
-        o.breaker.open_duration_ms,
-        86_400_000,
-    )?;
-    let durations = o.breaker.open_durations_ms.unwrap_or_default();
-    if durations.as_slice().is_empty() && o.breaker.open_durations_ms.is_some() {
-        return Err(ConfigError::invalid(
-            "breaker.open_durations_ms",
-            "must list 1 to 8 durations",
-        ));
-    }
-    for &ms in durations.as_slice() {
-        within("breaker.open_durations_ms", Some(ms), 86_400_000)?;
-    }
-    if o.exploration_share
-        .is_some_and(|s| !(s.is_finite() && (0.0..=1.0).contains(&s)))
-    {
-        return Err(ConfigError::invalid(
-            "exploration_share",
-            "must be a number from 0 to 1",
-        ));
-    }
-    o.degraded.as_ref().map(|d| d.validate()).transpose()?;
-    o.alerts.as_ref().map(|a| a.validate()).transpose()?;
-    crate::config::policy::validate_tenant_limits(o.budget, o.end_user)?;
-    o.cache.map(|c| c.validate()).transpose()?;
-    Ok(o)
 }
 
 /// Alias names share the caller's `model` namespace with catalog ids; this is the one check both

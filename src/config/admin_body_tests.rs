@@ -1,6 +1,7 @@
 //! The admin body parsers: strict reading, named fields, validation.
 
 use super::*;
+use crate::config::SettingsOverrides;
 
 fn err_of<T: std::fmt::Debug>(r: Result<T, ConfigError>) -> String {
     r.err().map(|e| e.to_string()).unwrap_or_default()

@@ -27,6 +27,7 @@ pub mod rule;
 pub mod rule_set;
 pub mod sealed;
 pub mod settings;
+mod settings_body;
 pub mod strict_json;
 pub mod tenant;
 pub mod text;

@@ -5,6 +5,7 @@ pub mod gateway;
 pub mod resilience;
 pub mod response_cache;
 pub mod sdk;
+pub mod spend;
 pub mod webhook;
 pub mod worker_log;
 pub mod world;
