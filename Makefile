@@ -13,7 +13,7 @@ WASM_OPT_FLAGS := -Os --enable-bulk-memory --enable-nontrapping-float-to-int --e
 	--enable-mutable-globals --enable-reference-types --enable-multivalue --enable-exception-handling
 export WRANGLER_SEND_METRICS := false
 
-.PHONY: setup build dev test test-long schemathesis bench lint host-test e2e clean
+.PHONY: setup build dev test test-long schemathesis bench profile print-wasm-opt-flags lint host-test e2e clean
 
 setup:
 	@.ci/setup
@@ -52,6 +52,14 @@ schemathesis: build
 # Side by side with the floor, LiteLLM and Portkey; writes bench/RESULTS.md (about 10 minutes).
 bench: build
 	python3 bench/run.py
+
+# V8's CPU profile of the gateway under the bench's load, through workerd's inspector: writes
+# target/profile/*.cpuprofile and prints the top 15 functions and the CPU per request by part.
+profile: setup
+	python3 bench/profile.py
+
+print-wasm-opt-flags:
+	@echo $(WASM_OPT_FLAGS)
 
 dev: build
 	@.ci/dev

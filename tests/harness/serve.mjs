@@ -3,6 +3,9 @@
 //
 //   node tests/harness/serve.mjs --state DIR [--keep-state] [--port N] [--var KEY=VALUE ...]
 //                                [--script build/index.js] [--bare] [--analytics]
+//                                [--inspector-port N]
+// --inspector-port opens workerd's V8 inspector (DevTools protocol) on 127.0.0.1:N, for
+// `make profile` (bench/profile.py), which records a CPU profile through it.
 // --analytics (or CG_HARNESS_ANALYTICS=1 in the environment) adds the `ANALYTICS` Analytics
 // Engine binding (issue 24; off unless asked, so other suites run without it).
 // --bare runs a script without the gateway's D1 and Durable Object bindings (the benchmark floor).
@@ -82,6 +85,7 @@ const mf = new Miniflare({
   d1Persist: path.join(state, "d1"),
   durableObjectsPersist: path.join(state, "do"),
   cf: false,
+  ...(opt("--inspector-port") ? { inspectorPort: Number(opt("--inspector-port")) } : {}),
   // The worker's console output (one JSON line per request) goes to stderr with Miniflare's own.
   // CG_WORKER_LOG=discard drops it (benchmarks: Node relaying every line costs the runtime CPU).
   handleRuntimeStdio(stdout, stderr) {

@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""`make profile`: where the gateway's CPU goes per request, from V8's own CPU profiler.
+
+Builds the worker as `make build` does but keeps the wasm name section (wasm-opt -g), runs it on
+workerd through the Miniflare API with the inspector open, puts the bench's load on it (the
+default tenant, a two-candidate chain on a 0 ms mock, `loadgen`), and records a CPU profile of the
+isolate through the DevTools protocol (bench/cpuprofile.mjs) while the load runs. Non-streamed
+and streamed each get a profile under target/profile/ (open them in Chrome DevTools' Performance
+panel), and this prints, per profile:
+  - the top 15 functions by self time, wasm functions included;
+  - the cost per request split by what the request path is doing (bench/profile_split.py).
+
+  python3 bench/profile.py [--seconds 10] [--concurrency 16] [--no-build]
+"""
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from profile_split import summarize  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "target" / "profile"
+ADMIN = "profile-admin-key"
+KEK = "cd" * 32
+procs = []
+
+
+def log(msg):
+    print(f"profile: {msg}", file=sys.stderr, flush=True)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start(cmd, name, stdout=None, env=None):
+    logf = open(OUT / f"{name}.log", "w")
+    p = subprocess.Popen(list(map(str, cmd)), cwd=ROOT, stdin=subprocess.PIPE, stdout=stdout or logf, stderr=logf,
+                         env={**os.environ, **(env or {})}, start_new_session=True)
+    procs.append(p)
+    return p
+
+
+def http(method, url, body=None, headers=None):
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(url, method=method, data=data, headers={"content-type": "application/json", **(headers or {})})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+
+
+def wasm_opt_flags():
+    """The Makefile's WASM_OPT_FLAGS, so the profiled module is the shipped one plus its names."""
+    out = subprocess.run(["make", "--no-print-directory", "-s", "print-wasm-opt-flags"], cwd=ROOT,
+                         capture_output=True, text=True, check=True).stdout
+    return out.split()
+
+
+def build_with_names():
+    env = {**os.environ, "WASM_BINDGEN_BIN": str(Path.home() / ".cargo/bin/wasm-bindgen"),
+           "ESBUILD_BIN": str(ROOT / "node_modules/@esbuild/linux-x64/bin/esbuild")}
+    # worker-build writes build/; the named copy goes aside and `make build` puts build/ back.
+    subprocess.run(["worker-build", "--release"], cwd=ROOT, env=env, check=True)
+    named = OUT / "build"
+    shutil.rmtree(named, ignore_errors=True)
+    shutil.copytree(ROOT / "build", named)
+    subprocess.run([ROOT / "node_modules/binaryen/bin/wasm-opt", named / "index_bg.wasm", "-o", named / "index_bg.wasm",
+                    "-g", *wasm_opt_flags()], check=True)
+    subprocess.run(["make", "--no-print-directory", "build"], cwd=ROOT, check=True)
+    subprocess.run(["cargo", "build", "--release", "--quiet", "--bin", "loadgen", "--bin", "mock-provider"], cwd=ROOT, check=True)
+
+
+def setup_tenant(url, mock):
+    auth = {"authorization": f"Bearer {ADMIN}"}
+
+    def admin(method, path, body=None):
+        status, text = http(method, url + path, body, auth)
+        assert status < 300, f"{method} {path}: {status} {text[:300]}"
+        return json.loads(text or b"{}")
+
+    # As bench/run.py's `bench0`: two models on one provider with two keys, a two-candidate chain.
+    admin("POST", "/admin/v1/tenants", {"id": "prof", "name": "prof"})
+    admin("PUT", "/admin/v1/tenants/prof/providers/mock",
+          {"kind": "openai", "base_url": f"http://127.0.0.1:{mock}/v1", "keys": ["sk-a-1", "sk-a-2"], "key_strategy": "round_robin"})
+    for m in ("m1", "m2"):
+        admin("PUT", f"/admin/v1/tenants/prof/models/{m}", {"provider": "mock", "context_window": 128000, "input_price_per_mtok": 1})
+    admin("PUT", "/admin/v1/tenants/prof/routing-rules", {"match": "bench", "chain": ["m1", "m2"]})
+    return admin("POST", "/admin/v1/tenants/prof/api-keys")["key"]
+
+
+def loadgen(url, key, stream, concurrency, seconds, warmup=0.5):
+    body = {"model": "bench", "messages": [{"role": "user", "content": "hello"}], "stream": stream}
+    cmd = [ROOT / "target/release/loadgen", "--url", url + "/v1/chat/completions", "--concurrency", concurrency,
+           "--seconds", seconds, "--warmup", warmup, "--body", json.dumps(body), "--header", f"authorization: Bearer {key}"]
+    return json.loads(subprocess.run(list(map(str, cmd)), capture_output=True, text=True, check=True).stdout)
+
+
+def profile_one(url, inspector, key, stream, args):
+    name = "streamed" if stream else "non-streamed"
+    loadgen(url, key, stream, args.concurrency, 2)  # warm the isolate and its caches first
+    out = OUT / f"cognigate-{name}.cpuprofile"
+    rec = subprocess.Popen(["node", str(ROOT / "bench/cpuprofile.mjs"), "--port", str(inspector), "--seconds", str(args.seconds + 0.5),
+                            "--out", str(out)], cwd=ROOT, stdout=subprocess.PIPE)
+    assert rec.stdout.readline().startswith(b"recording"), "the profiler did not start"
+    # The recording spans the load (0.25 s either side): requests/s over the load's own window.
+    time.sleep(0.25)
+    r = loadgen(url, key, stream, args.concurrency, args.seconds, warmup=0)
+    assert rec.wait(60) == 0, "the profiler failed"
+    requests = r["rps"] * args.seconds
+    log(f"{name}: {r['rps']:.0f} req/s at c={args.concurrency} while profiling; wrote {out.relative_to(ROOT)}")
+    return name, json.loads(out.read_text()), requests, r
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seconds", type=float, default=10)
+    ap.add_argument("--concurrency", type=int, default=16)
+    ap.add_argument("--no-build", action="store_true", help="profile target/profile/build as it is")
+    args = ap.parse_args()
+    OUT.mkdir(parents=True, exist_ok=True)
+    if not args.no_build:
+        build_with_names()
+    try:
+        mport = free_port()
+        start([ROOT / "target/release/mock-provider", "--port", mport, "--name", "mock0", "--latency-ms", 0], "mock")
+        inspector = free_port()
+        state = OUT / "state"
+        shutil.rmtree(state, ignore_errors=True)
+        cmd = ["node", "tests/harness/serve.mjs", "--state", state, "--script", (OUT / "build/index.js").relative_to(ROOT),
+               "--inspector-port", inspector, "--var", f"CG_ADMIN={ADMIN}", "--var", f"CG_KEK={KEK}", "--var", "ALLOW_HTTP_UPSTREAMS=true"]
+        # As the bench runs it: warn-level harness log; the worker's own lines relayed to a file.
+        gw = start(cmd, "gateway", stdout=subprocess.PIPE, env={"CG_HARNESS_LOG": "warn"})
+        url = json.loads(gw.stdout.readline())["url"].rstrip("/")
+        key = setup_tenant(url, mport)
+        report = []
+        for stream in (False, True):
+            name, prof, requests, r = profile_one(url, inspector, key, stream, args)
+            report.append(summarize(name, prof, requests, r, args.concurrency))
+        text = "\n".join(report)
+        (OUT / "summary.md").write_text(text + "\n")
+        print(text)
+        log(f"wrote {(OUT / 'summary.md').relative_to(ROOT)}")
+    finally:
+        for p in procs:
+            try:
+                os.killpg(p.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+
+
+if __name__ == "__main__":
+    main()
