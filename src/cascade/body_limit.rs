@@ -36,6 +36,11 @@ impl Capped {
             .extend_from_slice(&chunk[..chunk.len().min(room)]);
     }
 
+    /// How many bytes it holds at most.
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+
     /// `limit` bytes are held: an error body stops being read here.
     pub fn full(&self) -> bool {
         self.bytes.len() >= self.limit

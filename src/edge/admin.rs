@@ -47,7 +47,7 @@ fn verb(method: &Method) -> Verb {
 }
 
 pub async fn handle(
-    mut req: Request,
+    req: Request,
     env: &Env,
     ctx: &Context,
     dep: &Deployment,
@@ -56,9 +56,7 @@ pub async fn handle(
     authorize(&req, env)?;
     let verb = verb(&req.method());
     let body = match verb {
-        Verb::Post | Verb::Put | Verb::Patch => {
-            http::read_body(&mut req, dep.max_admin_body).await?
-        }
+        Verb::Post | Verb::Put | Verb::Patch => http::read_body(&req, dep.max_admin_body).await?,
         _ => Vec::new(),
     };
     let query = req.url().ok().and_then(|u| u.query().map(str::to_owned));

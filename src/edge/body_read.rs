@@ -2,12 +2,13 @@
 //! a time, a body watched for idleness across many reads, and a whole body read to a cap.
 
 use super::http::now_ms;
+use super::js_fetch::{self, Whole};
 use crate::cascade::body_limit::Capped;
 use futures::future::{select, Either};
 use futures::StreamExt;
 use std::pin::{pin, Pin};
 use std::time::Duration;
-use worker::{ByteStream, Delay, Response};
+use worker::{web_sys, ByteStream, Delay};
 
 /// One read of an upstream body, bounded in time.
 pub enum Read {
@@ -88,18 +89,34 @@ pub enum Bounded {
     TimedOut,
 }
 
-/// Reads `resp`'s body chunk by chunk into `buf` until it ends, `stop(&buf)` holds, or `deadline`
-/// passes. Whatever is left unread is cancelled by the caller's `controller.abort()`.
+/// Reads `resp`'s body into `buf` until it ends, `stop(&buf)` holds, or `deadline` passes: in
+/// one `arrayBuffer()` when its announced length fits the cap, else chunk by chunk. Whatever is
+/// left unread is cancelled by the caller's `controller.abort()`.
 pub async fn read_bounded(
-    resp: &mut Response,
+    resp: &web_sys::Response,
     mut buf: Capped,
     deadline: u64,
     stop: fn(&Capped) -> bool,
 ) -> Bounded {
+    let left = deadline.saturating_sub(now_ms());
+    if left == 0 {
+        return Bounded::TimedOut;
+    }
+    if let Some(read) = js_fetch::announced_body(resp, buf.limit(), left).await {
+        return match read {
+            Whole::Read(bytes) => {
+                buf.push(&bytes);
+                Bounded::Read(buf)
+            }
+            Whole::Failed(e) => Bounded::Failed(e),
+            Whole::TimedOut => Bounded::TimedOut,
+        };
+    }
     // No body at all (a 204, say) reads as empty.
-    let Ok(mut body) = resp.stream() else {
+    let Some(body) = resp.body() else {
         return Bounded::Read(buf);
     };
+    let mut body = ByteStream::from(body);
     loop {
         let left = deadline.saturating_sub(now_ms());
         if left == 0 {

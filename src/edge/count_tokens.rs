@@ -16,14 +16,14 @@ use worker::{Context, Env, Request, Response};
 /// `POST /v1/messages/count_tokens`: the caller key and name resolution of `/v1/messages`, then
 /// the gateway's own estimate. No upstream call, no rate-limit slot, no usage record.
 pub async fn count_tokens(
-    mut req: Request,
+    req: Request,
     env: &Env,
     ctx: &Context,
     dep: &Deployment,
 ) -> Result<Response, ApiError> {
     let metrics = Metrics::default();
     let (key, cfg) = caller_config(&req, env, ctx, dep, &metrics).await?;
-    let body = http::read_body(&mut req, dep.max_chat_body).await?;
+    let body = http::read_body(&req, dep.max_chat_body).await?;
     let default_model = cfg.settings.limits.default_model.as_ref();
     let count = CountRequest::parse(
         body,

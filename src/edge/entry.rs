@@ -4,17 +4,19 @@ use super::deployment::deployment;
 use super::{admin, count_tokens, gateway, health, http};
 use crate::api::{ApiError, Route};
 use crate::surfaces::Surface;
-use worker::{event, Context, Env, Method, Request, Response, Result};
+use worker::{event, web_sys, Context, Env, Method, Request, Response, Result};
 
 #[event(start)]
 fn start() {
     console_error_panic_hook::set_once();
 }
 
+// The runtime's own request: the chat surfaces read it as is, and only the other routes wrap it
+// in workers-rs's `Request` (which reads `cf` and parses the URL on the way in; `http::RawRequest`).
 #[event(fetch)]
-async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
+async fn fetch(req: web_sys::Request, env: Env, ctx: Context) -> Result<Response> {
     let request_id = gateway::new_request_id();
-    let path = req.path();
+    let path = http::path_of(&req.url());
     let surface = Surface::for_path(&path);
     let resp = match route(req, &env, &ctx, &request_id).await {
         Ok(resp) => resp,
@@ -35,31 +37,35 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
 }
 
 async fn route(
-    req: Request,
+    req: web_sys::Request,
     env: &Env,
     ctx: &Context,
     request_id: &str,
 ) -> std::result::Result<Response, ApiError> {
     let dep = deployment(env)?;
-    let route = Route::parse(&req.path())?;
-    if crate::api::route::is_unknown_method(&req.inner().method()) {
+    let route = Route::parse(&http::path_of(&req.url()))?;
+    let method = req.method();
+    if crate::api::route::is_unknown_method(&method) {
         return Err(ApiError::method_not_allowed());
     }
-    match (req.method(), route) {
-        (
-            Method::Post,
-            r @ (Route::ChatCompletions | Route::Messages | Route::Responses | Route::Embeddings),
-        ) => {
-            let surface = match r {
-                Route::Messages => Surface::Messages,
-                Route::Responses => Surface::Responses,
-                Route::Embeddings => Surface::Embeddings,
-                _ => Surface::Chat,
-            };
-            gateway::serve(surface, req, env, ctx, &dep, request_id)
-                .await
-                .map_err(|e| super::d1::storage_error("respond", e))
-        }
+    let method = Method::from(method);
+    if let (
+        Method::Post,
+        r @ (Route::ChatCompletions | Route::Messages | Route::Responses | Route::Embeddings),
+    ) = (&method, &route)
+    {
+        let surface = match r {
+            Route::Messages => Surface::Messages,
+            Route::Responses => Surface::Responses,
+            Route::Embeddings => Surface::Embeddings,
+            _ => Surface::Chat,
+        };
+        return gateway::serve(surface, req, env, ctx, &dep, request_id)
+            .await
+            .map_err(|e| super::d1::storage_error("respond", e));
+    }
+    let req = Request::from(req);
+    match (method, route) {
         (Method::Post, Route::CountTokens) => count_tokens::count_tokens(req, env, ctx, &dep).await,
         (Method::Get, Route::ListModels) => super::catalog::list_models(req, env, ctx, &dep).await,
         (Method::Get, Route::ModelMetrics) => {

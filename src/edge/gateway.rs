@@ -2,7 +2,7 @@
 
 use super::affinity_memory::Conversation;
 use super::deployment::Deployment;
-use super::http::{self, header, now_ms, random_bytes, HttpReply};
+use super::http::{self, header, now_ms, random_bytes, HttpReply, RawRequest};
 use super::limits::{allowed, govern, Admitting, Governed};
 use super::live_stats;
 use super::metrics::Metrics;
@@ -30,7 +30,7 @@ use crate::usage::estimate::{answer_tokens, requested_output};
 use crate::usage::metric_counts::MetricOutcome;
 use crate::usage::{end_user, usd_decimal, PendingUsage};
 use std::rc::Rc;
-use worker::{Context, Env, Request, Response};
+use worker::{web_sys, Context, Env, Response};
 
 pub(super) struct WorkerClock;
 
@@ -56,7 +56,7 @@ pub(super) fn invalid_api_key() -> ApiError {
 /// Who is calling, from the cached caller-key index. The key comes as `Authorization: Bearer`
 /// or, as Anthropic's SDKs send it, as `x-api-key`.
 pub(super) async fn caller(
-    req: &Request,
+    req: &impl RawRequest,
     env: &Env,
     ctx: &Context,
     dep: &Deployment,
@@ -80,7 +80,7 @@ pub(super) async fn caller(
 
 /// The caller key and its tenant's config; without a key, 401.
 pub(super) async fn caller_config(
-    req: &Request,
+    req: &impl RawRequest,
     env: &Env,
     ctx: &Context,
     dep: &Deployment,
@@ -109,7 +109,7 @@ pub(super) fn chain_error(e: &ChainError) -> ApiError {
 /// resolution, chain, cascade, headers and log line; only the request and answer are translated.
 pub async fn serve(
     surface: Surface,
-    mut req: Request,
+    req: web_sys::Request,
     env: &Env,
     ctx: &Context,
     dep: &Deployment,
@@ -132,7 +132,7 @@ pub async fn serve(
         let (key, cfg) = caller_config(&req, env, ctx, dep, &metrics).await?;
         log.tenant = cfg.tenant.to_string();
         log.tenant_id = Some(cfg.tenant.clone());
-        let body = http::read_body(&mut req, dep.max_chat_body).await?;
+        let body = http::read_body(&req, dep.max_chat_body).await?;
         let digest = response_cache::digest(&req, &cfg, &body);
         // The request keeps the body and points into it: held once, never as a tree.
         let beta = header(&req, "anthropic-beta");
@@ -395,6 +395,6 @@ fn reservation(prompt_estimate: u64, inbound: &Inbound, chain: &[Candidate<'_>])
 }
 
 /// `X-CogniGate-Truncate: oldest` asks for truncation instead of a `context_window` skip.
-fn truncate_oldest(req: &Request) -> bool {
+fn truncate_oldest(req: &web_sys::Request) -> bool {
     header(req, "x-cognigate-truncate").is_some_and(|v| v.trim().eq_ignore_ascii_case("oldest"))
 }

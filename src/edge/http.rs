@@ -4,7 +4,7 @@ use crate::api::{ApiError, ErrorKind};
 use crate::surfaces::Surface;
 use futures::StreamExt;
 use serde::Serialize;
-use worker::{Headers, Request, Response};
+use worker::{web_sys, ByteStream, Headers, Request, Response};
 
 pub type HttpReply = std::result::Result<Response, ApiError>;
 
@@ -33,41 +33,87 @@ pub fn error_in(surface: Surface, err: &ApiError) -> worker::Result<Response> {
         .with_headers(headers))
 }
 
-pub fn header(req: &Request, name: &str) -> Option<String> {
-    req.headers().get(name).ok().flatten()
+/// A caller's request as the runtime hands it over (the chat surfaces read it so), or wrapped by
+/// workers-rs (every other route). The wrapper reads `cf` and parses the URL when it is made,
+/// which the hot path does not need (`make profile`).
+pub trait RawRequest {
+    fn raw(&self) -> &web_sys::Request;
+}
+
+impl RawRequest for Request {
+    fn raw(&self) -> &web_sys::Request {
+        self.inner()
+    }
+}
+
+impl RawRequest for web_sys::Request {
+    fn raw(&self) -> &web_sys::Request {
+        self
+    }
+}
+
+pub fn header(req: &impl RawRequest, name: &str) -> Option<String> {
+    req.raw().headers().get(name).ok().flatten()
+}
+
+/// The path of a serialized WHATWG URL (`Request.url`), as workers-rs's `Request::path` gives
+/// it: special schemes always serialize a path, and `?` and `#` inside it are percent-encoded.
+pub fn path_of(url: &str) -> String {
+    let Some(host_start) = url.find("://").map(|i| i + 3) else {
+        return if url.starts_with('/') {
+            url.to_owned()
+        } else {
+            format!("/{url}")
+        };
+    };
+    match url[host_start..].find('/') {
+        Some(i) => {
+            let path = &url[host_start + i..];
+            path[..path.find(['?', '#']).unwrap_or(path.len())].to_owned()
+        }
+        None => "/".to_owned(),
+    }
 }
 
 /// Reads the body, refusing with 413 past `limit` bytes (checked against Content-Length first,
 /// then while reading, so an unannounced huge body is not buffered either).
-pub async fn read_body(req: &mut Request, limit: usize) -> Result<Vec<u8>, ApiError> {
+pub async fn read_body(req: &impl RawRequest, limit: usize) -> Result<Vec<u8>, ApiError> {
     let announced = header(req, "content-length").and_then(|l| l.parse::<usize>().ok());
     if announced.is_some_and(|len| len > limit) {
         return Err(ApiError::body_too_large(limit));
     }
-    if req.inner().body().is_none() {
+    let Some(stream) = req.raw().body() else {
         return Ok(Vec::new());
+    };
+    // An announced length frames the body (HTTP/1.1 and 2 alike), so it cannot outgrow the check
+    // above: one `arrayBuffer()` instead of a reader's read per chunk (`js_fetch`).
+    if announced.is_some() {
+        let body = super::js_fetch::whole(req.raw().array_buffer())
+            .await
+            .map_err(|_| unreadable())?;
+        if body.len() > limit {
+            return Err(ApiError::body_too_large(limit));
+        }
+        return Ok(body);
     }
-    let mut stream = req.stream().map_err(|_| {
-        ApiError::new(
-            ErrorKind::InvalidBody,
-            "The request body could not be read.",
-        )
-    })?;
+    let mut stream = ByteStream::from(stream);
     // Sized once when announced, so the buffer does not double its way up (2x at the peak).
     let mut body = Vec::with_capacity(announced.unwrap_or(0));
     while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(|_| {
-            ApiError::new(
-                ErrorKind::InvalidBody,
-                "The request body could not be read.",
-            )
-        })?;
+        let chunk = chunk.map_err(|_| unreadable())?;
         if body.len() + chunk.len() > limit {
             return Err(ApiError::body_too_large(limit));
         }
         body.extend_from_slice(&chunk);
     }
     Ok(body)
+}
+
+fn unreadable() -> ApiError {
+    ApiError::new(
+        ErrorKind::InvalidBody,
+        "The request body could not be read.",
+    )
 }
 
 pub fn random_bytes<const N: usize>() -> Result<[u8; N], ApiError> {

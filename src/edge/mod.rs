@@ -17,6 +17,7 @@ mod entry;
 mod gateway;
 mod health;
 mod http;
+mod js_fetch;
 mod ledger_client;
 mod ledger_metrics;
 mod ledger_object;

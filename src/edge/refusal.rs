@@ -7,11 +7,11 @@ use crate::cascade::{CandidateAttempt, RefusalPolicy};
 use crate::config::{OnRefusal, TenantConfig};
 use crate::usage::estimate::answer_tokens;
 use crate::usage::Billed;
-use worker::Request;
+use worker::web_sys;
 
 /// The requested name's `on_refusal`, unless the request sent `X-CogniGate-Policy-Fallback: off`
 /// (any other value is ignored).
-pub(super) fn policy(req: &Request, on_refusal: OnRefusal) -> RefusalPolicy {
+pub(super) fn policy(req: &web_sys::Request, on_refusal: OnRefusal) -> RefusalPolicy {
     let off = header(req, "x-cognigate-policy-fallback")
         .is_some_and(|v| v.trim().eq_ignore_ascii_case("off"));
     RefusalPolicy::of(on_refusal, off)

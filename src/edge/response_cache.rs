@@ -27,7 +27,7 @@ use crate::routing::cache_ttl::{name_cache_ttl_s, tenant_may_cache};
 use crate::surfaces::cached_answer::streamed;
 use crate::surfaces::{Inbound, Surface};
 use crate::usage::PendingUsage;
-use worker::{Context, Env, Request, Response};
+use worker::{web_sys, Context, Env, Response};
 
 /// Request headers that change what is served, so they are part of the key when sent.
 const KEYED_HEADERS: &[&str] = &[
@@ -39,7 +39,7 @@ const KEYED_HEADERS: &[&str] = &[
 
 /// The body's canonical digest, taken before the body is parsed, and only when some level may
 /// opt in (the tenant's setting, a name's `cache_ttl_s`, the request's TTL header).
-pub(super) fn digest(req: &Request, cfg: &TenantConfig, body: &[u8]) -> Option<[u8; 32]> {
+pub(super) fn digest(req: &web_sys::Request, cfg: &TenantConfig, body: &[u8]) -> Option<[u8; 32]> {
     let off = header(req, MODE_HEADER).is_some();
     let asked = header(req, TTL_HEADER).is_some();
     if off || !(asked || tenant_may_cache(cfg)) {
@@ -72,7 +72,7 @@ impl Mark {
 impl Plan {
     /// The request's levels decide (`cache::opt_in`); a bad header value is a 400 naming it.
     pub(super) fn of(
-        req: &Request,
+        req: &web_sys::Request,
         cfg: &TenantConfig,
         inbound: &Inbound,
         digest: Option<[u8; 32]>,

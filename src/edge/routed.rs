@@ -12,12 +12,12 @@ use crate::config::{CallerKey, ModelId, TenantConfig};
 use crate::routing::{build_chain, pin, Route, RouteInput};
 use crate::surfaces::facts::facts;
 use crate::surfaces::Inbound;
-use worker::Request;
+use worker::web_sys;
 
 /// The route of `inbound`, and its conversation if the requested name has cache affinity
 /// (already told whether affinity chose its model).
 pub(super) fn route<'c>(
-    req: &Request,
+    req: &web_sys::Request,
     cfg: &'c TenantConfig,
     key: &CallerKey,
     inbound: &Inbound,

@@ -2,6 +2,7 @@
 
 use super::body_read::{read_bounded, read_chunk, Bounded, Read};
 use super::http::now_ms;
+use super::js_fetch;
 use super::signals::{signal_headers, RateLimited200};
 use crate::cascade::body_limit::{Capped, MAX_ERROR_BODY, MAX_SUCCESS_BODY};
 use crate::cascade::context_window::{fit, fitted_request, Fit};
@@ -17,9 +18,7 @@ use std::pin::pin;
 use std::rc::Rc;
 use std::time::Duration;
 use worker::js_sys::Uint8Array;
-use worker::{
-    AbortController, Delay, Fetch, Headers, Method, Request, RequestInit, RequestRedirect, Response,
-};
+use worker::{web_sys, AbortController, ByteStream, Delay, Headers};
 
 pub use super::upstream_body::{StreamStart, UpstreamBody};
 
@@ -109,23 +108,21 @@ impl crate::cascade::Upstream for FetchUpstream<'_> {
         }
         let started = now_ms();
         let controller = AbortController::default();
-        let req = match self.build(&call) {
+        let (url, init) = match self.build(&call, &controller) {
             Ok(r) => r,
             Err(e) => return UpstreamReply::Network(format!("could not build request: {e}")),
         };
-        let fetch = Fetch::Request(req);
-        let signal = controller.signal();
-        let sending = pin!(fetch.send_with_signal(&signal));
+        let sending = pin!(js_fetch::fetch(&url, &init));
         let timer = pin!(Delay::from(Duration::from_millis(call.timeout_ms)));
         let resp = match select(sending, timer).await {
             Either::Left((Ok(resp), _)) => resp,
-            Either::Left((Err(e), _)) => return UpstreamReply::Network(e.to_string()),
+            Either::Left((Err(e), _)) => return UpstreamReply::Network(e),
             Either::Right(_) => {
                 controller.abort();
                 return UpstreamReply::Timeout;
             }
         };
-        let status = resp.status_code();
+        let status = resp.status();
         let timing = (started, now_ms().saturating_sub(started));
         // Body reads get what is left of the same timeout, never a fresh one.
         let deadline = started.saturating_add(call.timeout_ms);
@@ -156,7 +153,7 @@ impl crate::cascade::Upstream for FetchUpstream<'_> {
             )
             .await
         } else {
-            let rate_limited = RateLimited200::of(call.provider, resp.headers());
+            let rate_limited = RateLimited200::of(call.provider, &Headers(resp.headers()));
             let read = |bytes| self.request.read_answer(kind, bytes, now_ms() / 1000);
             let times = (deadline, timing.1);
             let watch = self.refusals.then_some(kind);
@@ -167,46 +164,50 @@ impl crate::cascade::Upstream for FetchUpstream<'_> {
 
 impl FetchUpstream<'_> {
     /// Only the provider's key and our own headers go upstream: the caller's credentials, cookies
-    /// and hop-by-hop headers never leave the gateway.
-    fn build(&self, call: &Call<'_>) -> worker::Result<Request> {
+    /// and hop-by-hop headers never leave the gateway. The URL and the `fetch` init, on the
+    /// runtime's own objects (`js_fetch`: no `Request` is built to be sent).
+    fn build(
+        &self,
+        call: &Call<'_>,
+        controller: &AbortController,
+    ) -> Result<(String, web_sys::RequestInit), String> {
         let kind = call.provider.kind;
-        let headers = Headers::new();
-        headers.set("content-type", "application/json")?;
+        let headers = web_sys::Headers::new().map_err(js_fetch::describe)?;
+        let set = |name: &str, value: &str| headers.set(name, value).map_err(js_fetch::describe);
+        set("content-type", "application/json")?;
         for (name, value) in providers::headers(kind, call.key, self.request.chat()) {
-            headers.set(name, &value)?;
+            set(name, &value)?;
         }
         if let Some((name, value)) = self.request.extra_headers(kind) {
-            headers.set(name, value)?;
+            set(name, value)?;
         }
         let body = self.body_for(call);
-        let mut init = RequestInit::new();
+        let init = web_sys::RequestInit::new();
+        init.set_method("POST");
+        init.set_headers(&headers);
+        init.set_body(&Uint8Array::from(body.as_slice()));
         // Never followed: the provider's key would go along to the `Location` host. A 3xx is
         // classified like any other status a chat API should not answer (`server`).
-        init.with_redirect(RequestRedirect::Manual)
-            .with_method(Method::Post)
-            .with_headers(headers)
-            .with_body(Some(Uint8Array::from(body.as_slice()).into()));
-        Request::new_with_init(&call.provider.base_url.join(self.request.path(kind)), &init)
+        init.set_redirect(web_sys::RequestRedirect::Manual);
+        let signal = controller.signal();
+        init.set_signal(Some(&*signal));
+        let url = call.provider.base_url.join(self.request.path(kind));
+        Ok((url, init))
     }
 }
 
 /// An error body is read for the log and pass-through, at most `MAX_ERROR_BODY` of it and only
 /// within the call's timeout: a body that stalls is the candidate's `timeout`.
 async fn failed(
-    mut resp: Response,
+    resp: web_sys::Response,
     status: u16,
     controller: AbortController,
     deadline: u64,
 ) -> UpstreamReply<UpstreamBody> {
-    let retry_after = resp.headers().get("retry-after").ok().flatten();
-    let headers = signal_headers(resp.headers());
-    let text = match read_bounded(
-        &mut resp,
-        Capped::new(MAX_ERROR_BODY),
-        deadline,
-        Capped::full,
-    )
-    .await
+    let resp_headers = Headers(resp.headers());
+    let retry_after = resp_headers.get("retry-after").ok().flatten();
+    let headers = signal_headers(&resp_headers);
+    let text = match read_bounded(&resp, Capped::new(MAX_ERROR_BODY), deadline, Capped::full).await
     {
         Bounded::Read(buf) => {
             if buf.full() {
@@ -232,7 +233,7 @@ async fn failed(
 /// A non-streamed 2xx is read whole, up to `MAX_SUCCESS_BODY` and within the call's timeout, and
 /// must be JSON: a 200 with a broken body is a failing provider, not an answer.
 async fn full_body(
-    mut resp: Response,
+    resp: web_sys::Response,
     status: u16,
     controller: AbortController,
     (read, rate_limited, watch): (
@@ -243,7 +244,7 @@ async fn full_body(
     (deadline, headers_ms): (u64, u64),
 ) -> UpstreamReply<UpstreamBody> {
     let buf = Capped::new(MAX_SUCCESS_BODY);
-    let bytes = match read_bounded(&mut resp, buf, deadline, Capped::over).await {
+    let bytes = match read_bounded(&resp, buf, deadline, Capped::over).await {
         Bounded::Read(buf) if buf.over() => {
             controller.abort();
             return UpstreamReply::Oversized { status };
@@ -283,19 +284,19 @@ async fn full_body(
 /// Reads until the stream's first data event: until then a failure (an error event first, a close
 /// before any event, no event within the timeout) fails over like a non-streamed one.
 async fn stream_start(
-    mut resp: Response,
+    resp: web_sys::Response,
     status: u16,
     controller: AbortController,
     (mut decoder, mut relay, encoder): (StreamDecoder, Relay, Encoder),
     (timeout_ms, read_timeout_ms): (u64, u64),
     (started_ms, headers_ms): (u64, u64),
 ) -> UpstreamReply<UpstreamBody> {
-    let mut rest = match resp.stream() {
-        Ok(s) => s,
-        Err(e) => {
+    let mut rest = match resp.body() {
+        Some(s) => ByteStream::from(s),
+        None => {
             return UpstreamReply::Broken {
                 status,
-                detail: format!("no body: {e}"),
+                detail: "no body: body is not streamable".to_owned(),
             }
         }
     };
