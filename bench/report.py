@@ -63,6 +63,10 @@ def report(args, sel, results, special, ctr, wasm, routing, peers, skipped, star
         "`cognigate-cached` is the default with the response cache on (issue 27: the same body every time, so all but the first request are hits "
         "answered from `caches.default` without an upstream call)",
         "- Peers: " + ", ".join(f"{k} {v['version']}" for k, v in peers.items()) + (("; skipped: " + "; ".join(skipped)) if skipped else ""),
+        *(["- Portkey: @hono/node-server pinned to 1.14.1 (npm override; from 1.14.2 on every streamed request failed with 500, "
+           "\"TypeError: immutable\", bench/systems.py). Its stream reader waits 25 ms before relaying the first event "
+           "(`readStream` in its src/handlers/streamHandler.ts), so each of its streamed requests carries those 25 ms by design"]
+          if "portkey" in peers else []),
         "",
     ]
     for latency in sel.latencies if sel.matrix() else ():

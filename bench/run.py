@@ -104,7 +104,7 @@ def main():
                 keys[gw] = setup_gateway(urls[f"gateway-{gw}"], ports[0], ports[50], mockfail)
         peers, skipped = {}, []
         if not args.skip_peers:
-            for name, starter in (("litellm", lambda: start_litellm(ports[0], ports[50])), ("portkey", start_portkey)):
+            for name, starter in (("litellm", lambda: start_litellm(ports[0], ports[50])), ("portkey", lambda: start_portkey(ports[0]))):
                 if not sel.wants(name):
                     continue
                 peer, why = starter()

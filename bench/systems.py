@@ -12,6 +12,15 @@ from processes import ROOT, WORK, free_port, http, log, run, start, wait_http
 
 LITELLM_VERSIONS = ["1.110.2", "1.100.0"]  # newest first; the first that installs is used
 PORTKEY_VERSION = "1.15.2"
+# Portkey declares @hono/node-server ^1.3.3, which npm resolves to the newest 1.x. From 1.14.2 on,
+# node-server's Response keeps a streamed body's init.headers as they are: for Portkey's stream
+# that is the upstream fetch's Headers, guarded immutable, and Portkey then appends its
+# x-portkey-* headers to them (ResponseService.updateHeaders), so every streamed request answered
+# 500 "Something went wrong" ("TypeError: immutable" in its log; Portkey-AI/gateway issues 1389
+# and 1550). 1.14.1 copies those headers into a plain object, and Portkey streams. Non-streamed,
+# 1.14.1 measured no slower (A/B, alternating rounds of 2 s, req/s: c=1 515, 696, 821 against
+# 1.19.19's 520, 688, 805; c=16 859, 930, 930 against 845, 907, 871).
+PORTKEY_NODE_SERVER = "1.14.1"
 ADMIN = "bench-admin-key"
 KEK = "ab" * 32
 # The mocks speak plain http on 127.0.0.1.
@@ -162,16 +171,40 @@ def start_litellm(mock0, mock50):
     return {"url": f"http://127.0.0.1:{port}/v1/chat/completions", "version": version}, None
 
 
-def start_portkey():
+def portkey_installed(home):
+    server = home / "node_modules/@portkey-ai/gateway/build/start-server.js"
+    pinned = home / "node_modules/@hono/node-server/package.json"
+    nested = home / "node_modules/@portkey-ai/gateway/node_modules/@hono/node-server"
+    return (server.exists() and pinned.exists() and not nested.exists()
+            and json.loads(pinned.read_text()).get("version") == PORTKEY_NODE_SERVER)
+
+
+def start_portkey(mock0):
+    """Portkey's gateway from npm, with @hono/node-server pinned (PORTKEY_NODE_SERVER says why).
+    A streamed request through it must answer 200 before it is measured: a failure there is
+    quick, and would otherwise be timed as if it were Portkey's stream."""
     home = WORK / "portkey"
     server = home / "node_modules/@portkey-ai/gateway/build/start-server.js"
-    if not server.exists():
-        r = subprocess.run(["npm", "install", "--prefix", str(home), "--no-audit", "--no-fund", f"@portkey-ai/gateway@{PORTKEY_VERSION}"],
-                           capture_output=True, text=True)
-        if r.returncode != 0 or not server.exists():
+    if not portkey_installed(home):
+        # From scratch: an install from before the pin holds node-server 1.19 and a lock file.
+        shutil.rmtree(home / "node_modules", ignore_errors=True)
+        (home / "package-lock.json").unlink(missing_ok=True)
+        home.mkdir(parents=True, exist_ok=True)
+        (home / "package.json").write_text(json.dumps({
+            "private": True,
+            "dependencies": {"@portkey-ai/gateway": PORTKEY_VERSION},
+            "overrides": {"@hono/node-server": PORTKEY_NODE_SERVER},
+        }, indent=2) + "\n")
+        r = subprocess.run(["npm", "install", "--prefix", str(home), "--no-audit", "--no-fund"], capture_output=True, text=True)
+        if r.returncode != 0 or not portkey_installed(home):
             return None, f"Portkey could not be installed from npm ({r.stderr.strip()[-200:]})"
     port = free_port()
     start(["node", str(server), f"--port={port}", "--headless"], "portkey", env={"NODE_ENV": "production"})
     if not wait_http(f"http://127.0.0.1:{port}/", 60):
         return None, "Portkey did not come up (see target/bench/portkey.log)"
-    return {"url": f"http://127.0.0.1:{port}/v1/chat/completions", "version": PORTKEY_VERSION}, None
+    url = f"http://127.0.0.1:{port}/v1/chat/completions"
+    headers = {"authorization": "Bearer sk-x", "x-portkey-provider": "openai", "x-portkey-custom-host": f"http://127.0.0.1:{mock0}/v1"}
+    status, _, text = http("POST", url, {"model": "m1", "messages": [{"role": "user", "content": "hello"}], "stream": True}, headers)
+    if status != 200 or b"[DONE]" not in text:
+        return None, f"Portkey's streamed answer is {status} {text[:120]!r} (see target/bench/portkey.log)"
+    return {"url": url, "version": f"{PORTKEY_VERSION} (@hono/node-server {PORTKEY_NODE_SERVER})"}, None
