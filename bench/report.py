@@ -8,7 +8,7 @@ from cold import pct
 from measure import machine, wasm_size
 from processes import ROOT, WORK, log
 from selection import SYSTEMS
-from targets import share_of_default, targets
+from targets import hot_path, share_of_default, targets
 
 
 def command(args, sel):
@@ -126,6 +126,8 @@ def report(args, sel, results, special, ctr, wasm, routing, peers, skipped, star
         lines += cache_hits(by, args)
     lines += ["", "## The strict mode beside it (`ROUTING_LEASE_MS=0`)", ""]
     lines += targets(by, args, special, ctr, wasm, routing, peers, "cognigate-strict")
+    lines += ["", "## Targets (issue 26: the hot path)", ""]
+    lines += hot_path(by, cold, wasm)
     (ROOT / "bench/RESULTS.md").write_text("\n".join(lines) + "\n")
     log("wrote bench/RESULTS.md")
 
@@ -137,6 +139,8 @@ def ratios(by, args, peers):
     for gw in ("cognigate", "cognigate-limits", "cognigate-ranked", "cognigate-cached", "cognigate-strict"):
         for c in args.concurrency:
             cg = by.get((gw, 0, False, c))
+            if not cg:  # a configuration this run did not measure (--only)
+                continue
             fl = by.get(("floor", 0, False, c))
             cells = [f"{cg['rps'] / fl['rps']:.2f}x" if cg and fl else "-"]
             for p in peers:

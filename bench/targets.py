@@ -1,6 +1,9 @@
 """The targets the report checks, each line `- MET: ...` or `- MISSED: ...` with its numbers:
-issue 14's (the default configuration, and the strict mode beside it), and issues 21 and 22's (a
-share of the default's throughput)."""
+issue 14's (the default configuration, and the strict mode beside it), issues 21 and 22's (a
+share of the default's throughput), and issue 26's (the hot path), which also says
+`- SKIPPED: ...` for a target whose cells this run did not measure (--only)."""
+
+from cold import pct
 
 
 def share_of_default(by, args, gw, share=0.85):
@@ -56,3 +59,63 @@ def targets(by, args, special, ctr, wasm, routing, peers, gw):
         check(wasm[1] < 450 * 1024, f"gzipped wasm under 450 KiB: {wasm[1]:,} bytes ({wasm[1] / 1024:.0f} KiB)")
     return out
 
+
+def hot_path(by, cold, wasm):
+    """Issue 26: the hot path against the floor (a bare fetch-forward worker on the same workerd)
+    and Portkey, all from this run's cells."""
+    out = []
+
+    def check(ok, text):
+        out.append(f"- {'MET' if ok else 'MISSED'}: {text}")
+
+    def skipped(text, missing):
+        out.append(f"- SKIPPED: {text} (not measured in this run: {missing})")
+
+    def cells(*keys):
+        found = [by.get(k) for k in keys]
+        missing = ", ".join(f"{s} {'streamed' if st else 'non-streamed'} {lat} ms c={c}"
+                            for (s, lat, st, c), r in zip(keys, found) if not r)
+        return found, missing
+
+    for c in (16, 64):
+        text = f"cognigate ≥ 70% of the floor's req/s at c={c} (non-streamed, 0 ms upstream)"
+        (cg, fl), missing = cells(("cognigate", 0, False, c), ("floor", 0, False, c))
+        if missing:
+            skipped(text, missing)
+        else:
+            check(cg["rps"] >= 0.7 * fl["rps"], f"{text}: {cg['rps']:.0f} vs {fl['rps']:.0f} req/s ({cg['rps'] / fl['rps']:.0%})")
+    text = "streamed cognigate ≥ 60% of the streamed floor's req/s at c=16 (0 ms upstream)"
+    (cg, fl), missing = cells(("cognigate", 0, True, 16), ("floor", 0, True, 16))
+    if missing:
+        skipped(text, missing)
+    else:
+        check(cg["rps"] >= 0.6 * fl["rps"], f"{text}: {cg['rps']:.0f} vs {fl['rps']:.0f} req/s ({cg['rps'] / fl['rps']:.0%})")
+    # "added" as in the tables: p50 minus the mock's own (`direct`) p50 in the same cell.
+    text = "added p50 at c=1 at or below Portkey's (non-streamed, 0 ms upstream)"
+    (cg, pk, d), missing = cells(("cognigate", 0, False, 1), ("portkey", 0, False, 1), ("direct", 0, False, 1))
+    if missing:
+        skipped(text, missing)
+    else:
+        a_cg, a_pk = cg["p50_ms"] - d["p50_ms"], pk["p50_ms"] - d["p50_ms"]
+        check(a_cg <= a_pk, f"{text}: {a_cg:.2f} vs {a_pk:.2f} ms")
+    text = "cognigate's p99/p50 at c=1 no worse than 1.25 × the floor's (non-streamed, 0 ms upstream)"
+    (cg, fl), missing = cells(("cognigate", 0, False, 1), ("floor", 0, False, 1))
+    if missing:
+        skipped(text, missing)
+    else:
+        r_cg, r_fl = cg["p99_ms"] / cg["p50_ms"], fl["p99_ms"] / fl["p50_ms"]
+        check(r_cg <= 1.25 * r_fl, f"{text}: {r_cg:.2f} ({cg['p99_ms']:.2f}/{cg['p50_ms']:.2f} ms) vs 1.25 × {r_fl:.2f} "
+                                   f"({fl['p99_ms']:.2f}/{fl['p50_ms']:.2f} ms) = {1.25 * r_fl:.2f}")
+    text = "cold first request p50 ≤ 2 × the floor's"
+    if not cold or not cold["cognigate"]["first"] or not cold["floor"]["first"]:
+        skipped(text, "the cold cell")
+    else:
+        p_cg, p_fl = pct(cold["cognigate"]["first"], 0.5), pct(cold["floor"]["first"], 0.5)
+        check(p_cg <= 2 * p_fl, f"{text}: {p_cg:.2f} vs {p_fl:.2f} ms ({p_cg / p_fl:.2f}x, "
+                                f"{len(cold['cognigate']['first'])} and {len(cold['floor']['first'])} samples)")
+    text = "gzipped wasm (build/index_bg.wasm, gzip -9) < 500,000 bytes"
+    if not wasm:
+        skipped(text, "build/index_bg.wasm")
+    else:
+        check(wasm[1] < 500_000, f"{text}: {wasm[1]:,} bytes")
+    return out
