@@ -105,7 +105,7 @@ def setup_tenant(url, mock):
 
 def loadgen(url, key, stream, concurrency, seconds, warmup=0.5):
     body = {"model": "bench", "messages": [{"role": "user", "content": "hello"}], "stream": stream}
-    cmd = [ROOT / "target/release/loadgen", "--url", url + "/v1/chat/completions", "--concurrency", concurrency,
+    cmd = [Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "release/loadgen", "--url", url + "/v1/chat/completions", "--concurrency", concurrency,
            "--seconds", seconds, "--warmup", warmup, "--body", json.dumps(body), "--header", f"authorization: Bearer {key}"]
     return json.loads(subprocess.run(list(map(str, cmd)), capture_output=True, text=True, check=True).stdout)
 
@@ -137,7 +137,7 @@ def main():
         build_with_names()
     try:
         mport = free_port()
-        start([ROOT / "target/release/mock-provider", "--port", mport, "--name", "mock0", "--latency-ms", 0], "mock")
+        start([Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "release/mock-provider", "--port", mport, "--name", "mock0", "--latency-ms", 0], "mock")
         inspector = free_port()
         state = OUT / "state"
         shutil.rmtree(state, ignore_errors=True)
