@@ -17,12 +17,13 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
 /// Parses JSON into `T`, naming the field that failed (`breaker.window_ms: invalid type ...`), by
-/// the rules of `strict_json` (a struct is an object, `17.0` is an integer).
+/// the rules of `strict_json` (a struct is an object, `17.0` is an integer). One reader for every
+/// admin type: only `T`'s own reading code is instantiated per type.
 pub fn parse_body<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ConfigError> {
     let value: serde_json::Value = serde_json::from_slice(bytes)
         .map_err(|e| ConfigError::invalid("body", format!("malformed JSON ({e})")))?;
-    serde_path_to_error::deserialize(Strict(&value)).map_err(|err| {
-        let path = err.path().to_string();
+    T::deserialize(Strict(&value)).map_err(|err| {
+        let path = err.path();
         let field = if path == "." { "body".to_owned() } else { path };
         ConfigError::Invalid {
             field,

@@ -84,7 +84,7 @@ pub(crate) fn http_url(s: &str, field: &str) -> Result<url::Url, ConfigError> {
     {
         return Err(bad("may not contain whitespace or backslashes"));
     }
-    let url = url::Url::parse(s).map_err(|e| bad(&format!("is not a valid URL ({e})")))?;
+    let url = parse_url(s).map_err(|e| bad(&format!("is not a valid URL ({e})")))?;
     if url.host_str().is_none_or(str::is_empty) {
         return Err(bad("must name a host"));
     }
@@ -92,6 +92,48 @@ pub(crate) fn http_url(s: &str, field: &str) -> Result<url::Url, ConfigError> {
         return Err(bad("may not carry credentials"));
     }
     Ok(url)
+}
+
+/// The `url` crate without international domain names: Cargo.lock pins `idna_adapter` to its
+/// no-Unicode stream (1.0), which drops ICU4X's tables from the module (about 110 KB raw, 47 KB
+/// gzipped). On wasm, a URL whose host needs them (non-ASCII, or an `xn--` label to check) is
+/// first put in its ASCII form by the runtime's own WHATWG `URL`, the parser `fetch` uses; what
+/// that refuses is refused as the ICU4X-backed parser refused it.
+#[cfg(target_arch = "wasm32")]
+fn parse_url(s: &str) -> Result<url::Url, url::ParseError> {
+    if s.is_ascii() && !s.to_ascii_lowercase().contains("xn--") {
+        return url::Url::parse(s);
+    }
+    match runtime::href(s) {
+        Some(ascii) => url::Url::parse(&ascii),
+        None => url::Url::parse(s).and(Err(url::ParseError::IdnaError)),
+    }
+}
+
+/// Host builds (tests, the mock provider) read ASCII hosts only.
+#[cfg(not(target_arch = "wasm32"))]
+fn parse_url(s: &str) -> Result<url::Url, url::ParseError> {
+    url::Url::parse(s)
+}
+
+#[cfg(target_arch = "wasm32")]
+mod runtime {
+    use wasm_bindgen::prelude::*;
+
+    #[wasm_bindgen]
+    extern "C" {
+        #[wasm_bindgen(js_name = URL)]
+        type Url;
+        #[wasm_bindgen(constructor, js_class = "URL", catch)]
+        fn new(s: &str) -> Result<Url, JsValue>;
+        #[wasm_bindgen(method, getter)]
+        fn href(this: &Url) -> String;
+    }
+
+    /// `new URL(s).href`: hosts in their ASCII (punycode) form; `None` where `URL` throws.
+    pub fn href(s: &str) -> Option<String> {
+        Url::new(s).ok().map(|u| u.href())
+    }
 }
 
 impl From<BaseUrl> for String {

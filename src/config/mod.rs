@@ -29,6 +29,8 @@ pub mod sealed;
 pub mod settings;
 mod settings_body;
 pub mod strict_json;
+#[cfg(test)]
+mod strict_json_paths;
 pub mod tenant;
 pub mod text;
 

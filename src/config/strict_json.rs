@@ -5,13 +5,17 @@
 //! refuses it for a `u32`).
 //!
 //! The body is parsed to a `serde_json::Value` first (admin bodies are small and bounded), then
-//! the types read it through `Strict`.
+//! the types read it through `Strict`, whose error names the value it is about
+//! (`breaker.window_ms`): the notation serde_path_to_error used, without its wrapper around every
+//! visitor of every admin type (one copy of each type's reading code instead of two layers).
 
 use serde::de::{
-    self, DeserializeSeed, IntoDeserializer, MapAccess, SeqAccess, Unexpected, Visitor,
+    self, DeserializeSeed, EnumAccess, IntoDeserializer, MapAccess, SeqAccess, Unexpected,
+    VariantAccess, Visitor,
 };
 use serde::forward_to_deserialize_any;
-use serde_json::{Error, Number, Value};
+use serde_json::{Number, Value};
+use std::fmt;
 
 /// A parsed JSON value, as a `Deserializer` with the rules above.
 pub struct Strict<'a>(pub &'a Value);
@@ -25,7 +29,7 @@ impl<'de> de::Deserializer<'de> for Strict<'_> {
             Value::Bool(b) => visitor.visit_bool(*b),
             Value::Number(n) => visit_number(n, visitor),
             Value::String(s) => visitor.visit_str(s),
-            Value::Array(items) => visitor.visit_seq(Items(items.iter())),
+            Value::Array(items) => visitor.visit_seq(Items(items.iter().enumerate())),
             Value::Object(map) => visitor.visit_map(Fields {
                 entries: map.iter(),
                 value: None,
@@ -60,9 +64,7 @@ impl<'de> de::Deserializer<'de> for Strict<'_> {
         visitor: V,
     ) -> Result<V::Value, Error> {
         match self.0 {
-            Value::String(s) => {
-                visitor.visit_enum(IntoDeserializer::<Error>::into_deserializer(s.as_str()))
-            }
+            Value::String(s) => visitor.visit_enum(UnitVariant(s)),
             other => Err(de::Error::invalid_type(unexpected(other), &visitor)),
         }
     }
@@ -115,7 +117,7 @@ fn unexpected(v: &Value) -> Unexpected<'_> {
     }
 }
 
-struct Items<'a>(std::slice::Iter<'a, Value>);
+struct Items<'a>(std::iter::Enumerate<std::slice::Iter<'a, Value>>);
 
 impl<'de> SeqAccess<'de> for Items<'_> {
     type Error = Error;
@@ -126,7 +128,10 @@ impl<'de> SeqAccess<'de> for Items<'_> {
     ) -> Result<Option<T::Value>, Error> {
         self.0
             .next()
-            .map(|v| seed.deserialize(Strict(v)))
+            .map(|(i, v)| {
+                seed.deserialize(Strict(v))
+                    .map_err(|e| e.at(Segment::Index(i)))
+            })
             .transpose()
     }
 
@@ -137,7 +142,7 @@ impl<'de> SeqAccess<'de> for Items<'_> {
 
 struct Fields<'a> {
     entries: serde_json::map::Iter<'a>,
-    value: Option<&'a Value>,
+    value: Option<(&'a String, &'a Value)>,
 }
 
 impl<'de> MapAccess<'de> for Fields<'_> {
@@ -149,9 +154,10 @@ impl<'de> MapAccess<'de> for Fields<'_> {
     ) -> Result<Option<K::Value>, Error> {
         match self.entries.next() {
             Some((key, value)) => {
-                self.value = Some(value);
+                self.value = Some((key, value));
                 seed.deserialize(IntoDeserializer::<Error>::into_deserializer(key.as_str()))
                     .map(Some)
+                    .map_err(|e| e.at(Segment::Key(key.clone())))
             }
             None => Ok(None),
         }
@@ -159,9 +165,133 @@ impl<'de> MapAccess<'de> for Fields<'_> {
 
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, Error> {
         match self.value.take() {
-            Some(v) => seed.deserialize(Strict(v)),
+            Some((key, v)) => seed
+                .deserialize(Strict(v))
+                .map_err(|e| e.at(Segment::Key(key.clone()))),
             None => Err(de::Error::custom("a value was read before its key")),
         }
+    }
+}
+
+/// A unit variant named by a string (`"openai"`). A string naming a variant that carries data is
+/// refused at the variant (`kind.openai`), as serde_path_to_error named it.
+struct UnitVariant<'a>(&'a str);
+
+impl<'de> EnumAccess<'de> for UnitVariant<'_> {
+    type Error = Error;
+    type Variant = Self;
+
+    fn variant_seed<V: DeserializeSeed<'de>>(self, seed: V) -> Result<(V::Value, Self), Error> {
+        let name = IntoDeserializer::<Error>::into_deserializer(self.0);
+        seed.deserialize(name).map(|v| (v, self))
+    }
+}
+
+impl<'de> VariantAccess<'de> for UnitVariant<'_> {
+    type Error = Error;
+
+    fn unit_variant(self) -> Result<(), Error> {
+        Ok(())
+    }
+
+    fn newtype_variant_seed<T: DeserializeSeed<'de>>(self, _seed: T) -> Result<T::Value, Error> {
+        Err(self.not_unit("newtype variant"))
+    }
+
+    fn tuple_variant<V: Visitor<'de>>(self, _len: usize, _visitor: V) -> Result<V::Value, Error> {
+        Err(self.not_unit("tuple variant"))
+    }
+
+    fn struct_variant<V: Visitor<'de>>(
+        self,
+        _fields: &'static [&'static str],
+        _visitor: V,
+    ) -> Result<V::Value, Error> {
+        Err(self.not_unit("struct variant"))
+    }
+}
+
+impl UnitVariant<'_> {
+    fn not_unit(&self, expected: &'static str) -> Error {
+        let e: Error = de::Error::invalid_type(Unexpected::UnitVariant, &expected);
+        e.at(Segment::Key(self.0.to_owned()))
+    }
+}
+
+/// serde_json's error, and where in the body the value it is about sits.
+#[derive(Debug)]
+pub struct Error {
+    inner: serde_json::Error,
+    /// Innermost first: each level adds its own segment as the error passes it on the way out.
+    path: Vec<Segment>,
+}
+
+#[derive(Debug)]
+enum Segment {
+    Key(String),
+    Index(usize),
+}
+
+impl Error {
+    fn at(mut self, segment: Segment) -> Self {
+        self.path.push(segment);
+        self
+    }
+
+    /// `breaker.window_ms`, `chain[1].spread[0].weight`; `.` for the body itself.
+    pub fn path(&self) -> String {
+        if self.path.is_empty() {
+            return ".".to_owned();
+        }
+        let (mut out, mut separator) = (String::new(), "");
+        for segment in self.path.iter().rev() {
+            match segment {
+                Segment::Key(key) => {
+                    out.push_str(separator);
+                    out.push_str(key);
+                }
+                Segment::Index(i) => out.push_str(&format!("[{i}]")),
+            }
+            separator = ".";
+        }
+        out
+    }
+
+    pub fn into_inner(self) -> serde_json::Error {
+        self.inner
+    }
+}
+
+impl From<serde_json::Error> for Error {
+    fn from(inner: serde_json::Error) -> Self {
+        Error {
+            inner,
+            path: Vec::new(),
+        }
+    }
+}
+
+/// serde_json's message alone: the path is the caller's to show.
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.inner.fmt(f)
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// Every message as serde_json words it (`null` for a unit, its float notation).
+impl de::Error for Error {
+    fn custom<T: fmt::Display>(msg: T) -> Self {
+        <serde_json::Error as de::Error>::custom(msg).into()
+    }
+
+    fn invalid_type(unexp: Unexpected<'_>, exp: &dyn de::Expected) -> Self {
+        <serde_json::Error as de::Error>::invalid_type(unexp, exp).into()
+    }
+
+    fn invalid_value(unexp: Unexpected<'_>, exp: &dyn de::Expected) -> Self {
+        <serde_json::Error as de::Error>::invalid_value(unexp, exp).into()
     }
 }
 
