@@ -18,7 +18,7 @@ WASM_OPT_CACHE := $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)/wasm-opt
 # The most gzip -9 bytes of build/index_bg.wasm `make test` accepts (size-check): set a little
 # above the measured size, so growth past it is a decision, not an accident. The hot-path issue's
 # goal is 500,000 bytes.
-WASM_GZ_BUDGET := 1100000
+WASM_GZ_BUDGET := 1030000
 
 .PHONY: setup build size-check dev test test-long schemathesis bench profile print-wasm-opt-flags lint host-test e2e clean
 

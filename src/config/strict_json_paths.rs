@@ -9,7 +9,10 @@ use super::{ChainEntry, SettingsOverrides};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
-fn both<T: DeserializeOwned>(v: &Value) -> (Option<(String, String)>, Option<(String, String)>) {
+/// A failed read's (path, message), or none when the body was read.
+type Failure = Option<(String, String)>;
+
+fn both<T: DeserializeOwned>(v: &Value) -> (Failure, Failure) {
     let ours = T::deserialize(Strict(v))
         .err()
         .map(|e| (e.path(), e.to_string()));
