@@ -21,6 +21,20 @@ import { createInterface } from "node:readline";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
+// Miniflare's proxy (getD1Database, getWorker) blocks on `Atomics.wait` until its fetch thread
+// stores 1 and notifies, then asserts the reply is there. The thread stores and notifies in two
+// steps, so a notify left over from the previous call can wake the next wait while the value is
+// still 0: the reply is not there yet and the assertion kills this process (seen once in CI, on 2
+// busy cores). An untimed wait here goes back to waiting until the value really changed.
+const atomicsWait = Atomics.wait.bind(Atomics);
+Atomics.wait = (array, index, value, timeout) => {
+  if (timeout !== undefined && timeout !== Infinity) return atomicsWait(array, index, value, timeout);
+  let outcome;
+  do outcome = atomicsWait(array, index, value);
+  while (outcome === "ok" && Atomics.load(array, index) === value);
+  return outcome;
+};
+
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const args = process.argv.slice(2);
 const opt = (name, dflt) => {
