@@ -1,14 +1,16 @@
 //! Reading an upstream body with a bound on time (and, through `Capped`, on bytes): one read at
-//! a time, a body watched for idleness across many reads, and a whole body read to a cap.
+//! a time with the runtime's own reader, and a whole body read to a cap.
 
 use super::http::now_ms;
 use super::js_fetch::{self, Whole};
 use crate::cascade::body_limit::Capped;
 use futures::future::{select, Either};
-use futures::StreamExt;
-use std::pin::{pin, Pin};
+use std::pin::pin;
 use std::time::Duration;
-use worker::{web_sys, ByteStream, Delay};
+use worker::js_sys::Uint8Array;
+use worker::wasm_bindgen::JsCast;
+use worker::wasm_bindgen_futures::JsFuture;
+use worker::{web_sys, Delay};
 
 /// One read of an upstream body, bounded in time.
 pub enum Read {
@@ -18,66 +20,45 @@ pub enum Read {
     TimedOut,
 }
 
-pub async fn read_chunk(body: &mut ByteStream, timeout_ms: u64) -> Read {
-    let next = pin!(body.next());
-    let timer = pin!(Delay::from(Duration::from_millis(timeout_ms)));
-    match select(next, timer).await {
-        Either::Left((Some(Ok(bytes)), _)) => Read::Chunk(bytes),
-        Either::Left((Some(Err(e)), _)) => Read::Failed(e.to_string()),
-        Either::Left((None, _)) => Read::End,
-        Either::Right(_) => Read::TimedOut,
+/// A body read through the runtime's own reader, one `read()` per chunk. Unlike workers-rs's
+/// `ByteStream`, it can hand the body on unlocked (`release`): a stream's relay pipes the rest of
+/// the body natively once its first event has been read here.
+pub struct BodyReader {
+    body: web_sys::ReadableStream,
+    reader: web_sys::ReadableStreamDefaultReader,
+}
+
+impl BodyReader {
+    pub fn new(body: web_sys::ReadableStream) -> Self {
+        let reader = body.get_reader().unchecked_into();
+        Self { body, reader }
     }
-}
 
-/// A body read chunk by chunk that fails only after `idle_ms` without a chunk. One timer covers
-/// many chunks: it is re-armed for the time left when it fires after progress, instead of a timer
-/// being set and cleared around every read.
-pub struct WatchedBody {
-    body: ByteStream,
-    idle_ms: u64,
-    last_progress: u64,
-    timer: Option<Pin<Box<Delay>>>,
-}
-
-impl WatchedBody {
-    pub fn new(body: ByteStream, idle_ms: u64) -> Self {
-        Self {
-            body,
-            idle_ms,
-            last_progress: now_ms(),
-            timer: None,
+    pub async fn read(&self, timeout_ms: u64) -> Read {
+        let next = pin!(JsFuture::from(self.reader.read()));
+        let timer = pin!(Delay::from(Duration::from_millis(timeout_ms)));
+        match select(next, timer).await {
+            Either::Left((Ok(result), _)) => chunk_of(result.unchecked_into()),
+            Either::Left((Err(e), _)) => Read::Failed(js_fetch::describe(e)),
+            Either::Right(_) => Read::TimedOut,
         }
     }
 
-    pub async fn next(&mut self) -> Read {
-        loop {
-            let idle = self.idle_ms;
-            let timer = self
-                .timer
-                .get_or_insert_with(|| Box::pin(Delay::from(Duration::from_millis(idle))));
-            let next = pin!(self.body.next());
-            match select(next, timer.as_mut()).await {
-                Either::Left((Some(Ok(bytes)), _)) => {
-                    self.last_progress = now_ms();
-                    return Read::Chunk(bytes);
-                }
-                Either::Left((Some(Err(e)), _)) => return Read::Failed(e.to_string()),
-                Either::Left((None, _)) => return Read::End,
-                Either::Right(_) => {
-                    self.timer = None;
-                    let quiet = now_ms().saturating_sub(self.last_progress);
-                    if quiet >= self.idle_ms {
-                        return Read::TimedOut;
-                    }
-                    let left = self.idle_ms - quiet;
-                    self.timer = Some(Box::pin(Delay::from(Duration::from_millis(left))));
-                }
-            }
-        }
+    /// The body, unlocked for a pipe or another reader. Only between reads: releasing the lock
+    /// while a read is pending would fail that read.
+    pub fn release(self) -> web_sys::ReadableStream {
+        self.reader.release_lock();
+        self.body
     }
+}
 
-    pub fn body_mut(&mut self) -> &mut ByteStream {
-        &mut self.body
+fn chunk_of(result: web_sys::ReadableStreamReadResult) -> Read {
+    if result.get_done().unwrap_or(false) {
+        return Read::End;
+    }
+    match result.get_value().dyn_into::<Uint8Array>() {
+        Ok(bytes) => Read::Chunk(bytes.to_vec()),
+        Err(_) => Read::Failed("the body gave a chunk that is not bytes".to_owned()),
     }
 }
 
@@ -116,13 +97,13 @@ pub async fn read_bounded(
     let Some(body) = resp.body() else {
         return Bounded::Read(buf);
     };
-    let mut body = ByteStream::from(body);
+    let body = BodyReader::new(body);
     loop {
         let left = deadline.saturating_sub(now_ms());
         if left == 0 {
             return Bounded::TimedOut;
         }
-        match read_chunk(&mut body, left).await {
+        match body.read(left).await {
             Read::Chunk(bytes) => {
                 buf.push(&bytes);
                 if stop(&buf) {

@@ -11,7 +11,7 @@ use super::response_cache::{self, Answered, CacheWrite};
 use super::routed;
 use super::routing_object::RoutingClient;
 use super::served::{
-    debug_counters, exhausted, stream_response, with_memory_counter, with_served_headers, ServedBy,
+    debug_counters, exhausted, piped_response, with_memory_counter, with_served_headers, ServedBy,
 };
 use super::store;
 use super::stream_response::{self as streamed, StreamOwner, StreamUsageOwner};
@@ -347,7 +347,7 @@ async fn respond(
                         usage,
                         cache,
                     };
-                    stream_response(status, streamed::body(start, owner, state.ctx))
+                    piped_response(status, streamed::body(start, owner, state.ctx))
                 }
             };
             (

@@ -42,6 +42,7 @@ mod served;
 mod signals;
 mod store;
 mod stream_capture;
+mod stream_relayed;
 mod stream_report;
 mod stream_response;
 mod tenant_pass;

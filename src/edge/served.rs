@@ -11,7 +11,7 @@ use crate::cascade::{
     exhausted_error, exhausted_retry_after_secs, CandidateAttempt, PolicyFallback,
 };
 use crate::surfaces::Surface;
-use worker::Response;
+use worker::{web_sys, Response, ResponseBody};
 
 /// The aggregated 502, with `Retry-After` when every attempt's reason has a known end.
 pub(super) fn exhausted(attempts: &[CandidateAttempt], surface: Surface) -> HttpReply {
@@ -41,9 +41,22 @@ pub(super) fn stream_response(
     status: u16,
     body: impl futures::Stream<Item = worker::Result<Vec<u8>>> + 'static,
 ) -> HttpReply {
-    let resp = Response::from_stream(body)
-        .map_err(|_| ApiError::internal())?
-        .with_status(status);
+    event_stream(status, Response::from_stream(body))
+}
+
+/// A stream the runtime already has (a relay's readable side) as the caller's SSE answer.
+pub(super) fn piped_response(
+    status: u16,
+    body: worker::Result<web_sys::ReadableStream>,
+) -> HttpReply {
+    event_stream(
+        status,
+        body.and_then(|b| Response::from_body(ResponseBody::Stream(b))),
+    )
+}
+
+fn event_stream(status: u16, resp: worker::Result<Response>) -> HttpReply {
+    let resp = resp.map_err(|_| ApiError::internal())?.with_status(status);
     let h = resp.headers();
     for (k, v) in [
         ("content-type", "text/event-stream"),

@@ -1,33 +1,35 @@
-//! A streamed answer on its way to the caller: bytes are forwarded as they arrive (never the whole
-//! body), the stream's end settles the candidate's breaker, and a caller who goes away cancels
-//! the upstream read (after the short late-usage read below) without anything being held against
-//! the model.
+//! A streamed answer on its way to the caller. Past its first event the runtime pipes the rest of
+//! the upstream body through a `TransformStream` whose callbacks call the relay synchronously, one
+//! call per chunk, and the caller reads its other side: bytes are forwarded as they arrive (never
+//! the whole body), and no Rust future is polled, no promise made, per chunk. A chunk the relay
+//! passes on unchanged is forwarded as the same JavaScript object, not copied back out.
 //!
-//! Its usage record is handed off when the stream's state goes away, whichever way it ended: the
-//! reported usage, or the estimate (`usage::estimate`) when the usage event never came. When the
-//! caller went away before the usage event, the upstream is read on for a little while
-//! (`LATE_USAGE_MS`, `LATE_USAGE_BYTES`) under the request's `waitUntil`, nothing of it forwarded,
-//! and the one record waits for it: the provider's own usage if its event comes in that time (the
-//! exact charge, no estimate to correct), the estimate otherwise. The reservation keeps the
-//! budget covered meanwhile.
+//! One task under the request's `waitUntil` watches the pipe: it fails a stream whose upstream
+//! stays quiet too long (one timer per `read_timeout_ms`, re-armed only when it fires), appends
+//! the error event to a failed read, and, once the pipe let go, hands the rest of the body to a
+//! late-usage read or drains it. `stream_relayed` holds the state and what it owes at the end.
 
-use super::body_read::{read_chunk, Read, WatchedBody};
 use super::http::now_ms;
-use super::live_stats;
+use super::js_fetch::describe;
 use super::routing_client::{StreamReport, StreamReportTarget};
 use super::stream_capture::StreamCapture;
+use super::stream_relayed::{drain, LateUsage, RelayParts, RelayState, UpstreamSide};
 use super::upstream::StreamStart;
 use super::usage_sink::StreamHandOff;
 use crate::cascade::Settlement;
 use crate::config::{CatalogModel, TenantId};
-use crate::providers::StreamDecoder;
-use crate::state::model_stats::Sample;
-use crate::stream::{Relay, RelayStep, StreamEnd};
-use crate::surfaces::Encoder;
-use crate::usage::{PendingUsage, UsageRecord, UsageSource};
+use crate::stream::StreamEnd;
+use crate::usage::PendingUsage;
 use futures::channel::oneshot;
-use futures::stream::{self, Stream};
-use worker::{console_log, AbortController, ByteStream, Context, Env};
+use futures::future::{select, Either};
+use std::cell::RefCell;
+use std::pin::pin;
+use std::rc::Rc;
+use std::time::Duration;
+use wasm_bindgen::prelude::*;
+use worker::js_sys::{Object, Promise, Reflect, Uint8Array};
+use worker::wasm_bindgen_futures::{future_to_promise, JsFuture};
+use worker::{web_sys, Context, Delay, Env};
 
 /// Who to tell how the stream ended.
 pub struct StreamOwner {
@@ -53,172 +55,36 @@ pub struct StreamUsageOwner {
     pub hand_off: StreamHandOff,
 }
 
-/// How long, and how many bytes, the upstream is read on for its usage event after the caller
-/// went away. Short: the provider keeps generating (and billing) while it is read.
-const LATE_USAGE_MS: u64 = 2_000;
-const LATE_USAGE_BYTES: usize = 256 * 1024;
-
-/// The upstream side of a stream: the body, the relay that meters it, and the decoder that puts
-/// it in chat (or marked native) events.
-struct UpstreamSide {
-    rest: WatchedBody,
-    relay: Relay,
-    decoder: StreamDecoder,
+#[wasm_bindgen]
+extern "C" {
+    /// The transform's `TransformStreamDefaultController`. Both calls are caught: they throw once
+    /// the caller's side is gone, and a throw must not unwind through the relay.
+    type RelayController;
+    #[wasm_bindgen(method, catch)]
+    fn enqueue(this: &RelayController, chunk: &JsValue) -> Result<(), JsValue>;
+    #[wasm_bindgen(method, catch)]
+    fn terminate(this: &RelayController) -> Result<(), JsValue>;
 }
 
-/// What reads on after the caller went away, to catch a late usage event. It owns the request's
-/// one record: whatever happens to it (the read ends, or the future is dropped), the estimate goes
-/// unless the reported usage went first.
-struct LateUsage {
-    upstream: UpstreamSide,
-    controller: Option<AbortController>,
-    pending: PendingUsage,
-    model: CatalogModel,
-    estimate: UsageRecord,
-    hand_off: StreamHandOff,
+type Shared = Rc<RefCell<RelayState>>;
+type Controller = Rc<RefCell<Option<RelayController>>>;
+
+/// The transformer's callbacks: owned by the watching task, dropped once the pipe has settled
+/// (after which the runtime calls none of them).
+struct Callbacks {
+    _start: Closure<dyn FnMut(RelayController) -> JsValue>,
+    _transform: Closure<dyn FnMut(Uint8Array) -> JsValue>,
+    _flush: Closure<dyn FnMut() -> JsValue>,
 }
 
-impl Drop for LateUsage {
-    fn drop(&mut self) {
-        // A no-op once `run` sent the reported record (a hand-off sends once).
-        self.hand_off.send(self.estimate.clone());
-    }
-}
-
-impl LateUsage {
-    async fn run(mut self) {
-        let until = now_ms().saturating_add(LATE_USAGE_MS);
-        let mut read = 0usize;
-        let up = &mut self.upstream;
-        while !up.relay.usage().complete() && read < LATE_USAGE_BYTES {
-            let left = until.saturating_sub(now_ms());
-            if left == 0 {
-                break;
-            }
-            let Read::Chunk(bytes) = read_chunk(up.rest.body_mut(), left).await else {
-                break;
-            };
-            read = read.saturating_add(bytes.len());
-            if let RelayStep::Finish { .. } = up.relay.on_chunk(&up.decoder.decode(bytes)) {
-                break;
-            }
-        }
-        if let Some(c) = self.controller.take() {
-            c.abort();
-        }
-        let (tokens, source) = up.relay.usage().settle(0);
-        if source == UsageSource::Reported {
-            let record =
-                self.pending
-                    .clone()
-                    .served(self.estimate.at_ms, &self.model, (tokens, source));
-            self.hand_off.send(record);
-        }
-    }
-}
-
-enum Phase {
-    First(Vec<u8>, Option<StreamEnd>),
-    Reading,
-    Settle(StreamEnd),
-    Over,
-}
-
-/// Aborts the upstream read if the body is dropped before it finished (the caller went away).
-struct CancelGuard {
-    controller: Option<AbortController>,
-    finished: bool,
-    owner: Option<StreamOwner>,
-    /// Sends the report under the request's `waitUntil`, whichever way the stream ends.
-    reporter: StreamReport,
-    /// When the served try's upstream request was sent: a completed stream's total time.
-    started_ms: u64,
-}
-
-impl CancelGuard {
-    fn abort(&mut self) {
-        if let Some(c) = self.controller.take() {
-            c.abort();
-        }
-    }
-}
-
-impl Drop for CancelGuard {
-    fn drop(&mut self) {
-        if self.finished {
-            return;
-        }
-        self.abort();
-        // The caller went away: the core decides what, if anything, is still reported.
-        if let Some(report) = self.owner.take().and_then(|o| o.settlement.after_cancel()) {
-            self.reporter.send(report);
-        }
-    }
-}
-
-struct State {
-    phase: Phase,
-    /// Taken by a late-usage read when the caller goes away.
-    upstream: Option<UpstreamSide>,
-    encoder: Encoder,
-    read_timeout_ms: u64,
-    guard: CancelGuard,
-    usage: Option<StreamUsageOwner>,
-    /// Starts the late-usage read under the request's `waitUntil`.
-    late: Option<oneshot::Sender<LateUsage>>,
-    capture: Option<StreamCapture>,
-}
-
-impl State {
-    /// Relayed chat chunks, copied for the response cache before the surface's encoder.
-    fn relayed(&mut self, bytes: Vec<u8>) -> Vec<u8> {
-        if let Some(c) = self.capture.as_mut() {
-            c.push(&bytes);
-        }
-        self.encoder.push(bytes)
-    }
-}
-
-/// However the stream ends, its state goes away once: that is when its usage is handed off.
-impl Drop for State {
-    fn drop(&mut self) {
-        let (Some(mut u), Some(up)) = (self.usage.take(), self.upstream.take()) else {
-            return;
-        };
-        let (tokens, source) = up.relay.usage().settle(u.prompt_estimate);
-        let record = u
-            .pending
-            .clone()
-            .served(now_ms(), &u.model, (tokens, source));
-        // Only a caller who went away leaves an upstream that may still report.
-        let caller_left = !self.guard.finished;
-        match (source, caller_left, self.late.take()) {
-            (UsageSource::Estimated, true, Some(late)) => {
-                // Sending fails only if the late read's task is gone: then the late value comes
-                // back and its drop hands off the estimate.
-                let _ = late.send(LateUsage {
-                    upstream: up,
-                    controller: self.guard.controller.take(),
-                    pending: u.pending,
-                    model: u.model,
-                    estimate: record,
-                    hand_off: u.hand_off,
-                });
-            }
-            _ => u.hand_off.send(record),
-        }
-    }
-}
-
+/// The caller's side of the stream: the transform's readable half, piped from the upstream body.
 pub fn body(
     start: StreamStart,
-    mut owner: StreamOwner,
+    owner: StreamOwner,
     ctx: &Context,
-) -> impl Stream<Item = worker::Result<Vec<u8>>> {
-    let usage = owner.usage.take();
-    let capture = owner.cache.take();
+) -> worker::Result<web_sys::ReadableStream> {
     let (late_tx, late_rx) = oneshot::channel::<LateUsage>();
-    if usage.is_some() {
+    if owner.usage.is_some() {
         ctx.wait_until(async move {
             if let Ok(late) = late_rx.await {
                 late.run().await;
@@ -236,117 +102,196 @@ pub fn body(
             hold_ms: owner.probe_hold_ms,
         },
     );
-    let state = State {
-        phase: Phase::First(start.first, start.finished),
-        upstream: Some(UpstreamSide {
-            rest: WatchedBody::new(start.rest, start.read_timeout_ms),
+    let rest = start.rest;
+    let state: Shared = Rc::new(RefCell::new(RelayState::new(RelayParts {
+        upstream: UpstreamSide {
+            rest: None,
             relay: start.relay,
             decoder: start.decoder,
-        }),
+        },
         encoder: start.encoder,
         read_timeout_ms: start.read_timeout_ms,
-        guard: CancelGuard {
-            controller: Some(start.controller),
-            finished: false,
-            owner: Some(owner),
-            reporter,
-            started_ms: start.started_ms,
-        },
-        usage,
-        late: Some(late_tx),
-        capture,
-    };
-    stream::unfold(state, |mut st| async move {
-        loop {
-            match std::mem::replace(&mut st.phase, Phase::Over) {
-                Phase::First(bytes, finished) => {
-                    st.phase = finished.map_or(Phase::Reading, Phase::Settle);
-                    let bytes = st.relayed(bytes);
-                    return Some((Ok(bytes), st));
-                }
-                Phase::Reading => {
-                    let up = st.upstream.as_mut()?;
-                    let step = match up.rest.next().await {
-                        Read::Chunk(bytes) => up.relay.on_chunk(&up.decoder.decode(bytes)),
-                        Read::End => up.relay.on_end(),
-                        Read::Failed(e) => {
-                            up.relay.on_failure(format!("upstream read failed: {e}"))
-                        }
-                        Read::TimedOut => up
-                            .relay
-                            .on_failure(format!("no chunk within {} ms", st.read_timeout_ms)),
-                    };
-                    match step {
-                        RelayStep::Forward(out) => {
-                            st.phase = Phase::Reading;
-                            let out = st.relayed(out);
-                            if !out.is_empty() {
-                                return Some((Ok(out), st));
-                            }
-                        }
-                        RelayStep::Finish { bytes, end } => {
-                            st.phase = Phase::Settle(end);
-                            let bytes = st.relayed(bytes);
-                            return Some((Ok(bytes), st));
-                        }
-                    }
-                }
-                Phase::Settle(end) => {
-                    if let (StreamEnd::Completed, Some(up)) = (&end, st.upstream.as_mut()) {
-                        if let Some(capture) = st.capture.take() {
-                            capture.completed(up.relay.tokens());
-                        }
-                        drain(up.rest.body_mut()).await;
-                    }
-                    settle(&mut st.guard, end).await;
-                    return None;
-                }
-                Phase::Over => return None,
+        controller: start.controller,
+        owner,
+        reporter,
+        started_ms: start.started_ms,
+        late: late_tx,
+    })));
+    let controller: Controller = Rc::new(RefCell::new(None));
+    let callbacks = callbacks(&state, &controller, (start.first, start.finished));
+    let transformer = Object::new();
+    for (name, f) in [
+        ("start", callbacks._start.as_ref()),
+        ("transform", callbacks._transform.as_ref()),
+        ("flush", callbacks._flush.as_ref()),
+    ] {
+        Reflect::set(&transformer, &JsValue::from_str(name), f)?;
+    }
+    let transform = web_sys::TransformStream::new_with_transformer(&transformer)?;
+    let writable = transform.writable();
+    let options = web_sys::StreamPipeOptions::new();
+    // The pipe neither aborts the caller's side when the upstream read fails (the relay appends
+    // its error event first) nor cancels the upstream when the caller goes away (a late-usage
+    // read may still want it).
+    options.set_prevent_abort(true);
+    options.set_prevent_cancel(true);
+    let pipe = rest.pipe_to_with_options(&writable, &options);
+    ctx.wait_until(watch(state, controller, callbacks, pipe, (rest, writable)));
+    Ok(transform.readable())
+}
+
+fn callbacks(
+    state: &Shared,
+    controller: &Controller,
+    first: (Vec<u8>, Option<StreamEnd>),
+) -> Callbacks {
+    let mut first = Some(first);
+    let (st, ctl) = (state.clone(), controller.clone());
+    let start = Closure::new(move |c: RelayController| -> JsValue {
+        *ctl.borrow_mut() = Some(c);
+        let Some((bytes, finished)) = first.take() else {
+            return JsValue::UNDEFINED;
+        };
+        let out = st.borrow_mut().relayed(bytes);
+        forward(&ctl, &out);
+        match finished {
+            Some(end) => {
+                st.borrow_mut().ended_early();
+                ending(st.clone(), ctl.clone(), end, true).into()
             }
+            None => JsValue::UNDEFINED,
         }
+    });
+    let (st, ctl) = (state.clone(), controller.clone());
+    let transform = Closure::new(move |chunk: Uint8Array| -> JsValue {
+        let bytes = chunk.to_vec();
+        let (out, end) = st.borrow_mut().on_chunk(bytes.clone());
+        if out == bytes {
+            enqueue(&ctl, &chunk);
+        } else {
+            forward(&ctl, &out);
+        }
+        match end {
+            Some(end) => ending(st.clone(), ctl.clone(), end, true).into(),
+            None => JsValue::UNDEFINED,
+        }
+    });
+    let (st, ctl) = (state.clone(), controller.clone());
+    let flush = Closure::new(move || -> JsValue {
+        let (out, end) = st.borrow_mut().on_end();
+        forward(&ctl, &out);
+        match end {
+            // The flush's promise closes the caller's side once the stream has settled.
+            Some(end) => ending(st.clone(), ctl.clone(), end, false).into(),
+            None => JsValue::UNDEFINED,
+        }
+    });
+    Callbacks {
+        _start: start,
+        _transform: transform,
+        _flush: flush,
+    }
+}
+
+fn enqueue(controller: &Controller, chunk: &JsValue) {
+    if let Some(c) = controller.borrow().as_ref() {
+        // Throws only when the caller's side is gone; the watching task sees that.
+        let _ = c.enqueue(chunk);
+    }
+}
+
+fn forward(controller: &Controller, bytes: &[u8]) {
+    if !bytes.is_empty() {
+        enqueue(controller, &Uint8Array::from(bytes).into());
+    }
+}
+
+/// Settles the stream, then (unless a flush's promise does it) closes the caller's side: the
+/// breaker hears how the stream ended before the caller sees the end.
+fn ending(state: Shared, controller: Controller, end: StreamEnd, terminate: bool) -> Promise {
+    future_to_promise(async move {
+        finish(&state, &controller, end, terminate).await;
+        Ok(JsValue::UNDEFINED)
     })
 }
 
-/// Reads what follows `[DONE]` (normally just the end of the body) so the upstream connection
-/// can be reused, within a small bound.
-async fn drain(rest: &mut ByteStream) {
-    for _ in 0..16 {
-        if !matches!(read_chunk(rest, 1_000).await, Read::Chunk(_)) {
-            return;
+async fn finish(state: &Shared, controller: &Controller, end: StreamEnd, terminate: bool) {
+    let guard = state.borrow_mut().settling(&end);
+    if let Some(guard) = guard {
+        guard.settle(end).await;
+    }
+    if terminate {
+        if let Some(c) = controller.borrow().as_ref() {
+            let _ = c.terminate();
         }
     }
 }
 
-/// After the last byte went out: the breaker hears how the stream ended.
-async fn settle(guard: &mut CancelGuard, end: StreamEnd) {
-    guard.finished = true;
-    if end != StreamEnd::Completed {
-        // A failed upstream is not read any further.
-        guard.abort();
-    }
-    let Some(owner) = guard.owner.take() else {
-        return;
+/// The task that watches the pipe until it settles; see the module's doc.
+async fn watch(
+    state: Shared,
+    controller: Controller,
+    callbacks: Callbacks,
+    pipe: Promise,
+    (rest, writable): (web_sys::ReadableStream, web_sys::WritableStream),
+) {
+    let mut pipe = pin!(JsFuture::from(pipe));
+    let outcome = loop {
+        let left = state.borrow().idle_left(now_ms());
+        match left {
+            None => break pipe.as_mut().await,
+            Some(0) => {
+                let detail = format!("no chunk within {} ms", state.borrow().read_timeout_ms());
+                fail(&state, &controller, detail).await;
+            }
+            Some(left) => {
+                let timer = pin!(Delay::from(Duration::from_millis(left)));
+                if let Either::Left((outcome, _)) = select(pipe.as_mut(), timer).await {
+                    break outcome;
+                }
+            }
+        }
     };
-    if let StreamEnd::Failed(detail) = &end {
-        console_log!(
-            "{}",
-            serde_json::json!({
-                "msg": "stream failed after the first byte",
-                "request_id": owner.request_id,
-                "tenant": owner.tenant,
-                "provider": owner.settlement.provider,
-                "model": owner.settlement.report.model,
-                "error": detail,
-            })
-        );
+    if let Err(e) = outcome {
+        if !state.borrow().is_over() && !caller_gone(&writable) {
+            fail(
+                &state,
+                &controller,
+                format!("upstream read failed: {}", describe(e)),
+            )
+            .await;
+        }
     }
-    if end == StreamEnd::Completed {
-        // Counted as served at its first event; its total time is known only now (issue 22).
-        let latency_ms = now_ms().saturating_sub(guard.started_ms);
-        let (provider, model) = (&owner.settlement.provider, &owner.settlement.report.model);
-        let finished = Sample::Finished { latency_ms };
-        live_stats::record(&owner.tenant, provider.as_str(), model.as_str(), finished);
+    drop(callbacks);
+    // A caller who went away leaves the stream unsettled: the rest of the body may still hold
+    // its usage event. A stream that ended has what follows its end drained (a failed one's
+    // upstream is already cancelled, so that read ends at once).
+    let over = state.borrow().is_over();
+    if over {
+        drain(rest).await;
+    } else {
+        state.borrow_mut().give_back(rest);
     }
-    guard.reporter.send(owner.settlement.after_stream(&end));
-    guard.reporter.sent().await;
+}
+
+/// Appends the error event and settles the stream as failed.
+async fn fail(state: &Shared, controller: &Controller, detail: String) {
+    let (out, end) = state.borrow_mut().on_failure(detail);
+    forward(controller, &out);
+    if let Some(end) = end {
+        finish(state, controller, end, true).await;
+    }
+}
+
+/// The caller's side was cancelled: the transform's writable side is errored then (a writer's
+/// `desiredSize` is null), which neither an upstream failure nor the relay's own end does.
+fn caller_gone(writable: &web_sys::WritableStream) -> bool {
+    match writable.get_writer() {
+        Ok(writer) => {
+            let gone = matches!(writer.desired_size(), Ok(None) | Err(_));
+            writer.release_lock();
+            gone
+        }
+        Err(_) => true,
+    }
 }

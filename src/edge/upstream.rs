@@ -1,6 +1,6 @@
 //! Upstream calls as `fetch` subrequests: the `Upstream` port of the cascade.
 
-use super::body_read::{read_bounded, read_chunk, Bounded, Read};
+use super::body_read::{read_bounded, BodyReader, Bounded, Read};
 use super::http::now_ms;
 use super::js_fetch;
 use super::signals::{signal_headers, RateLimited200};
@@ -18,7 +18,7 @@ use std::pin::pin;
 use std::rc::Rc;
 use std::time::Duration;
 use worker::js_sys::Uint8Array;
-use worker::{web_sys, AbortController, ByteStream, Delay, Headers};
+use worker::{web_sys, AbortController, Delay, Headers};
 
 pub use super::upstream_body::{StreamStart, UpstreamBody};
 
@@ -291,8 +291,8 @@ async fn stream_start(
     (timeout_ms, read_timeout_ms): (u64, u64),
     (started_ms, headers_ms): (u64, u64),
 ) -> UpstreamReply<UpstreamBody> {
-    let mut rest = match resp.body() {
-        Some(s) => ByteStream::from(s),
+    let reader = match resp.body() {
+        Some(s) => BodyReader::new(s),
         None => {
             return UpstreamReply::Broken {
                 status,
@@ -304,7 +304,7 @@ async fn stream_start(
     let mut first = Vec::new();
     loop {
         let left = deadline.saturating_sub(now_ms()).max(1);
-        let step = match read_chunk(&mut rest, left).await {
+        let step = match reader.read(left).await {
             Read::Chunk(bytes) => relay.on_chunk(&decoder.decode(bytes)),
             Read::End => {
                 return UpstreamReply::Broken {
@@ -346,7 +346,7 @@ async fn stream_start(
                 body: UpstreamBody::Stream(StreamStart {
                     first,
                     finished,
-                    rest,
+                    rest: reader.release(),
                     relay,
                     decoder,
                     encoder,

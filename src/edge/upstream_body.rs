@@ -5,7 +5,7 @@ use crate::providers::StreamDecoder;
 use crate::stream::{Relay, StreamEnd};
 use crate::surfaces::Encoder;
 use crate::usage::TokenCounts;
-use worker::{AbortController, ByteStream};
+use worker::{web_sys, AbortController};
 
 /// What a successful upstream call hands to the caller.
 pub enum UpstreamBody {
@@ -30,7 +30,8 @@ pub struct StreamStart {
     pub first: Vec<u8>,
     /// Set when the stream already ended (a tiny stream whose `[DONE]` came with the first event).
     pub finished: Option<StreamEnd>,
-    pub rest: ByteStream,
+    /// The rest of the body, unlocked: the relay pipes it to the caller.
+    pub rest: web_sys::ReadableStream,
     pub relay: Relay,
     pub decoder: StreamDecoder,
     /// Puts what the relay forwards into the caller's surface.

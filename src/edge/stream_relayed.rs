@@ -1,0 +1,343 @@
+//! What a streamed answer's relay keeps while the stream runs, and what it owes when it ends.
+//!
+//! The stream settles once, whichever way it ends (`[DONE]`, an upstream failure, no chunk in
+//! time): its breaker hears how it ended before the caller sees the end. A caller who goes away
+//! leaves it unsettled: the upstream read is cancelled (after the short late-usage read below)
+//! without anything being held against the model.
+//!
+//! Its usage record is handed off when this state goes away, whichever way the stream ended: the
+//! reported usage, or the estimate (`usage::estimate`) when the usage event never came. When the
+//! caller went away before the usage event, the upstream is read on for a little while
+//! (`LATE_USAGE_MS`, `LATE_USAGE_BYTES`) under the request's `waitUntil`, nothing of it forwarded,
+//! and the one record waits for it: the provider's own usage if its event comes in that time (the
+//! exact charge, no estimate to correct), the estimate otherwise. The reservation keeps the
+//! budget covered meanwhile.
+
+use super::body_read::{BodyReader, Read};
+use super::http::now_ms;
+use super::live_stats;
+use super::routing_client::StreamReport;
+use super::stream_capture::StreamCapture;
+use super::stream_response::{StreamOwner, StreamUsageOwner};
+use super::usage_sink::StreamHandOff;
+use crate::config::CatalogModel;
+use crate::providers::StreamDecoder;
+use crate::state::model_stats::Sample;
+use crate::stream::{Relay, RelayStep, StreamEnd};
+use crate::surfaces::Encoder;
+use crate::usage::{PendingUsage, UsageRecord, UsageSource};
+use futures::channel::oneshot;
+use worker::{console_log, web_sys, AbortController};
+
+/// How long, and how many bytes, the upstream is read on for its usage event after the caller
+/// went away. Short: the provider keeps generating (and billing) while it is read.
+const LATE_USAGE_MS: u64 = 2_000;
+const LATE_USAGE_BYTES: usize = 256 * 1024;
+
+/// The upstream side of a stream: the relay that meters it, the decoder that puts it in chat (or
+/// marked native) events, and the rest of its body once the pipe has let go of it.
+pub(super) struct UpstreamSide {
+    pub rest: Option<web_sys::ReadableStream>,
+    pub relay: Relay,
+    pub decoder: StreamDecoder,
+}
+
+/// What one step of the relay gives: bytes for the caller, and the stream's end if it came.
+pub(super) type Relayed = (Vec<u8>, Option<StreamEnd>);
+
+pub(super) struct RelayState {
+    /// Set once the stream ended (or is ending): nothing more is read into it.
+    over: bool,
+    /// Taken by a late-usage read when the caller goes away.
+    upstream: Option<UpstreamSide>,
+    encoder: Encoder,
+    read_timeout_ms: u64,
+    last_chunk_ms: u64,
+    /// Taken when the stream settles: still here when this state goes away means the caller did.
+    guard: Option<CancelGuard>,
+    usage: Option<StreamUsageOwner>,
+    /// Starts the late-usage read under the request's `waitUntil`.
+    late: Option<oneshot::Sender<LateUsage>>,
+    capture: Option<StreamCapture>,
+}
+
+/// The parts of a stream's state, as `stream_response::body` assembles them.
+pub(super) struct RelayParts {
+    pub upstream: UpstreamSide,
+    pub encoder: Encoder,
+    pub read_timeout_ms: u64,
+    pub controller: AbortController,
+    pub owner: StreamOwner,
+    pub reporter: StreamReport,
+    pub started_ms: u64,
+    pub late: oneshot::Sender<LateUsage>,
+}
+
+impl RelayState {
+    pub fn new(mut p: RelayParts) -> Self {
+        let usage = p.owner.usage.take();
+        let capture = p.owner.cache.take();
+        Self {
+            over: false,
+            upstream: Some(p.upstream),
+            encoder: p.encoder,
+            read_timeout_ms: p.read_timeout_ms,
+            last_chunk_ms: now_ms(),
+            guard: Some(CancelGuard {
+                controller: Some(p.controller),
+                owner: Some(p.owner),
+                reporter: p.reporter,
+                started_ms: p.started_ms,
+            }),
+            usage,
+            late: Some(p.late),
+            capture,
+        }
+    }
+
+    /// Relayed chat chunks, copied for the response cache before the surface's encoder.
+    pub fn relayed(&mut self, bytes: Vec<u8>) -> Vec<u8> {
+        if let Some(c) = self.capture.as_mut() {
+            c.push(&bytes);
+        }
+        self.encoder.push(bytes)
+    }
+
+    /// One chunk of the upstream body.
+    pub fn on_chunk(&mut self, chunk: Vec<u8>) -> Relayed {
+        self.last_chunk_ms = now_ms();
+        self.step(|up| up.relay.on_chunk(&up.decoder.decode(chunk)))
+    }
+
+    /// The upstream body ended.
+    pub fn on_end(&mut self) -> Relayed {
+        self.step(|up| up.relay.on_end())
+    }
+
+    /// The upstream read failed, or no chunk came in time.
+    pub fn on_failure(&mut self, detail: String) -> Relayed {
+        self.step(|up| up.relay.on_failure(detail))
+    }
+
+    fn step(&mut self, f: impl FnOnce(&mut UpstreamSide) -> RelayStep) -> Relayed {
+        if self.over {
+            return (Vec::new(), None);
+        }
+        let Some(up) = self.upstream.as_mut() else {
+            return (Vec::new(), None);
+        };
+        match f(up) {
+            RelayStep::Forward(out) => (self.relayed(out), None),
+            RelayStep::Finish { bytes, end } => {
+                self.over = true;
+                (self.relayed(bytes), Some(end))
+            }
+        }
+    }
+
+    /// Marks a stream that ended with its first events.
+    pub fn ended_early(&mut self) {
+        self.over = true;
+    }
+
+    pub fn is_over(&self) -> bool {
+        self.over
+    }
+
+    pub fn read_timeout_ms(&self) -> u64 {
+        self.read_timeout_ms
+    }
+
+    /// How long the upstream may stay quiet from `now` before the stream fails; `None` once it
+    /// ended.
+    pub fn idle_left(&self, now: u64) -> Option<u64> {
+        let quiet = now.saturating_sub(self.last_chunk_ms);
+        (!self.over).then(|| self.read_timeout_ms.saturating_sub(quiet))
+    }
+
+    /// The guard the stream settles with (once); a completed stream's copy goes to the cache.
+    pub fn settling(&mut self, end: &StreamEnd) -> Option<CancelGuard> {
+        self.over = true;
+        if let (StreamEnd::Completed, Some(up)) = (end, self.upstream.as_ref()) {
+            if let Some(capture) = self.capture.take() {
+                capture.completed(up.relay.tokens());
+            }
+        }
+        self.guard.take()
+    }
+
+    /// The rest of the body back from the pipe, for a late-usage read.
+    pub fn give_back(&mut self, rest: web_sys::ReadableStream) {
+        if let Some(up) = self.upstream.as_mut() {
+            up.rest = Some(rest);
+        }
+    }
+}
+
+/// However the stream ends, its state goes away once: that is when its usage is handed off.
+impl Drop for RelayState {
+    fn drop(&mut self) {
+        let (Some(mut u), Some(up)) = (self.usage.take(), self.upstream.take()) else {
+            return;
+        };
+        let (tokens, source) = up.relay.usage().settle(u.prompt_estimate);
+        let record = u
+            .pending
+            .clone()
+            .served(now_ms(), &u.model, (tokens, source));
+        // Only a caller who went away leaves the stream unsettled, and an upstream that may still
+        // report.
+        let caller_left = self.guard.is_some();
+        match (source, caller_left, self.late.take()) {
+            (UsageSource::Estimated, true, Some(late)) => {
+                // Sending fails only if the late read's task is gone: then the late value comes
+                // back and its drop hands off the estimate.
+                let _ = late.send(LateUsage {
+                    upstream: up,
+                    controller: self.guard.as_mut().and_then(|g| g.controller.take()),
+                    pending: u.pending,
+                    model: u.model,
+                    estimate: record,
+                    hand_off: u.hand_off,
+                });
+            }
+            _ => u.hand_off.send(record),
+        }
+    }
+}
+
+/// What reads on after the caller went away, to catch a late usage event. It owns the request's
+/// one record: whatever happens to it (the read ends, or the future is dropped), the estimate goes
+/// unless the reported usage went first.
+pub(super) struct LateUsage {
+    upstream: UpstreamSide,
+    controller: Option<AbortController>,
+    pending: PendingUsage,
+    model: CatalogModel,
+    estimate: UsageRecord,
+    hand_off: StreamHandOff,
+}
+
+impl Drop for LateUsage {
+    fn drop(&mut self) {
+        // A no-op once `run` sent the reported record (a hand-off sends once).
+        self.hand_off.send(self.estimate.clone());
+    }
+}
+
+impl LateUsage {
+    pub async fn run(mut self) {
+        let until = now_ms().saturating_add(LATE_USAGE_MS);
+        let mut read = 0usize;
+        let up = &mut self.upstream;
+        // A body still locked (the pipe never let go of it) cannot be read: the estimate goes.
+        if let Some(reader) = up.rest.take().filter(|r| !r.locked()).map(BodyReader::new) {
+            while !up.relay.usage().complete() && read < LATE_USAGE_BYTES {
+                let left = until.saturating_sub(now_ms());
+                if left == 0 {
+                    break;
+                }
+                let Read::Chunk(bytes) = reader.read(left).await else {
+                    break;
+                };
+                read = read.saturating_add(bytes.len());
+                if let RelayStep::Finish { .. } = up.relay.on_chunk(&up.decoder.decode(bytes)) {
+                    break;
+                }
+            }
+        }
+        if let Some(c) = self.controller.take() {
+            c.abort();
+        }
+        let (tokens, source) = up.relay.usage().settle(0);
+        if source == UsageSource::Reported {
+            let record =
+                self.pending
+                    .clone()
+                    .served(self.estimate.at_ms, &self.model, (tokens, source));
+            self.hand_off.send(record);
+        }
+    }
+}
+
+/// Aborts the upstream read if the stream goes away unsettled (the caller went away).
+pub(super) struct CancelGuard {
+    controller: Option<AbortController>,
+    owner: Option<StreamOwner>,
+    /// Sends the report under the request's `waitUntil`, whichever way the stream ends.
+    reporter: StreamReport,
+    /// When the served try's upstream request was sent: a completed stream's total time.
+    started_ms: u64,
+}
+
+impl CancelGuard {
+    fn abort(&mut self) {
+        if let Some(c) = self.controller.take() {
+            c.abort();
+        }
+    }
+
+    /// After the last byte went out, before the caller sees the end: the breaker hears how the
+    /// stream ended.
+    pub async fn settle(mut self, end: StreamEnd) {
+        if end != StreamEnd::Completed {
+            // A failed upstream is not read any further.
+            self.abort();
+        }
+        // Settled: dropping the guard now cancels nothing.
+        self.controller = None;
+        let Some(owner) = self.owner.take() else {
+            return;
+        };
+        if let StreamEnd::Failed(detail) = &end {
+            console_log!(
+                "{}",
+                serde_json::json!({
+                    "msg": "stream failed after the first byte",
+                    "request_id": owner.request_id,
+                    "tenant": owner.tenant,
+                    "provider": owner.settlement.provider,
+                    "model": owner.settlement.report.model,
+                    "error": detail,
+                })
+            );
+        }
+        if end == StreamEnd::Completed {
+            // Counted as served at its first event; its total time is known only now (issue 22).
+            let latency_ms = now_ms().saturating_sub(self.started_ms);
+            let (provider, model) = (&owner.settlement.provider, &owner.settlement.report.model);
+            let finished = Sample::Finished { latency_ms };
+            live_stats::record(&owner.tenant, provider.as_str(), model.as_str(), finished);
+        }
+        self.reporter.send(owner.settlement.after_stream(&end));
+        self.reporter.sent().await;
+    }
+}
+
+impl Drop for CancelGuard {
+    fn drop(&mut self) {
+        // A settled guard has given up its owner; an unsettled one means the caller went away.
+        let Some(owner) = self.owner.take() else {
+            return;
+        };
+        self.abort();
+        // The caller went away: the core decides what, if anything, is still reported.
+        if let Some(report) = owner.settlement.after_cancel() {
+            self.reporter.send(report);
+        }
+    }
+}
+
+/// Reads what follows `[DONE]` (normally just the end of the body) so the upstream connection
+/// can be reused, within a small bound.
+pub(super) async fn drain(rest: web_sys::ReadableStream) {
+    if rest.locked() {
+        return;
+    }
+    let reader = BodyReader::new(rest);
+    for _ in 0..16 {
+        if !matches!(reader.read(1_000).await, Read::Chunk(_)) {
+            return;
+        }
+    }
+}
