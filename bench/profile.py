@@ -10,7 +10,10 @@ panel), and this prints, per profile:
   - the top 15 functions by self time, wasm functions included;
   - the cost per request split by what the request path is doing (bench/profile_split.py).
 
-  python3 bench/profile.py [--seconds 10] [--concurrency 16] [--no-build]
+  python3 bench/profile.py [--seconds 10] [--concurrency 16] [--no-build] [--words N]
+
+--words N makes the mock's answer N words long (a streamed one: N events), where a stream's cost
+per chunk shows.
 """
 
 import argparse
@@ -131,13 +134,15 @@ def main():
     ap.add_argument("--seconds", type=float, default=10)
     ap.add_argument("--concurrency", type=int, default=16)
     ap.add_argument("--no-build", action="store_true", help="profile target/profile/build as it is")
+    ap.add_argument("--words", type=int, help="the mock's answers this many words long (a streamed one: an event per word)")
     args = ap.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
     if not args.no_build:
         build_with_names()
     try:
         mport = free_port()
-        start([Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "release/mock-provider", "--port", mport, "--name", "mock0", "--latency-ms", 0], "mock")
+        start([Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "release/mock-provider", "--port", mport, "--name", "mock0", "--latency-ms", 0,
+               *(["--words", args.words] if args.words else [])], "mock")
         inspector = free_port()
         state = OUT / "state"
         shutil.rmtree(state, ignore_errors=True)

@@ -4,6 +4,7 @@ cells, size, cold start, the routing micro-benchmark and the targets (bench/targ
 import json
 import sys
 
+from changes import effect_section
 from cold import pct
 from measure import machine, wasm_size
 from processes import ROOT, WORK, log
@@ -41,7 +42,7 @@ def cold_section(cold):
     return lines + [""]
 
 
-def report(args, sel, results, special, ctr, wasm, routing, peers, skipped, started, cold):
+def report(args, sel, results, special, ctr, wasm, routing, peers, skipped, started, cold, effects=None):
     by = {(r["system"], r["latency"], r["stream"], r["concurrency"]): r for r in results}
     systems = [s for s in SYSTEMS if any(k[0] == s for k in by)]
     lines = [
@@ -86,6 +87,7 @@ def report(args, sel, results, special, ctr, wasm, routing, peers, skipped, star
                                  f"{r['ttfb_p50_ms']:.2f} | {r['ttfb_p99_ms']:.2f} | {r['errors'] + r['non_2xx']} |")
             lines.append("")
     lines += ratios(by, args, peers) if sel.matrix() else []
+    lines += effect_section(effects)
     if sel.wants("special"):
         lines += ["## Failover and breaker-open", "", "| case | c | req/s | p50 ms | p99 ms | non-2xx |", "|---|---|---|---|---|---|"]
         for r in special:

@@ -30,8 +30,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from changes import LONG_WORDS, build_changes, measure_effects  # noqa: E402
 from cold import FLOOR_SCRIPT, measure_cold  # noqa: E402
-from measure import counters, measure_matrix, measure_special, routing_bench, wasm_size  # noqa: E402
+from measure import counters, loadgen, measure_matrix, measure_special, routing_bench, wasm_size  # noqa: E402
 from processes import ROOT, WORK, log, run, stop_all  # noqa: E402
 from report import report  # noqa: E402
 from selection import Selection  # noqa: E402
@@ -58,7 +59,7 @@ def build(args, sel):
         raise SystemExit("--no-build: build/ is missing (run `make build` first)")
     elif sel.wants("cognigate-noopt") and not (noopt / "index.js").exists():
         raise SystemExit(f"--no-build: {noopt} is missing (a full run makes it)")
-    if sel.wants("floor") or sel.wants("cold"):
+    if sel.wants("floor") or sel.wants("cold") or sel.wants("changes"):
         if not args.no_build or not (ROOT / FLOOR_SCRIPT).exists():
             offline["CARGO_TARGET_DIR"] = str(ROOT / "target/floor")
             run("worker-build --release", cwd=ROOT / "bench/floor", env={**os.environ, **offline})
@@ -82,6 +83,7 @@ def main():
     try:
         build(args, sel)
         ports = {0: start_mock(0), 50: start_mock(50)}
+        long_port = start_mock(0, words=LONG_WORDS) if sel.wants("changes") else None
         mockfail = start_mock(0, status=503)
         gateways = sel.gateways()
         configs = {
@@ -92,17 +94,30 @@ def main():
             "gateway-strict-rtt20": ("build/index.js", {"ROUTING_LEASE_MS": "0", "ROUTING_RTT_MS": "20"}),
             "gateway-noopt": (str((WORK / "build-noopt/index.js").relative_to(ROOT)), {}),
         }
+        changes, skipped = build_changes() if sel.wants("changes") else ({}, [])
+        for name, script in changes.items():
+            configs[f"gateway-{name}"] = (script, {})
+            gateways.add(f"gateway-{name}")
+        if changes:
+            gateways.add("gateway")
         urls = {name: start_workerd(name, script, [], {**GATEWAY_VARS, **extra})
                 for name, (script, extra) in configs.items() if name in gateways}
         if sel.wants("floor"):
             for lat in sel.latencies:
                 urls[f"floor{lat}"] = start_workerd(f"floor{lat}", FLOOR_SCRIPT, ["--bare"],
                                                     {"UPSTREAM_URL": f"http://127.0.0.1:{ports[lat]}/v1/chat/completions"})
-        keys = setup_gateway(urls["gateway"], ports[0], ports[50], mockfail) if "gateway" in urls else {}
+        if long_port:
+            urls["floorlong"] = start_workerd("floorlong", FLOOR_SCRIPT, ["--bare"],
+                                              {"UPSTREAM_URL": f"http://127.0.0.1:{long_port}/v1/chat/completions"})
+            if "floor0" not in urls:
+                urls["floor0"] = start_workerd("floor0", FLOOR_SCRIPT, ["--bare"],
+                                               {"UPSTREAM_URL": f"http://127.0.0.1:{ports[0]}/v1/chat/completions"})
+        keys = setup_gateway(urls["gateway"], ports[0], ports[50], mockfail, long_port) if "gateway" in urls else {}
         for gw in ("strict", "rtt20", "strict-rtt20", "noopt"):
             if f"gateway-{gw}" in urls:
                 keys[gw] = setup_gateway(urls[f"gateway-{gw}"], ports[0], ports[50], mockfail)
-        peers, skipped = {}, []
+        change_keys = {name: setup_gateway(urls[f"gateway-{name}"], ports[0], ports[50], mockfail, long_port) for name in changes}
+        peers = {}
         if not args.skip_peers:
             for name, starter in (("litellm", lambda: start_litellm(ports[0], ports[50])), ("portkey", lambda: start_portkey(ports[0]))):
                 if not sel.wants(name):
@@ -114,11 +129,17 @@ def main():
                     skipped.append(f"{name}: {why}")
                     log(f"skipping {name}: {why}")
         results = measure_matrix(args, sel, ports, urls, keys, peers) if sel.matrix() else []
+        effects = {}
+        if long_port:
+            effect_systems = {"floor": ({"short": urls["floor0"], "long": urls["floorlong"]}, None)}
+            effect_systems |= {name: (urls[f"gateway-{name}"], change_keys[name]) for name in changes}
+            effect_systems["cognigate"] = (urls["gateway"], keys)
+            effects = measure_effects(args, effect_systems, loadgen)
         special = measure_special(args, urls, keys) if sel.wants("special") else []
         ctr = counters(urls, keys) if sel.wants("counters") else {}
         cold = measure_cold(args.cold_samples, ports, mockfail) if sel.wants("cold") else None
         routing = routing_bench() if sel.wants("routing") else []
-        report(args, sel, results, special, ctr, wasm_size(), routing, peers, skipped, started, cold)
+        report(args, sel, results, special, ctr, wasm_size(), routing, peers, skipped, started, cold, effects)
     finally:
         stop_all()
 

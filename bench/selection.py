@@ -6,14 +6,15 @@
     (with no system named, every system's);
   - groups outside the matrix: `cold` (the first request of a fresh isolate), `special` (failover
     and breaker-open), `counters` (the hot path's D1 and Durable Object counters), `routing` (the
-    pure routing micro-benchmark, `cargo bench`).
+    pure routing micro-benchmark, `cargo bench`), `changes` (the hot-path issue's builds, one per
+    change, beside this build and the floor: bench/changes.py).
 Whenever the matrix runs, `direct` (the mock itself) runs with it: every "added" column and the
 cache-hit table are measured against it."""
 
 SYSTEMS = ("direct", "floor", "cognigate", "cognigate-limits", "cognigate-ranked", "cognigate-cached", "cognigate-strict",
            "cognigate-rtt20", "cognigate-strict-rtt20", "cognigate-noopt", "litellm", "portkey")
 FILTERS = {"0ms": ("latency", 0), "50ms": ("latency", 50), "streamed": ("stream", True), "non-streamed": ("stream", False)}
-GROUPS = ("cold", "special", "counters", "routing")
+GROUPS = ("cold", "special", "counters", "routing", "changes")
 # The CogniGate configurations each need their own workerd (a different build or other vars).
 GATEWAY_OF = {"cognigate": "gateway", "cognigate-limits": "gateway", "cognigate-ranked": "gateway",
               "cognigate-cached": "gateway", "cognigate-strict": "gateway-strict", "cognigate-rtt20": "gateway-rtt20",

@@ -27,12 +27,14 @@ KEK = "ab" * 32
 GATEWAY_VARS = {"CG_ADMIN": ADMIN, "CG_KEK": KEK, "DEBUG_COUNTERS": "true", "ALLOW_HTTP_UPSTREAMS": "true"}
 
 
-def start_mock(latency, status=None):
+def start_mock(latency, status=None, words=None):
     port = free_port()
     cmd = [ROOT / "target/release/mock-provider", "--port", str(port), "--name", f"mock{latency}", "--latency-ms", str(latency)]
     if status:
         cmd += ["--status", str(status)]
-    start(list(map(str, cmd)), f"mock-{latency}-{status or 200}")
+    if words:
+        cmd += ["--words", str(words)]
+    start(list(map(str, cmd)), f"mock-{latency}-{status or 200}{f'-{words}w' if words else ''}")
     assert wait_http(f"http://127.0.0.1:{port}/v1/models", 10), "mock did not start"
     return port
 
@@ -62,7 +64,7 @@ def start_workerd(name, script, extra_args, env_vars, keep_state=False):
     return read_ready(p)
 
 
-def setup_gateway(url, mock0, mock50, mockfail):
+def setup_gateway(url, mock0, mock50, mockfail, mock_long=None):
     a = {"authorization": f"Bearer {ADMIN}"}
     keys = {}
 
@@ -85,6 +87,14 @@ def setup_gateway(url, mock0, mock50, mockfail):
         model(t, "m2", "mock")
         admin("PUT", f"/admin/v1/tenants/{t}/routing-rules", {"match": "bench", "chain": ["m1", "m2"]})
         keys[t] = admin("POST", f"/admin/v1/tenants/{t}/api-keys")["key"]
+    # A long answer (bench/changes.py): the bench0 catalog on a mock that streams many events.
+    if mock_long:
+        admin("POST", "/admin/v1/tenants", {"id": "long0", "name": "long0"})
+        provider("long0", "mock", mock_long)
+        model("long0", "m1", "mock")
+        model("long0", "m2", "mock")
+        admin("PUT", "/admin/v1/tenants/long0/routing-rules", {"match": "bench", "chain": ["m1", "m2"]})
+        keys["long0"] = admin("POST", "/admin/v1/tenants/long0/api-keys")["key"]
     # The same again with limits configured that never trip (issue 15): a tenant budget and a key
     # with an rpm and a budget. Since issue 21 a warm isolate admits them from its ledger slice,
     # renewed in the background, so a request makes no ledger round trip of its own.

@@ -1,6 +1,7 @@
-//! `mock-provider [--port N] [--name NAME] [--latency-ms MS] [--status CODE]`: an OpenAI-compatible
-//! upstream on 127.0.0.1 that answers every chat completion (streamed when asked) after an optional
-//! latency, or fails every call with CODE.
+//! `mock-provider [--port N] [--name NAME] [--latency-ms MS] [--status CODE] [--words N]`: an
+//! OpenAI-compatible upstream on 127.0.0.1 that answers every chat completion (streamed when
+//! asked, one event per word; `--words N` makes the answer N words long) after an optional latency,
+//! or fails every call with CODE.
 //! Used by the local demo and the benchmarks; the tests script their own in-process mocks.
 
 #[cfg(not(target_arch = "wasm32"))]
@@ -22,6 +23,10 @@ fn main() -> std::io::Result<()> {
     let reply = match arg("--status").and_then(|s| s.parse::<u16>().ok()) {
         Some(status) => Reply::status(status),
         None => Reply::ok(),
+    };
+    let reply = match arg("--words").and_then(|n| n.parse().ok()) {
+        Some(n) => reply.words(n),
+        None => reply,
     };
     mock.set_default(reply.delay(latency));
     println!("{}", mock.url());

@@ -58,6 +58,9 @@ pub struct Reply {
     /// Latency before the status line.
     pub delay_ms: u64,
     pub body: Body,
+    /// A chat completion's answer as this many words (`w1 w2 ...`), streamed one event per word;
+    /// `None`: the short default answer. Benchmarks use it for a long stream.
+    pub words: Option<usize>,
 }
 
 /// A 200 chat completion, at once.
@@ -68,6 +71,7 @@ impl Default for Reply {
             headers: Vec::new(),
             delay_ms: 0,
             body: Body::Completion,
+            words: None,
         }
     }
 }
@@ -118,6 +122,11 @@ impl Reply {
 
     pub fn delay(mut self, ms: u64) -> Self {
         self.delay_ms = ms;
+        self
+    }
+
+    pub fn words(mut self, n: usize) -> Self {
+        self.words = Some(n);
         self
     }
 }
@@ -211,7 +220,10 @@ impl Reply {
         if self.delay_ms > 0 {
             thread::sleep(Duration::from_millis(self.delay_ms));
         }
-        let content = format!("Hello from {}, model {}.", ctx.name, ctx.model);
+        let content = match self.words {
+            Some(n) => (1..=n).map(|i| format!("w{i} ")).collect(),
+            None => format!("Hello from {}, model {}.", ctx.name, ctx.model),
+        };
         let steps;
         let (bytes, stream) = match &self.body {
             Body::Hangup => {
