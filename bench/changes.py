@@ -18,9 +18,10 @@ from processes import ROOT, WORK, log, run
 CHANGES = (
     ("bec8239", "before the hot-path issue"),
     ("65f1515", "runtime's own Request, global fetch, one arrayBuffer() per announced body"),
+    ("97e67ba", "streamed relay: upstream piped through a TransformStream calling the relay per chunk"),
 )
 # The last row: this checkout, after the changes above.
-CURRENT = "the streamed relay piped by the runtime through a TransformStream (this build)"
+CURRENT = "streamed relay: a Rust pump into the runtime's native IdentityTransformStream (this build)"
 
 
 def system(commit):

@@ -20,35 +20,44 @@ pub enum Read {
     TimedOut,
 }
 
-/// A body read through the runtime's own reader, one `read()` per chunk. Unlike workers-rs's
-/// `ByteStream`, it can hand the body on unlocked (`release`): a stream's relay pipes the rest of
-/// the body natively once its first event has been read here.
+/// A body read through the runtime's own reader, one `read()` per chunk. A read that timed out
+/// stays pending inside and the next `read` waits on it, so no chunk is lost to a timeout. Unlike
+/// workers-rs's `ByteStream`, nothing is converted per chunk beyond the bytes.
 pub struct BodyReader {
-    body: web_sys::ReadableStream,
     reader: web_sys::ReadableStreamDefaultReader,
+    pending: Option<JsFuture>,
 }
 
 impl BodyReader {
     pub fn new(body: web_sys::ReadableStream) -> Self {
         let reader = body.get_reader().unchecked_into();
-        Self { body, reader }
-    }
-
-    pub async fn read(&self, timeout_ms: u64) -> Read {
-        let next = pin!(JsFuture::from(self.reader.read()));
-        let timer = pin!(Delay::from(Duration::from_millis(timeout_ms)));
-        match select(next, timer).await {
-            Either::Left((Ok(result), _)) => chunk_of(result.unchecked_into()),
-            Either::Left((Err(e), _)) => Read::Failed(js_fetch::describe(e)),
-            Either::Right(_) => Read::TimedOut,
+        Self {
+            reader,
+            pending: None,
         }
     }
 
-    /// The body, unlocked for a pipe or another reader. Only between reads: releasing the lock
-    /// while a read is pending would fail that read.
-    pub fn release(self) -> web_sys::ReadableStream {
-        self.reader.release_lock();
-        self.body
+    pub async fn read(&mut self, timeout_ms: u64) -> Read {
+        let timer = pin!(Delay::from(Duration::from_millis(timeout_ms)));
+        self.read_or(timer).await
+    }
+
+    /// The next chunk, unless `timer` fires first (then `Read::TimedOut`, the read kept pending).
+    pub async fn read_or<T: std::future::Future + Unpin>(&mut self, timer: T) -> Read {
+        let reader = &self.reader;
+        let next = self
+            .pending
+            .get_or_insert_with(|| JsFuture::from(reader.read()));
+        match select(next, timer).await {
+            Either::Left((outcome, _)) => {
+                self.pending = None;
+                match outcome {
+                    Ok(result) => chunk_of(result.unchecked_into()),
+                    Err(e) => Read::Failed(js_fetch::describe(e)),
+                }
+            }
+            Either::Right(_) => Read::TimedOut,
+        }
     }
 }
 
@@ -97,7 +106,7 @@ pub async fn read_bounded(
     let Some(body) = resp.body() else {
         return Bounded::Read(buf);
     };
-    let body = BodyReader::new(body);
+    let mut body = BodyReader::new(body);
     loop {
         let left = deadline.saturating_sub(now_ms());
         if left == 0 {

@@ -27,7 +27,7 @@ use crate::stream::{Relay, RelayStep, StreamEnd};
 use crate::surfaces::Encoder;
 use crate::usage::{PendingUsage, UsageRecord, UsageSource};
 use futures::channel::oneshot;
-use worker::{console_log, web_sys, AbortController};
+use worker::{console_log, AbortController};
 
 /// How long, and how many bytes, the upstream is read on for its usage event after the caller
 /// went away. Short: the provider keeps generating (and billing) while it is read.
@@ -35,9 +35,9 @@ const LATE_USAGE_MS: u64 = 2_000;
 const LATE_USAGE_BYTES: usize = 256 * 1024;
 
 /// The upstream side of a stream: the relay that meters it, the decoder that puts it in chat (or
-/// marked native) events, and the rest of its body once the pipe has let go of it.
+/// marked native) events, and the rest of its body once the relay's pump has handed it back.
 pub(super) struct UpstreamSide {
-    pub rest: Option<web_sys::ReadableStream>,
+    pub rest: Option<BodyReader>,
     pub relay: Relay,
     pub decoder: StreamDecoder,
 }
@@ -140,10 +140,6 @@ impl RelayState {
         self.over = true;
     }
 
-    pub fn is_over(&self) -> bool {
-        self.over
-    }
-
     pub fn read_timeout_ms(&self) -> u64 {
         self.read_timeout_ms
     }
@@ -166,8 +162,8 @@ impl RelayState {
         self.guard.take()
     }
 
-    /// The rest of the body back from the pipe, for a late-usage read.
-    pub fn give_back(&mut self, rest: web_sys::ReadableStream) {
+    /// The rest of the body back from the pump, for a late-usage read.
+    pub fn give_back(&mut self, rest: BodyReader) {
         if let Some(up) = self.upstream.as_mut() {
             up.rest = Some(rest);
         }
@@ -230,8 +226,7 @@ impl LateUsage {
         let until = now_ms().saturating_add(LATE_USAGE_MS);
         let mut read = 0usize;
         let up = &mut self.upstream;
-        // A body still locked (the pipe never let go of it) cannot be read: the estimate goes.
-        if let Some(reader) = up.rest.take().filter(|r| !r.locked()).map(BodyReader::new) {
+        if let Some(mut reader) = up.rest.take() {
             while !up.relay.usage().complete() && read < LATE_USAGE_BYTES {
                 let left = until.saturating_sub(now_ms());
                 if left == 0 {
@@ -330,11 +325,7 @@ impl Drop for CancelGuard {
 
 /// Reads what follows `[DONE]` (normally just the end of the body) so the upstream connection
 /// can be reused, within a small bound.
-pub(super) async fn drain(rest: web_sys::ReadableStream) {
-    if rest.locked() {
-        return;
-    }
-    let reader = BodyReader::new(rest);
+pub(super) async fn drain(mut reader: BodyReader) {
     for _ in 0..16 {
         if !matches!(reader.read(1_000).await, Read::Chunk(_)) {
             return;

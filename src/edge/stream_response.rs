@@ -1,19 +1,20 @@
-//! A streamed answer on its way to the caller. Past its first event the runtime pipes the rest of
-//! the upstream body through a `TransformStream` whose callbacks call the relay synchronously, one
-//! call per chunk, and the caller reads its other side: bytes are forwarded as they arrive (never
-//! the whole body), and no Rust future is polled, no promise made, per chunk. A chunk the relay
-//! passes on unchanged is forwarded as the same JavaScript object, not copied back out.
+//! A streamed answer on its way to the caller. The caller reads the readable side of the runtime's
+//! native `IdentityTransformStream`, and one task under the request's `waitUntil` pumps into its
+//! writable side what the relay makes of each upstream chunk: bytes are forwarded as they arrive
+//! (never the whole body), each write awaited before the next read (backpressure), and nothing
+//! JavaScript-side runs per chunk beyond the runtime's own read and write.
 //!
-//! One task under the request's `waitUntil` watches the pipe: it fails a stream whose upstream
-//! stays quiet too long (one timer per `read_timeout_ms`, re-armed only when it fires), appends
-//! the error event to a failed read, and, once the pipe let go, hands the rest of the body to a
-//! late-usage read or drains it. `stream_relayed` holds the state and what it owes at the end.
+//! The same task fails a stream whose upstream stays quiet too long (one timer per
+//! `read_timeout_ms`, re-armed only when it fires), appends the error event to a failed read,
+//! settles the stream before closing the caller's side, and notices the caller going away (the
+//! writer's `closed` settles): then it hands the body to a late-usage read. `stream_relayed`
+//! holds the state and what it owes at the end.
 
+use super::body_read::{BodyReader, Read};
 use super::http::now_ms;
-use super::js_fetch::describe;
 use super::routing_client::{StreamReport, StreamReportTarget};
 use super::stream_capture::StreamCapture;
-use super::stream_relayed::{drain, LateUsage, RelayParts, RelayState, UpstreamSide};
+use super::stream_relayed::{drain, LateUsage, RelayParts, RelayState, Relayed, UpstreamSide};
 use super::upstream::StreamStart;
 use super::usage_sink::StreamHandOff;
 use crate::cascade::Settlement;
@@ -22,13 +23,11 @@ use crate::stream::StreamEnd;
 use crate::usage::PendingUsage;
 use futures::channel::oneshot;
 use futures::future::{select, Either};
-use std::cell::RefCell;
-use std::pin::pin;
-use std::rc::Rc;
+use std::pin::{pin, Pin};
 use std::time::Duration;
 use wasm_bindgen::prelude::*;
-use worker::js_sys::{Object, Promise, Reflect, Uint8Array};
-use worker::wasm_bindgen_futures::{future_to_promise, JsFuture};
+use worker::js_sys::Uint8Array;
+use worker::wasm_bindgen_futures::JsFuture;
 use worker::{web_sys, Context, Delay, Env};
 
 /// Who to tell how the stream ended.
@@ -57,27 +56,18 @@ pub struct StreamUsageOwner {
 
 #[wasm_bindgen]
 extern "C" {
-    /// The transform's `TransformStreamDefaultController`. Both calls are caught: they throw once
-    /// the caller's side is gone, and a throw must not unwind through the relay.
-    type RelayController;
-    #[wasm_bindgen(method, catch)]
-    fn enqueue(this: &RelayController, chunk: &JsValue) -> Result<(), JsValue>;
-    #[wasm_bindgen(method, catch)]
-    fn terminate(this: &RelayController) -> Result<(), JsValue>;
+    /// The runtime's native byte pipe: what is written to its writable side is read from its
+    /// readable side without a JavaScript stream in between.
+    type IdentityTransformStream;
+    #[wasm_bindgen(constructor, catch)]
+    fn new() -> Result<IdentityTransformStream, JsValue>;
+    #[wasm_bindgen(method, getter)]
+    fn readable(this: &IdentityTransformStream) -> web_sys::ReadableStream;
+    #[wasm_bindgen(method, getter)]
+    fn writable(this: &IdentityTransformStream) -> web_sys::WritableStream;
 }
 
-type Shared = Rc<RefCell<RelayState>>;
-type Controller = Rc<RefCell<Option<RelayController>>>;
-
-/// The transformer's callbacks: owned by the watching task, dropped once the pipe has settled
-/// (after which the runtime calls none of them).
-struct Callbacks {
-    _start: Closure<dyn FnMut(RelayController) -> JsValue>,
-    _transform: Closure<dyn FnMut(Uint8Array) -> JsValue>,
-    _flush: Closure<dyn FnMut() -> JsValue>,
-}
-
-/// The caller's side of the stream: the transform's readable half, piped from the upstream body.
+/// The caller's side of the stream.
 pub fn body(
     start: StreamStart,
     owner: StreamOwner,
@@ -102,8 +92,7 @@ pub fn body(
             hold_ms: owner.probe_hold_ms,
         },
     );
-    let rest = start.rest;
-    let state: Shared = Rc::new(RefCell::new(RelayState::new(RelayParts {
+    let state = RelayState::new(RelayParts {
         upstream: UpstreamSide {
             rest: None,
             relay: start.relay,
@@ -116,182 +105,119 @@ pub fn body(
         reporter,
         started_ms: start.started_ms,
         late: late_tx,
-    })));
-    let controller: Controller = Rc::new(RefCell::new(None));
-    let callbacks = callbacks(&state, &controller, (start.first, start.finished));
-    let transformer = Object::new();
-    for (name, f) in [
-        ("start", callbacks._start.as_ref()),
-        ("transform", callbacks._transform.as_ref()),
-        ("flush", callbacks._flush.as_ref()),
-    ] {
-        Reflect::set(&transformer, &JsValue::from_str(name), f)?;
-    }
-    let transform = web_sys::TransformStream::new_with_transformer(&transformer)?;
-    let writable = transform.writable();
-    let options = web_sys::StreamPipeOptions::new();
-    // The pipe neither aborts the caller's side when the upstream read fails (the relay appends
-    // its error event first) nor cancels the upstream when the caller goes away (a late-usage
-    // read may still want it).
-    options.set_prevent_abort(true);
-    options.set_prevent_cancel(true);
-    let pipe = rest.pipe_to_with_options(&writable, &options);
-    ctx.wait_until(watch(state, controller, callbacks, pipe, (rest, writable)));
-    Ok(transform.readable())
+    });
+    let pipe = IdentityTransformStream::new()?;
+    let writer = pipe.writable().get_writer()?;
+    ctx.wait_until(pump(
+        state,
+        start.rest,
+        writer,
+        (start.first, start.finished),
+    ));
+    Ok(pipe.readable())
 }
 
-fn callbacks(
-    state: &Shared,
-    controller: &Controller,
-    first: (Vec<u8>, Option<StreamEnd>),
-) -> Callbacks {
-    let mut first = Some(first);
-    let (st, ctl) = (state.clone(), controller.clone());
-    let start = Closure::new(move |c: RelayController| -> JsValue {
-        *ctl.borrow_mut() = Some(c);
-        let Some((bytes, finished)) = first.take() else {
-            return JsValue::UNDEFINED;
-        };
-        let out = st.borrow_mut().relayed(bytes);
-        forward(&ctl, &out);
-        match finished {
-            Some(end) => {
-                st.borrow_mut().ended_early();
-                ending(st.clone(), ctl.clone(), end, true).into()
+/// Writes to the caller's side and waits until it took the bytes; `false` once the caller went
+/// away.
+async fn write(writer: &web_sys::WritableStreamDefaultWriter, bytes: &[u8]) -> bool {
+    if bytes.is_empty() {
+        return true;
+    }
+    JsFuture::from(writer.write_with_chunk(&Uint8Array::from(bytes)))
+        .await
+        .is_ok()
+}
+
+/// What the pump waited for.
+enum Woke {
+    Read(Read),
+    /// The idle timer fired (the upstream may have made progress meanwhile).
+    Timer,
+    /// The writer's `closed` settled: the caller's side was cancelled.
+    CallerGone,
+}
+
+async fn pump(
+    mut state: RelayState,
+    mut reader: BodyReader,
+    writer: web_sys::WritableStreamDefaultWriter,
+    (first, finished): (Vec<u8>, Option<StreamEnd>),
+) {
+    let first = state.relayed(first);
+    if !write(&writer, &first).await {
+        return gone(state, reader);
+    }
+    if let Some(end) = finished {
+        state.ended_early();
+        return end_with(state, reader, &writer, (Vec::new(), Some(end))).await;
+    }
+    // Settles only when the caller's side is cancelled: the pump closes it only after this loop.
+    let mut closed = JsFuture::from(writer.closed());
+    let mut timer: Option<Pin<Box<Delay>>> = None;
+    loop {
+        let idle = state.idle_left(now_ms()).unwrap_or(0);
+        let t = timer.get_or_insert_with(|| Box::pin(Delay::from(Duration::from_millis(idle))));
+        let woke = {
+            let read = pin!(reader.read_or(t.as_mut()));
+            match select(read, &mut closed).await {
+                Either::Left((Read::TimedOut, _)) => Woke::Timer,
+                Either::Left((read, _)) => Woke::Read(read),
+                Either::Right(_) => Woke::CallerGone,
             }
-            None => JsValue::UNDEFINED,
+        };
+        let step: Relayed = match woke {
+            Woke::CallerGone => return gone(state, reader),
+            Woke::Timer => {
+                timer = None;
+                if state.idle_left(now_ms()) != Some(0) {
+                    continue;
+                }
+                let detail = format!("no chunk within {} ms", state.read_timeout_ms());
+                state.on_failure(detail)
+            }
+            Woke::Read(Read::Chunk(bytes)) => state.on_chunk(bytes),
+            Woke::Read(Read::End) => state.on_end(),
+            Woke::Read(Read::Failed(e)) => state.on_failure(format!("upstream read failed: {e}")),
+            Woke::Read(Read::TimedOut) => continue,
+        };
+        if step.1.is_some() {
+            return end_with(state, reader, &writer, step).await;
         }
-    });
-    let (st, ctl) = (state.clone(), controller.clone());
-    let transform = Closure::new(move |chunk: Uint8Array| -> JsValue {
-        let bytes = chunk.to_vec();
-        let (out, end) = st.borrow_mut().on_chunk(bytes.clone());
-        if out == bytes {
-            enqueue(&ctl, &chunk);
-        } else {
-            forward(&ctl, &out);
+        if !write(&writer, &step.0).await {
+            return gone(state, reader);
         }
-        match end {
-            Some(end) => ending(st.clone(), ctl.clone(), end, true).into(),
-            None => JsValue::UNDEFINED,
-        }
-    });
-    let (st, ctl) = (state.clone(), controller.clone());
-    let flush = Closure::new(move || -> JsValue {
-        let (out, end) = st.borrow_mut().on_end();
-        forward(&ctl, &out);
-        match end {
-            // The flush's promise closes the caller's side once the stream has settled.
-            Some(end) => ending(st.clone(), ctl.clone(), end, false).into(),
-            None => JsValue::UNDEFINED,
-        }
-    });
-    Callbacks {
-        _start: start,
-        _transform: transform,
-        _flush: flush,
     }
 }
 
-fn enqueue(controller: &Controller, chunk: &JsValue) {
-    if let Some(c) = controller.borrow().as_ref() {
-        // Throws only when the caller's side is gone; the watching task sees that.
-        let _ = c.enqueue(chunk);
+/// The stream ended: its last bytes go out, it settles, then the caller's side closes; what
+/// follows a completed stream's end is drained.
+async fn end_with(
+    mut state: RelayState,
+    reader: BodyReader,
+    writer: &web_sys::WritableStreamDefaultWriter,
+    (bytes, end): Relayed,
+) {
+    let Some(end) = end else {
+        return;
+    };
+    // A caller gone before its last bytes went out leaves the stream unsettled, as one gone
+    // earlier does.
+    if !write(writer, &bytes).await {
+        return gone(state, reader);
     }
-}
-
-fn forward(controller: &Controller, bytes: &[u8]) {
-    if !bytes.is_empty() {
-        enqueue(controller, &Uint8Array::from(bytes).into());
-    }
-}
-
-/// Settles the stream, then (unless a flush's promise does it) closes the caller's side: the
-/// breaker hears how the stream ended before the caller sees the end.
-fn ending(state: Shared, controller: Controller, end: StreamEnd, terminate: bool) -> Promise {
-    future_to_promise(async move {
-        finish(&state, &controller, end, terminate).await;
-        Ok(JsValue::UNDEFINED)
-    })
-}
-
-async fn finish(state: &Shared, controller: &Controller, end: StreamEnd, terminate: bool) {
-    let guard = state.borrow_mut().settling(&end);
-    if let Some(guard) = guard {
+    let completed = end == StreamEnd::Completed;
+    if let Some(guard) = state.settling(&end) {
         guard.settle(end).await;
     }
-    if terminate {
-        if let Some(c) = controller.borrow().as_ref() {
-            let _ = c.terminate();
-        }
+    let _ = JsFuture::from(writer.close()).await;
+    drop(state);
+    if completed {
+        drain(reader).await;
     }
 }
 
-/// The task that watches the pipe until it settles; see the module's doc.
-async fn watch(
-    state: Shared,
-    controller: Controller,
-    callbacks: Callbacks,
-    pipe: Promise,
-    (rest, writable): (web_sys::ReadableStream, web_sys::WritableStream),
-) {
-    let mut pipe = pin!(JsFuture::from(pipe));
-    let outcome = loop {
-        let left = state.borrow().idle_left(now_ms());
-        match left {
-            None => break pipe.as_mut().await,
-            Some(0) => {
-                let detail = format!("no chunk within {} ms", state.borrow().read_timeout_ms());
-                fail(&state, &controller, detail).await;
-            }
-            Some(left) => {
-                let timer = pin!(Delay::from(Duration::from_millis(left)));
-                if let Either::Left((outcome, _)) = select(pipe.as_mut(), timer).await {
-                    break outcome;
-                }
-            }
-        }
-    };
-    if let Err(e) = outcome {
-        if !state.borrow().is_over() && !caller_gone(&writable) {
-            fail(
-                &state,
-                &controller,
-                format!("upstream read failed: {}", describe(e)),
-            )
-            .await;
-        }
-    }
-    drop(callbacks);
-    // A caller who went away leaves the stream unsettled: the rest of the body may still hold
-    // its usage event. A stream that ended has what follows its end drained (a failed one's
-    // upstream is already cancelled, so that read ends at once).
-    let over = state.borrow().is_over();
-    if over {
-        drain(rest).await;
-    } else {
-        state.borrow_mut().give_back(rest);
-    }
-}
-
-/// Appends the error event and settles the stream as failed.
-async fn fail(state: &Shared, controller: &Controller, detail: String) {
-    let (out, end) = state.borrow_mut().on_failure(detail);
-    forward(controller, &out);
-    if let Some(end) = end {
-        finish(state, controller, end, true).await;
-    }
-}
-
-/// The caller's side was cancelled: the transform's writable side is errored then (a writer's
-/// `desiredSize` is null), which neither an upstream failure nor the relay's own end does.
-fn caller_gone(writable: &web_sys::WritableStream) -> bool {
-    match writable.get_writer() {
-        Ok(writer) => {
-            let gone = matches!(writer.desired_size(), Ok(None) | Err(_));
-            writer.release_lock();
-            gone
-        }
-        Err(_) => true,
-    }
+/// The caller went away: the stream stays unsettled, and the rest of the body may still hold its
+/// usage event (`RelayState`'s drop starts the late-usage read with it).
+fn gone(mut state: RelayState, reader: BodyReader) {
+    state.give_back(reader);
 }

@@ -291,7 +291,7 @@ async fn stream_start(
     (timeout_ms, read_timeout_ms): (u64, u64),
     (started_ms, headers_ms): (u64, u64),
 ) -> UpstreamReply<UpstreamBody> {
-    let reader = match resp.body() {
+    let mut reader = match resp.body() {
         Some(s) => BodyReader::new(s),
         None => {
             return UpstreamReply::Broken {
@@ -346,7 +346,7 @@ async fn stream_start(
                 body: UpstreamBody::Stream(StreamStart {
                     first,
                     finished,
-                    rest: reader.release(),
+                    rest: reader,
                     relay,
                     decoder,
                     encoder,

@@ -1,11 +1,12 @@
 //! What a successful upstream call hands to the caller: a whole body, or a stream past its
 //! decision point.
 
+use super::body_read::BodyReader;
 use crate::providers::StreamDecoder;
 use crate::stream::{Relay, StreamEnd};
 use crate::surfaces::Encoder;
 use crate::usage::TokenCounts;
-use worker::{web_sys, AbortController};
+use worker::AbortController;
 
 /// What a successful upstream call hands to the caller.
 pub enum UpstreamBody {
@@ -30,8 +31,8 @@ pub struct StreamStart {
     pub first: Vec<u8>,
     /// Set when the stream already ended (a tiny stream whose `[DONE]` came with the first event).
     pub finished: Option<StreamEnd>,
-    /// The rest of the body, unlocked: the relay pipes it to the caller.
-    pub rest: web_sys::ReadableStream,
+    /// The rest of the body, read on by the relay.
+    pub rest: BodyReader,
     pub relay: Relay,
     pub decoder: StreamDecoder,
     /// Puts what the relay forwards into the caller's surface.
