@@ -25,11 +25,10 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from processes import http  # noqa: E402
 from profile_split import summarize  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,15 +56,6 @@ def start(cmd, name, stdout=None, env=None):
     return p
 
 
-def http(method, url, body=None, headers=None):
-    data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(url, method=method, data=data, headers={"content-type": "application/json", **(headers or {})})
-    try:
-        with urllib.request.urlopen(req, timeout=30) as r:
-            return r.status, r.read()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read()
-
 
 def wasm_opt_flags():
     """The Makefile's WASM_OPT_FLAGS, so the profiled module is the shipped one plus its names."""
@@ -92,7 +82,7 @@ def setup_tenant(url, mock):
     auth = {"authorization": f"Bearer {ADMIN}"}
 
     def admin(method, path, body=None):
-        status, text = http(method, url + path, body, auth)
+        status, _, text = http(method, url + path, body, auth)
         assert status < 300, f"{method} {path}: {status} {text[:300]}"
         return json.loads(text or b"{}")
 
