@@ -12,6 +12,7 @@ import os
 import subprocess
 from pathlib import Path
 
+from measure import loadgen
 from processes import ROOT, WORK, log, run
 
 # Oldest first. The first is the state before the issue; each later one is one change.
@@ -72,7 +73,7 @@ CELLS = (
 ROUNDS = 3
 
 
-def measure_effects(args, systems, loadgen):
+def measure_effects(args, systems):
     """Each cell ROUNDS times, every system once per round in rotated order (so drift in the
     machine's speed hits them alike). `systems`: name -> (url, {tenant: key} or None for the
     floor, which takes no key). Returns {(name, label): [result, ...]}."""
@@ -118,9 +119,7 @@ def effect_section(effects):
         floor = effects.get(("floor", label))
         floor_rps = median([r["rps"] for r in floor]) if floor else None
         if floor:
-            lines.append(f"| {label} | floor (bare fetch-forward worker) | {floor_rps:.0f} ({min(r['rps'] for r in floor):.0f}–"
-                         f"{max(r['rps'] for r in floor):.0f}) | | 100% | {median([r['p50_ms'] for r in floor]):.2f} | "
-                         f"{sum(r['errors'] + r['non_2xx'] for r in floor)} |")
+            lines.append(row(label, "floor (bare fetch-forward worker)", floor, "", "100%"))
         prev = None
         for s, what in rows:
             rs = effects.get((s, label))
@@ -129,7 +128,13 @@ def effect_section(effects):
             rps = median([r["rps"] for r in rs])
             ratio = f"{rps / prev:.2f}" if prev else "—"
             share = f"{rps / floor_rps:.0%}" if floor_rps else ""
-            lines.append(f"| {label} | {what} | {rps:.0f} ({min(r['rps'] for r in rs):.0f}–{max(r['rps'] for r in rs):.0f}) | "
-                         f"{ratio} | {share} | {median([r['p50_ms'] for r in rs]):.2f} | {sum(r['errors'] + r['non_2xx'] for r in rs)} |")
+            lines.append(row(label, what, rs, ratio, share))
             prev = rps
     return lines + [""]
+
+
+def row(label, what, rs, ratio, share):
+    """One table row: a build's rounds in one cell."""
+    rps = [r["rps"] for r in rs]
+    return (f"| {label} | {what} | {median(rps):.0f} ({min(rps):.0f}–{max(rps):.0f}) | {ratio} | {share} | "
+            f"{median([r['p50_ms'] for r in rs]):.2f} | {sum(r['errors'] + r['non_2xx'] for r in rs)} |")

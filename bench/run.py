@@ -32,7 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from changes import LONG_WORDS, build_changes, measure_effects  # noqa: E402
 from cold import FLOOR_SCRIPT, measure_cold  # noqa: E402
-from measure import counters, loadgen, measure_matrix, measure_special, routing_bench, wasm_size  # noqa: E402
+from measure import counters, measure_matrix, measure_special, routing_bench, wasm_size  # noqa: E402
 from processes import ROOT, WORK, log, run, stop_all  # noqa: E402
 from report import report  # noqa: E402
 from selection import Selection  # noqa: E402
@@ -102,16 +102,12 @@ def main():
             gateways.add("gateway")
         urls = {name: start_workerd(name, script, [], {**GATEWAY_VARS, **extra})
                 for name, (script, extra) in configs.items() if name in gateways}
-        if sel.wants("floor"):
-            for lat in sel.latencies:
-                urls[f"floor{lat}"] = start_workerd(f"floor{lat}", FLOOR_SCRIPT, ["--bare"],
-                                                    {"UPSTREAM_URL": f"http://127.0.0.1:{ports[lat]}/v1/chat/completions"})
+        floors = {f"floor{lat}": ports[lat] for lat in sel.latencies} if sel.wants("floor") else {}
         if long_port:
-            urls["floorlong"] = start_workerd("floorlong", FLOOR_SCRIPT, ["--bare"],
-                                              {"UPSTREAM_URL": f"http://127.0.0.1:{long_port}/v1/chat/completions"})
-            if "floor0" not in urls:
-                urls["floor0"] = start_workerd("floor0", FLOOR_SCRIPT, ["--bare"],
-                                               {"UPSTREAM_URL": f"http://127.0.0.1:{ports[0]}/v1/chat/completions"})
+            floors |= {"floor0": ports[0], "floorlong": long_port}
+        for name, port in floors.items():
+            urls[name] = start_workerd(name, FLOOR_SCRIPT, ["--bare"],
+                                       {"UPSTREAM_URL": f"http://127.0.0.1:{port}/v1/chat/completions"})
         keys = setup_gateway(urls["gateway"], ports[0], ports[50], mockfail, long_port) if "gateway" in urls else {}
         for gw in ("strict", "rtt20", "strict-rtt20", "noopt"):
             if f"gateway-{gw}" in urls:
@@ -134,7 +130,7 @@ def main():
             effect_systems = {"floor": ({"short": urls["floor0"], "long": urls["floorlong"]}, None)}
             effect_systems |= {name: (urls[f"gateway-{name}"], change_keys[name]) for name in changes}
             effect_systems["cognigate"] = (urls["gateway"], keys)
-            effects = measure_effects(args, effect_systems, loadgen)
+            effects = measure_effects(args, effect_systems)
         special = measure_special(args, urls, keys) if sel.wants("special") else []
         ctr = counters(urls, keys) if sel.wants("counters") else {}
         cold = measure_cold(args.cold_samples, ports, mockfail) if sel.wants("cold") else None

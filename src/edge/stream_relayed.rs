@@ -135,11 +135,6 @@ impl RelayState {
         }
     }
 
-    /// Marks a stream that ended with its first events.
-    pub fn ended_early(&mut self) {
-        self.over = true;
-    }
-
     pub fn read_timeout_ms(&self) -> u64 {
         self.read_timeout_ms
     }

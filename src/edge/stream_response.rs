@@ -148,8 +148,7 @@ async fn pump(
         return gone(state, reader);
     }
     if let Some(end) = finished {
-        state.ended_early();
-        return end_with(state, reader, &writer, (Vec::new(), Some(end))).await;
+        return end_with(state, reader, &writer, (Vec::new(), end)).await;
     }
     // Settles only when the caller's side is cancelled: the pump closes it only after this loop.
     let mut closed = JsFuture::from(writer.closed());
@@ -165,7 +164,7 @@ async fn pump(
                 Either::Right(_) => Woke::CallerGone,
             }
         };
-        let step: Relayed = match woke {
+        let (bytes, end): Relayed = match woke {
             Woke::CallerGone => return gone(state, reader),
             Woke::Timer => {
                 timer = None;
@@ -180,10 +179,10 @@ async fn pump(
             Woke::Read(Read::Failed(e)) => state.on_failure(format!("upstream read failed: {e}")),
             Woke::Read(Read::TimedOut) => continue,
         };
-        if step.1.is_some() {
-            return end_with(state, reader, &writer, step).await;
+        if let Some(end) = end {
+            return end_with(state, reader, &writer, (bytes, end)).await;
         }
-        if !write(&writer, &step.0).await {
+        if !write(&writer, &bytes).await {
             return gone(state, reader);
         }
     }
@@ -195,11 +194,8 @@ async fn end_with(
     mut state: RelayState,
     reader: BodyReader,
     writer: &web_sys::WritableStreamDefaultWriter,
-    (bytes, end): Relayed,
+    (bytes, end): (Vec<u8>, StreamEnd),
 ) {
-    let Some(end) = end else {
-        return;
-    };
     // A caller gone before its last bytes went out leaves the stream unsettled, as one gone
     // earlier does.
     if !write(writer, &bytes).await {
