@@ -27,7 +27,7 @@ fn a_503_then_200_with_max_retries_1_serves_at_depth_0_with_two_upstream_calls()
 #[test]
 fn retries_wait_a_backoff_between_tries_and_each_try_is_an_attempt_with_its_retry_index() {
     let gw = Gateway::shared();
-    let retry = json!({"retry": {"max_retries": 5, "base_delay_ms": 400, "max_delay_ms": 400}});
+    let retry = json!({"retry": {"max_retries": 5, "base_delay_ms": 1000, "max_delay_ms": 1000}});
     let (t, mock) = single(gw, "retry-wait", &["sk-1"], retry);
     // Six failures would open a breaker of the default threshold (5), which stops retries.
     t.put_ok("/settings", json!({"breaker": {"error_threshold": 10}}));
@@ -37,8 +37,9 @@ fn retries_wait_a_backoff_between_tries_and_each_try_is_an_attempt_with_its_retr
     let took = started.elapsed();
     assert_eq!(r.status, 502, "{}", r.text);
     assert_eq!(mock.count(), 6);
-    // Five full-jitter waits, each uniform in 0..=400 ms: their sum falls under 250 ms with a
-    // probability below one in a thousand, while no waiting at all would take a few ms.
+    // Five full-jitter waits, each uniform in 0..=1000 ms: their sum falls under 250 ms with a
+    // probability of 0.25^5/5! (about 8 in a million), while no waiting at all would take a few
+    // ms. (With 0..=400 ms waits that was 0.625^5/5!, about 1 in 1,300, and it happened in CI.)
     assert!(took >= Duration::from_millis(250), "{took:?}");
     let attempts = r.json()["error"]["attempts"].clone();
     let retries: Vec<Value> = attempts
