@@ -1,6 +1,7 @@
 //! The fetch entry point: paths to handlers, and every refusal in the one error shape.
 
 use super::deployment::deployment;
+use super::own_poll::own_poll;
 use super::{admin, count_tokens, gateway, health, http};
 use crate::api::{ApiError, Route};
 use crate::surfaces::Surface;
@@ -60,24 +61,29 @@ async fn route(
             Route::Embeddings => Surface::Embeddings,
             _ => Surface::Chat,
         };
-        return gateway::serve(surface, req, env, ctx, &dep, request_id)
+        return own_poll(gateway::serve(surface, req, env, ctx, &dep, request_id))
             .await
             .map_err(|e| super::d1::storage_error("respond", e));
     }
     let req = Request::from(req);
+    // Each handler in a function of its own (own_poll.rs): a first request compiles its route only.
     match (method, route) {
-        (Method::Post, Route::CountTokens) => count_tokens::count_tokens(req, env, ctx, &dep).await,
-        (Method::Get, Route::ListModels) => super::catalog::list_models(req, env, ctx, &dep).await,
+        (Method::Post, Route::CountTokens) => {
+            own_poll(count_tokens::count_tokens(req, env, ctx, &dep)).await
+        }
+        (Method::Get, Route::ListModels) => {
+            own_poll(super::catalog::list_models(req, env, ctx, &dep)).await
+        }
         (Method::Get, Route::ModelMetrics) => {
-            super::model_metrics::model_metrics(req, env, ctx, &dep).await
+            own_poll(super::model_metrics::model_metrics(req, env, ctx, &dep)).await
         }
         (Method::Get, Route::RetrieveModel(id)) => {
-            super::catalog::retrieve_model(req, env, ctx, &dep, &id).await
+            own_poll(super::catalog::retrieve_model(req, env, ctx, &dep, &id)).await
         }
-        (Method::Get, Route::Health) => health::health(req, env, ctx, &dep).await,
+        (Method::Get, Route::Health) => own_poll(health::health(req, env, ctx, &dep)).await,
         (Method::Get, Route::Console(file)) => super::console::serve(file),
-        (Method::Get, Route::Metrics) => super::metrics_route::metrics(req, env).await,
-        (_, r) if r.is_admin() => admin::handle(req, env, ctx, &dep, r).await,
+        (Method::Get, Route::Metrics) => own_poll(super::metrics_route::metrics(req, env)).await,
+        (_, r) if r.is_admin() => own_poll(admin::handle(req, env, ctx, &dep, r)).await,
         _ => Err(ApiError::method_not_allowed()),
     }
 }

@@ -30,6 +30,7 @@ mod metrics_route;
 mod metrics_sink;
 mod model_metrics;
 mod open_breakers;
+mod own_poll;
 mod refusal;
 mod request_end;
 mod request_metrics;

@@ -15,6 +15,7 @@
 use super::cache_store::CacheStore;
 use super::http::{self, header, now_ms, HttpReply};
 use super::limits::Governed;
+use super::own_poll::own_poll;
 use super::served::{stream_response, ServedBy};
 use super::usage_sink;
 use crate::api::{ApiError, ErrorKind};
@@ -154,7 +155,11 @@ impl Plan {
         prompt_estimate: u64,
         back: (PendingUsage, Governed),
     ) -> Result<(HttpReply, StoredMeta), (PendingUsage, Governed)> {
-        try_hit(self, (env, ctx), inbound, prompt_estimate, back).await
+        // A tenant without the cache never polls (so never compiles) the lookup (own_poll.rs).
+        if !matches!(self, Self::Use { .. }) {
+            return Err(back);
+        }
+        own_poll(try_hit(self, (env, ctx), inbound, prompt_estimate, back)).await
     }
 
     /// What a miss stores once answered; `None` when the cache is not used.

@@ -2,6 +2,7 @@
 //! per-model breakers). The client the cascade uses to reach it is `routing_client`.
 
 use super::http::now_ms;
+use super::own_poll::own_poll;
 use crate::config::ModelId;
 use crate::state::committed::Committed;
 use crate::state::provider_state::ModelTransition;
@@ -63,95 +64,36 @@ impl DurableObject for RoutingObject {
     async fn fetch(&self, mut req: Request) -> Result<Response> {
         self.ensure_loaded().await?;
         let now = now_ms();
+        // Each call that awaits in a function of its own (own_poll.rs): an object's first call
+        // compiles its own route's code only.
         match (req.method(), req.path().as_str()) {
-            (Method::Post, "/acquire") => {
-                let AcquireCall {
-                    acquire: body,
-                    stats,
-                } = req.json().await?;
-                // Only the move to half-open must survive eviction; the cursor may restart.
-                let lease = self
-                    .commit(|st| {
-                        let lease = st.acquire(&body, now);
-                        let probe = matches!(lease.admission, Admission::Probe { .. });
-                        (lease, probe)
-                    })
-                    .await?;
-                // Memory only, and only when the pool changed (a decide copies the book).
-                let noted = self
-                    .stats
-                    .borrow()
-                    .get()
-                    .is_some_and(|b| b.knows_pool(&body));
-                if !noted {
-                    self.stats
-                        .borrow_mut()
-                        .decide(|book| (book.note_pool(&body), false));
-                }
-                let stats = match stats {
-                    Some(push) => self.fold_stats(&push, now).await,
-                    None => None,
-                };
-                Response::from_json(&AcquireAnswer { lease, stats })
-            }
+            (Method::Post, "/acquire") => own_poll(self.acquire(req, now)).await,
             (Method::Post, "/stats") => {
                 let push: StatsPush = req.json().await?;
-                match self.fold_stats(&push, now).await {
-                    Some(snapshot) => Response::from_json(&snapshot),
-                    None => Response::error("live stats not stored", 503),
-                }
-            }
-            (Method::Post, "/report") => {
-                // Read as text and parsed here, not by `req.json()`: a park the JS number type
-                // cannot hold exactly must not take the breaker news of the report down with it.
-                let text = req.text().await?;
-                let stats = serde_json::from_str::<ReportStats>(&text)
-                    .ok()
-                    .and_then(|r| r.stats);
-                let read = match read_report(&text) {
-                    Ok(read) => read,
-                    Err(reason) => {
-                        console_error!(
-                            "{}",
-                            serde_json::json!({"msg": "routing report unreadable", "error": reason})
-                        );
-                        return Response::error(format!("unreadable report: {reason}"), 400);
+                own_poll(async {
+                    match self.fold_stats(&push, now).await {
+                        Some(snapshot) => Response::from_json(&snapshot),
+                        None => Response::error("live stats not stored", 503),
                     }
-                };
-                if !read.problems.is_empty() {
-                    console_error!(
-                        "{}",
-                        serde_json::json!({"msg": "routing report parks adjusted", "model": read.report.model, "problems": read.problems})
-                    );
-                }
-                let body = read.report;
-                let transitions = self.commit(|st| (st.report(&body, now), true)).await?;
-                // An older isolate sent no `stats` and reads the plain list it always did.
-                match stats {
-                    None => Response::from_json(&transitions),
-                    Some(push) => {
-                        let stats = self.fold_stats(&push, now).await;
-                        Response::from_json(
-                            &serde_json::json!({"transitions": transitions, "stats": stats}),
-                        )
-                    }
-                }
+                })
+                .await
             }
+            (Method::Post, "/report") => own_poll(self.report(req, now)).await,
             (Method::Post, "/hold") => {
                 let body: HoldRequest = req.json().await?;
-                let held = self
-                    .commit(|st| {
-                        let held = st.hold(&body.model, body.probe, now, body.hold_ms);
-                        (held, held)
-                    })
-                    .await?;
+                let held = own_poll(self.commit(|st| {
+                    let held = st.hold(&body.model, body.probe, now, body.hold_ms);
+                    (held, held)
+                }))
+                .await?;
                 Response::from_json(&held)
             }
             (Method::Post, "/reset") => {
                 let body: ResetRequest = req.json().await?;
-                let transitions = self
-                    .commit(|st| (st.reset(body.model.as_ref().map(ModelId::as_str)), true))
-                    .await?;
+                let transitions = own_poll(
+                    self.commit(|st| (st.reset(body.model.as_ref().map(ModelId::as_str)), true)),
+                )
+                .await?;
                 Response::from_json(&transitions)
             }
             // `explain` (issue 24): a read that changes nothing, not even the stats book.
@@ -168,13 +110,12 @@ impl DurableObject for RoutingObject {
             // Issue 25: the scheduled pass's probe and its view of the provider.
             (Method::Post, "/probe") => {
                 let body: crate::state::AcquireRequest = req.json().await?;
-                let lease = self
-                    .commit(|st| {
-                        let lease = st.acquire_probe(&body, now);
-                        let probe = matches!(lease.admission, Admission::Probe { .. });
-                        (lease, probe)
-                    })
-                    .await?;
+                let lease = own_poll(self.commit(|st| {
+                    let lease = st.acquire_probe(&body, now);
+                    let probe = matches!(lease.admission, Admission::Probe { .. });
+                    (lease, probe)
+                }))
+                .await?;
                 Response::from_json(&lease)
             }
             (Method::Get, "/pass_view") => {
@@ -190,18 +131,90 @@ impl DurableObject for RoutingObject {
                 let views = mem.get().map(|st| st.health(now)).unwrap_or_default();
                 Response::from_json(&views)
             }
-            (Method::Post, "/wipe") => {
-                self.state.storage().delete_all().await?;
-                self.mem.borrow_mut().reset();
-                self.stats.borrow_mut().reset();
-                Response::from_json(&Vec::<ModelTransition>::new())
-            }
+            (Method::Post, "/wipe") => own_poll(self.wipe()).await,
             _ => Response::error("no such routing-object route", 404),
         }
     }
 }
 
 impl RoutingObject {
+    /// A grant for the request's candidate (and the live stats' snapshot, when it pushed some).
+    async fn acquire(&self, mut req: Request, now: u64) -> Result<Response> {
+        let AcquireCall {
+            acquire: body,
+            stats,
+        } = req.json().await?;
+        // Only the move to half-open must survive eviction; the cursor may restart.
+        let lease = self
+            .commit(|st| {
+                let lease = st.acquire(&body, now);
+                let probe = matches!(lease.admission, Admission::Probe { .. });
+                (lease, probe)
+            })
+            .await?;
+        // Memory only, and only when the pool changed (a decide copies the book).
+        let noted = self
+            .stats
+            .borrow()
+            .get()
+            .is_some_and(|b| b.knows_pool(&body));
+        if !noted {
+            self.stats
+                .borrow_mut()
+                .decide(|book| (book.note_pool(&body), false));
+        }
+        let stats = match stats {
+            Some(push) => self.fold_stats(&push, now).await,
+            None => None,
+        };
+        Response::from_json(&AcquireAnswer { lease, stats })
+    }
+
+    /// An attempt's outcome: breaker transitions, parks, and the live stats it carries.
+    async fn report(&self, mut req: Request, now: u64) -> Result<Response> {
+        // Read as text and parsed here, not by `req.json()`: a park the JS number type
+        // cannot hold exactly must not take the breaker news of the report down with it.
+        let text = req.text().await?;
+        let stats = serde_json::from_str::<ReportStats>(&text)
+            .ok()
+            .and_then(|r| r.stats);
+        let read = match read_report(&text) {
+            Ok(read) => read,
+            Err(reason) => {
+                console_error!(
+                    "{}",
+                    serde_json::json!({"msg": "routing report unreadable", "error": reason})
+                );
+                return Response::error(format!("unreadable report: {reason}"), 400);
+            }
+        };
+        if !read.problems.is_empty() {
+            console_error!(
+                "{}",
+                serde_json::json!({"msg": "routing report parks adjusted", "model": read.report.model, "problems": read.problems})
+            );
+        }
+        let body = read.report;
+        let transitions = self.commit(|st| (st.report(&body, now), true)).await?;
+        // An older isolate sent no `stats` and reads the plain list it always did.
+        match stats {
+            None => Response::from_json(&transitions),
+            Some(push) => {
+                let stats = self.fold_stats(&push, now).await;
+                Response::from_json(
+                    &serde_json::json!({"transitions": transitions, "stats": stats}),
+                )
+            }
+        }
+    }
+
+    async fn wipe(&self) -> Result<Response> {
+        self.state.storage().delete_all().await?;
+        self.mem.borrow_mut().reset();
+        self.stats.borrow_mut().reset();
+        Response::from_json(&Vec::<ModelTransition>::new())
+    }
+
     /// `storage.put(STATS_KEY, book, {allowUnconfirmed: true})`: the write is issued now, and no
     /// answer of this object waits for it (the output gate a confirmed write holds cost every
     /// grant renewal that carried outcomes a disk flush). A failure is logged under `waitUntil`;
