@@ -20,9 +20,10 @@ CHANGES = (
     ("bec8239", "before the hot-path issue"),
     ("65f1515", "runtime's own Request, global fetch, one arrayBuffer() per announced body"),
     ("97e67ba", "streamed relay: upstream piped through a TransformStream calling the relay per chunk"),
+    ("11201e6", "streamed relay: a Rust pump into the runtime's native IdentityTransformStream"),
 )
 # The last row: this checkout, after the changes above.
-CURRENT = "streamed relay: a Rust pump into the runtime's native IdentityTransformStream (this build)"
+CURRENT = "each route's handler and each rarely taken path polled as a wasm function of its own (edge/own_poll.rs; this build)"
 
 
 def system(commit):

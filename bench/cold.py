@@ -84,21 +84,28 @@ def sample(name, state, script, extra_args, env_vars, headers, model):
     return startup, ms, status
 
 
-def measure_cold(samples, ports, mockfail):
+def measure_cold(samples, ports, mockfail, builds=None):
+    """`builds`: other CogniGate builds ({system: script}, the hot-path issue's changes), sampled
+    on the same prepared state beside this one, so each change's effect on a cold isolate comes
+    from the same run."""
     prepared, keys = prepare_gateway(ports, mockfail)
     runs = WORK / "cold"
-    systems = {
-        "cognigate": (GATEWAY_SCRIPT, [], GATEWAY_VARS, {"authorization": f"Bearer {keys['bench0']}"}, "bench"),
+    auth = {"authorization": f"Bearer {keys['bench0']}"}
+    systems = {name: (script, [], GATEWAY_VARS, auth, "bench") for name, script in (builds or {}).items()}
+    systems |= {
+        "cognigate": (GATEWAY_SCRIPT, [], GATEWAY_VARS, auth, "bench"),
         "floor": (FLOOR_SCRIPT, ["--bare"], {"UPSTREAM_URL": f"http://127.0.0.1:{ports[0]}/v1/chat/completions"}, {}, "m1"),
     }
     out = {name: {"first": [], "startup": [], "errors": 0} for name in systems}
+    names = list(systems)
     for i in range(samples):
-        # Alternated, so a slow stretch of the machine falls on both alike.
-        for name in (list(systems) if i % 2 == 0 else list(reversed(systems))):
+        # Rotated, so a slow stretch of the machine falls on every system alike.
+        k = i % len(names)
+        for name in names[k:] + names[:k]:
             script, extra, env_vars, headers, model = systems[name]
             state = runs / f"{name}-{i}"
             shutil.rmtree(state, ignore_errors=True)
-            if name == "cognigate":
+            if name != "floor":
                 shutil.copytree(prepared, state)
             else:
                 state.mkdir(parents=True)

@@ -4,7 +4,7 @@ cells, size, cold start, the routing micro-benchmark and the targets (bench/targ
 import json
 import sys
 
-from changes import effect_section
+from changes import CHANGES, CURRENT, effect_section, system
 from cold import pct
 from measure import machine, wasm_size
 from processes import ROOT, WORK, log
@@ -35,11 +35,27 @@ def cold_section(cold):
                      f"{max(f, default=float('nan')):.2f} | {pct(s, 0.5):.0f} | {pct(s, 0.9):.0f} | {min(s, default=float('nan')):.0f} | "
                      f"{max(s, default=float('nan')):.0f} | {r['errors']} |")
     cg, fl = cold.get("cognigate"), cold.get("floor")
+    lines += cold_effects(cold)
     if cg and fl and cg["first"] and fl["first"]:
         lines += ["", f"- cognigate/floor, first request: p50 {pct(cg['first'], 0.5) / pct(fl['first'], 0.5):.2f}x, "
                       f"p90 {pct(cg['first'], 0.9) / pct(fl['first'], 0.9):.2f}x; startup p50 "
                       f"{pct(cg['startup'], 0.5) / pct(fl['startup'], 0.5):.2f}x"]
     return lines + [""]
+
+
+def cold_effects(cold):
+    """Each hot-path change's build in the cold cell (bench/changes.py), oldest first: its p50
+    and the ratio to the build before it, all from this run's rotated samples."""
+    labels = {system(c): f"`{c}` {what}" for c, what in CHANGES} | {"cognigate": CURRENT}
+    builds = [n for n in labels if cold.get(n, {}).get("first")]
+    if len(builds) < 2:
+        return []
+    lines, prev = ["", "Each hot-path change's cold first request (p50, × the build before):"], None
+    for n in builds:
+        p50 = pct(cold[n]["first"], 0.5)
+        lines.append(f"- {labels[n]}: {p50:.2f} ms" + (f" ({p50 / prev:.2f}×)" if prev else ""))
+        prev = p50
+    return lines
 
 
 def report(args, sel, results, special, ctr, wasm, routing, peers, skipped, started, cold, effects=None):

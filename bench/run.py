@@ -133,7 +133,7 @@ def main():
             effects = measure_effects(args, effect_systems)
         special = measure_special(args, urls, keys) if sel.wants("special") else []
         ctr = counters(urls, keys) if sel.wants("counters") else {}
-        cold = measure_cold(args.cold_samples, ports, mockfail) if sel.wants("cold") else None
+        cold = measure_cold(args.cold_samples, ports, mockfail, changes) if sel.wants("cold") else None
         routing = routing_bench() if sel.wants("routing") else []
         report(args, sel, results, special, ctr, wasm_size(), routing, peers, skipped, started, cold, effects)
     finally:
