@@ -122,6 +122,8 @@ pub fn random_bytes<const N: usize>() -> Result<[u8; N], ApiError> {
     Ok(buf)
 }
 
+/// `Date.now()`: one call into the runtime and no object (workers-rs's `Date::now()` builds a JS
+/// `Date` and reads it back, two calls, and `make profile` had `new Date` in its top 15).
 pub fn now_ms() -> u64 {
-    worker::Date::now().as_millis()
+    worker::js_sys::Date::now() as u64
 }
