@@ -21,9 +21,10 @@ CHANGES = (
     ("65f1515", "runtime's own Request, global fetch, one arrayBuffer() per announced body"),
     ("97e67ba", "streamed relay: upstream piped through a TransformStream calling the relay per chunk"),
     ("11201e6", "streamed relay: a Rust pump into the runtime's native IdentityTransformStream"),
+    ("0fc5ec0", "each route's handler and each rarely taken path polled as a wasm function of its own (edge/own_poll.rs)"),
 )
 # The last row: this checkout, after the changes above.
-CURRENT = "each route's handler and each rarely taken path polled as a wasm function of its own (edge/own_poll.rs; this build)"
+CURRENT = "the clock read as Date.now(), not new Date() (this build)"
 
 
 def system(commit):
