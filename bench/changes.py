@@ -14,6 +14,7 @@ from pathlib import Path
 
 from measure import loadgen
 from processes import ROOT, WORK, log, run
+from selection import rotated
 
 # Oldest first. The first is the state before the issue; each later one is one change.
 CHANGES = (
@@ -83,8 +84,7 @@ def measure_effects(args, systems):
     names = list(systems)
     for label, stream, c, tenant in CELLS:
         for r in range(ROUNDS):
-            k = r % len(names)
-            for name in names[k:] + names[:k]:
+            for name in rotated(names, r):
                 url, keys = systems[name]
                 if keys is None:
                     target, headers = url["long" if tenant == "long0" else "short"], {}

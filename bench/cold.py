@@ -19,6 +19,7 @@ import time
 from urllib.parse import urlsplit
 
 from processes import WORK, http as http_call, log, start, stop
+from selection import rotated
 from systems import GATEWAY_VARS, read_ready, serve_cmd, setup_gateway
 
 GATEWAY_SCRIPT = "build/index.js"
@@ -97,11 +98,8 @@ def measure_cold(samples, ports, mockfail, builds=None):
         "floor": (FLOOR_SCRIPT, ["--bare"], {"UPSTREAM_URL": f"http://127.0.0.1:{ports[0]}/v1/chat/completions"}, {}, "m1"),
     }
     out = {name: {"first": [], "startup": [], "errors": 0} for name in systems}
-    names = list(systems)
     for i in range(samples):
-        # Rotated, so a slow stretch of the machine falls on every system alike.
-        k = i % len(names)
-        for name in names[k:] + names[:k]:
+        for name in rotated(systems, i):
             script, extra, env_vars, headers, model = systems[name]
             state = runs / f"{name}-{i}"
             shutil.rmtree(state, ignore_errors=True)

@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 from processes import ROOT, http, log
+from selection import rotated
 
 
 def loadgen(url, headers, body, concurrency, seconds, warmup):
@@ -61,9 +62,8 @@ def measure_matrix(args, sel, ports, urls, keys, peers):
     for latency in sel.latencies:
         for stream in sel.streams:
             for c in args.concurrency:
-                systems = list(systems_for(latency, ports, urls, keys, peers, sel).items())
-                k = cell % len(systems)
-                order = systems[k:] + systems[:k]
+                systems = systems_for(latency, ports, urls, keys, peers, sel).items()
+                order = rotated(systems, cell)
                 cell += 1
                 for name, (url, headers, model) in order:
                     body = {"model": model, "messages": [{"role": "user", "content": "hello"}], "stream": stream}

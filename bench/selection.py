@@ -15,6 +15,14 @@ SYSTEMS = ("direct", "floor", "cognigate", "cognigate-limits", "cognigate-ranked
            "cognigate-rtt20", "cognigate-strict-rtt20", "cognigate-noopt", "litellm", "portkey")
 FILTERS = {"0ms": ("latency", 0), "50ms": ("latency", 50), "streamed": ("stream", True), "non-streamed": ("stream", False)}
 GROUPS = ("cold", "special", "counters", "routing", "changes")
+
+
+def rotated(items, i):
+    """`items` in the order of turn `i`: each turn starts one further along, so a slow stretch of
+    the machine falls on every system alike."""
+    items = list(items)
+    k = i % len(items)
+    return items[k:] + items[:k]
 # The CogniGate configurations each need their own workerd (a different build or other vars).
 GATEWAY_OF = {"cognigate": "gateway", "cognigate-limits": "gateway", "cognigate-ranked": "gateway",
               "cognigate-cached": "gateway", "cognigate-strict": "gateway-strict", "cognigate-rtt20": "gateway-rtt20",

@@ -80,21 +80,15 @@ def setup_gateway(url, mock0, mock50, mockfail, mock_long=None):
     def model(t, mid, prov):
         admin("PUT", f"/admin/v1/tenants/{t}/models/{mid}", {"provider": prov, "context_window": 128000, "input_price_per_mtok": 1})
 
-    for t, port in (("bench0", mock0), ("bench50", mock50)):
+    # long0 (bench/changes.py): the same catalog on a mock whose answers stream many events.
+    tenants = (("bench0", mock0), ("bench50", mock50)) + ((("long0", mock_long),) if mock_long else ())
+    for t, port in tenants:
         admin("POST", "/admin/v1/tenants", {"id": t, "name": t})
         provider(t, "mock", port)
         model(t, "m1", "mock")
         model(t, "m2", "mock")
         admin("PUT", f"/admin/v1/tenants/{t}/routing-rules", {"match": "bench", "chain": ["m1", "m2"]})
         keys[t] = admin("POST", f"/admin/v1/tenants/{t}/api-keys")["key"]
-    # A long answer (bench/changes.py): the bench0 catalog on a mock that streams many events.
-    if mock_long:
-        admin("POST", "/admin/v1/tenants", {"id": "long0", "name": "long0"})
-        provider("long0", "mock", mock_long)
-        model("long0", "m1", "mock")
-        model("long0", "m2", "mock")
-        admin("PUT", "/admin/v1/tenants/long0/routing-rules", {"match": "bench", "chain": ["m1", "m2"]})
-        keys["long0"] = admin("POST", "/admin/v1/tenants/long0/api-keys")["key"]
     # The same again with limits configured that never trip (issue 15): a tenant budget and a key
     # with an rpm and a budget. Since issue 21 a warm isolate admits them from its ledger slice,
     # renewed in the background, so a request makes no ledger round trip of its own.

@@ -128,15 +128,6 @@ async fn write(writer: &web_sys::WritableStreamDefaultWriter, bytes: &[u8]) -> b
         .is_ok()
 }
 
-/// What the pump waited for.
-enum Woke {
-    Read(Read),
-    /// The idle timer fired (the upstream may have made progress meanwhile).
-    Timer,
-    /// The writer's `closed` settled: the caller's side was cancelled.
-    CallerGone,
-}
-
 async fn pump(
     mut state: RelayState,
     mut reader: BodyReader,
@@ -156,17 +147,18 @@ async fn pump(
     loop {
         let idle = state.idle_left(now_ms()).unwrap_or(0);
         let t = timer.get_or_insert_with(|| Box::pin(Delay::from(Duration::from_millis(idle))));
-        let woke = {
+        // `None`: the writer's `closed` settled, so the caller's side was cancelled.
+        let read = {
             let read = pin!(reader.read_or(t.as_mut()));
             match select(read, &mut closed).await {
-                Either::Left((Read::TimedOut, _)) => Woke::Timer,
-                Either::Left((read, _)) => Woke::Read(read),
-                Either::Right(_) => Woke::CallerGone,
+                Either::Left((read, _)) => Some(read),
+                Either::Right(_) => None,
             }
         };
-        let (bytes, end): Relayed = match woke {
-            Woke::CallerGone => return gone(state, reader),
-            Woke::Timer => {
+        let (bytes, end): Relayed = match read {
+            None => return gone(state, reader),
+            // The idle timer fired (the upstream may have made progress meanwhile).
+            Some(Read::TimedOut) => {
                 timer = None;
                 if state.idle_left(now_ms()) != Some(0) {
                     continue;
@@ -174,10 +166,9 @@ async fn pump(
                 let detail = format!("no chunk within {} ms", state.read_timeout_ms());
                 state.on_failure(detail)
             }
-            Woke::Read(Read::Chunk(bytes)) => state.on_chunk(bytes),
-            Woke::Read(Read::End) => state.on_end(),
-            Woke::Read(Read::Failed(e)) => state.on_failure(format!("upstream read failed: {e}")),
-            Woke::Read(Read::TimedOut) => continue,
+            Some(Read::Chunk(bytes)) => state.on_chunk(bytes),
+            Some(Read::End) => state.on_end(),
+            Some(Read::Failed(e)) => state.on_failure(format!("upstream read failed: {e}")),
         };
         if let Some(end) = end {
             return end_with(state, reader, &writer, (bytes, end)).await;
@@ -206,6 +197,8 @@ async fn end_with(
         guard.settle(end).await;
     }
     let _ = JsFuture::from(writer.close()).await;
+    // Dropped before the drain, which may wait up to 16 s: what the state still owes (its usage
+    // record) is handed off now.
     drop(state);
     if completed {
         drain(reader).await;
