@@ -79,6 +79,20 @@ pub enum Bounded {
     TimedOut,
 }
 
+impl Bounded {
+    /// A whole-body read as a bounded one (its length was announced within `buf`'s cap).
+    pub fn of_whole(mut buf: Capped, read: Whole) -> Self {
+        match read {
+            Whole::Read(bytes) => {
+                buf.push(&bytes);
+                Bounded::Read(buf)
+            }
+            Whole::Failed(e) => Bounded::Failed(e),
+            Whole::TimedOut => Bounded::TimedOut,
+        }
+    }
+}
+
 /// Reads `resp`'s body into `buf` until it ends, `stop(&buf)` holds, or `deadline` passes: in
 /// one `arrayBuffer()` when its announced length fits the cap, else chunk by chunk. Whatever is
 /// left unread is cancelled by the caller's `controller.abort()`.
@@ -93,14 +107,7 @@ pub async fn read_bounded(
         return Bounded::TimedOut;
     }
     if let Some(read) = js_fetch::announced_body(resp, buf.limit(), left).await {
-        return match read {
-            Whole::Read(bytes) => {
-                buf.push(&bytes);
-                Bounded::Read(buf)
-            }
-            Whole::Failed(e) => Bounded::Failed(e),
-            Whole::TimedOut => Bounded::TimedOut,
-        };
+        return Bounded::of_whole(buf, read);
     }
     // No body at all (a 204, say) reads as empty.
     let Some(body) = resp.body() else {

@@ -4,28 +4,132 @@
 //! uses (`cf`, `webSocket`) on every call, and their body reads go through a JavaScript stream
 //! reader (a `read()` per chunk, then `releaseLock()`). `make profile` showed those reads and
 //! releases as the largest single CPU cost of a request; one `arrayBuffer()` is one promise.
+//!
+//! Why a few lines of JavaScript (`fetch_within`): a non-streamed call is fetch, a timer, two
+//! header reads and `arrayBuffer()`. Driven from Rust, that is two promises awaited through
+//! wasm-bindgen (two closures each, and an executor wake), two timers with a Rust closure each,
+//! and about 20 crossings of the boundary. Chained in JavaScript it is one promise, one timer and
+//! a few crossings; what it decides (the announced-length check) only picks the fast read, and
+//! every answer it gives is the one the Rust path gave.
 
 use futures::future::{select, Either};
 use std::pin::pin;
 use std::time::Duration;
-use worker::js_sys::{self, Promise, Uint8Array};
+use wasm_bindgen::prelude::wasm_bindgen;
+use worker::js_sys::{Promise, Uint8Array};
 use worker::wasm_bindgen::{JsCast, JsValue};
 use worker::wasm_bindgen_futures::JsFuture;
 use worker::{web_sys, Delay};
+
+#[wasm_bindgen(inline_js = r#"
+export function fetch_within(url, init, timeoutMs, limit) {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => resolve(undefined), timeoutMs);
+    const done = (exchange) => {
+      clearTimeout(timer);
+      resolve(exchange);
+    };
+    fetch(url, init).then(
+      (response) => {
+        const headersAt = Date.now();
+        const ok = response.status >= 200 && response.status <= 299;
+        if (!(limit >= 0) || !ok || !announced(response.headers, limit)) {
+          done({ response, headersAt, body: undefined, bodyFailed: false });
+          return;
+        }
+        response.arrayBuffer().then(
+          (buf) => done({ response, headersAt, body: new Uint8Array(buf), bodyFailed: false }),
+          (bodyError) => done({ response, headersAt, body: undefined, bodyFailed: true, bodyError }),
+        );
+      },
+      (error) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
+}
+
+function announced(headers, limit) {
+  const len = headers.get("content-length");
+  if (len === null || !/^[0-9]+$/.test(len)) return false;
+  const encoding = headers.get("content-encoding");
+  return Number(len) <= limit && (encoding === null || encoding.toLowerCase() === "identity");
+}
+"#)]
+extern "C" {
+    /// What `fetch_within` resolves to when the headers came in time.
+    type Exchange;
+    #[wasm_bindgen(method, getter)]
+    fn response(this: &Exchange) -> web_sys::Response;
+    #[wasm_bindgen(method, getter, js_name = headersAt)]
+    fn headers_at(this: &Exchange) -> f64;
+    #[wasm_bindgen(method, getter)]
+    fn body(this: &Exchange) -> Option<Uint8Array>;
+    #[wasm_bindgen(method, getter, js_name = bodyFailed)]
+    fn body_failed(this: &Exchange) -> bool;
+    #[wasm_bindgen(method, getter, js_name = bodyError)]
+    fn body_error(this: &Exchange) -> JsValue;
+
+    /// `fetch(url, init)` raced with one `timeoutMs` timer. With `limit >= 0`, a 2xx whose body
+    /// length is announced, at most `limit` and not content-encoded is read whole within the same
+    /// timer. Resolves to an `Exchange`, or to `undefined` when the timer fired first; rejects
+    /// with `fetch`'s own error.
+    #[wasm_bindgen(js_name = fetch_within)]
+    fn fetch_within_js(
+        url: &str,
+        init: &web_sys::RequestInit,
+        timeout_ms: f64,
+        limit: f64,
+    ) -> Promise;
+
+}
+
+/// How `fetch_within` ended.
+pub enum Fetched {
+    /// The headers came within the timeout: the response, when they came (ms since the epoch),
+    /// and its whole body when it was read with them.
+    Answered {
+        resp: web_sys::Response,
+        headers_at: u64,
+        whole: Option<Whole>,
+    },
+    Failed(String),
+    TimedOut,
+}
+
+/// `fetch(url, init)` within `timeout_ms`. With `whole_limit`, a 2xx body announced at most that
+/// long (and not content-encoded) is read whole within the same timeout: the caller reads any
+/// other body the long way, with what is left of it.
+pub async fn fetch_within(
+    url: &str,
+    init: &web_sys::RequestInit,
+    timeout_ms: u64,
+    whole_limit: Option<usize>,
+) -> Fetched {
+    let limit = whole_limit.map_or(-1.0, |l| l as f64);
+    let settled = JsFuture::from(fetch_within_js(url, init, timeout_ms as f64, limit)).await;
+    let exchange = match settled {
+        Ok(v) if v.is_undefined() => return Fetched::TimedOut,
+        Ok(v) => v.unchecked_into::<Exchange>(),
+        Err(e) => return Fetched::Failed(describe(e)),
+    };
+    let whole = match exchange.body() {
+        Some(bytes) => Some(Whole::Read(bytes.to_vec())),
+        None if exchange.body_failed() => Some(Whole::Failed(describe(exchange.body_error()))),
+        None => None,
+    };
+    Fetched::Answered {
+        resp: exchange.response(),
+        headers_at: exchange.headers_at() as u64,
+        whole,
+    }
+}
 
 /// A JS failure as text, exactly as workers-rs renders it (attempt details and logs keep their
 /// wording).
 pub fn describe(e: JsValue) -> String {
     worker::Error::from(e).to_string()
-}
-
-/// `fetch(url, init)` on the global scope: no `Request` object is built for it.
-pub async fn fetch(url: &str, init: &web_sys::RequestInit) -> Result<web_sys::Response, String> {
-    let scope: web_sys::WorkerGlobalScope = js_sys::global().unchecked_into();
-    let resp = JsFuture::from(scope.fetch_with_str_and_init(url, init))
-        .await
-        .map_err(describe)?;
-    resp.dyn_into().map_err(describe)
 }
 
 /// The bytes `arrayBuffer()` resolves to.

@@ -2,7 +2,7 @@
 
 use super::body_read::{read_bounded, BodyReader, Bounded, Read};
 use super::http::now_ms;
-use super::js_fetch;
+use super::js_fetch::{self, Fetched, Whole};
 use super::signals::{signal_headers, RateLimited200};
 use crate::cascade::body_limit::{Capped, MAX_ERROR_BODY, MAX_SUCCESS_BODY};
 use crate::cascade::context_window::{fit, fitted_request, Fit};
@@ -12,13 +12,10 @@ use crate::providers::{self, Answer, StreamDecoder};
 use crate::stream::{Relay, RelayStep, StreamEnd};
 use crate::surfaces::{Encoder, Inbound};
 use crate::usage::StreamUsage;
-use futures::future::{select, Either};
 use std::cell::RefCell;
-use std::pin::pin;
 use std::rc::Rc;
-use std::time::Duration;
 use worker::js_sys::Uint8Array;
-use worker::{web_sys, AbortController, Delay, Headers};
+use worker::{web_sys, AbortController, Headers};
 
 pub use super::upstream_body::{StreamStart, UpstreamBody};
 
@@ -112,18 +109,23 @@ impl crate::cascade::Upstream for FetchUpstream<'_> {
             Ok(r) => r,
             Err(e) => return UpstreamReply::Network(format!("could not build request: {e}")),
         };
-        let sending = pin!(js_fetch::fetch(&url, &init));
-        let timer = pin!(Delay::from(Duration::from_millis(call.timeout_ms)));
-        let resp = match select(sending, timer).await {
-            Either::Left((Ok(resp), _)) => resp,
-            Either::Left((Err(e), _)) => return UpstreamReply::Network(e),
-            Either::Right(_) => {
-                controller.abort();
-                return UpstreamReply::Timeout;
-            }
-        };
+        // A non-streamed answer's body comes with its headers when its length is announced.
+        let whole_limit = (!self.request.stream()).then_some(MAX_SUCCESS_BODY);
+        let (resp, headers_at, whole) =
+            match js_fetch::fetch_within(&url, &init, call.timeout_ms, whole_limit).await {
+                Fetched::Answered {
+                    resp,
+                    headers_at,
+                    whole,
+                } => (resp, headers_at, whole),
+                Fetched::Failed(e) => return UpstreamReply::Network(e),
+                Fetched::TimedOut => {
+                    controller.abort();
+                    return UpstreamReply::Timeout;
+                }
+            };
         let status = resp.status();
-        let timing = (started, now_ms().saturating_sub(started));
+        let timing = (started, headers_at.saturating_sub(started));
         // Body reads get what is left of the same timeout, never a fresh one.
         let deadline = started.saturating_add(call.timeout_ms);
         if !(200..300).contains(&status) {
@@ -157,7 +159,8 @@ impl crate::cascade::Upstream for FetchUpstream<'_> {
             let read = |bytes| self.request.read_answer(kind, bytes, now_ms() / 1000);
             let times = (deadline, timing.1);
             let watch = self.refusals.then_some(kind);
-            full_body(resp, status, controller, (read, rate_limited, watch), times).await
+            let answer = (read, rate_limited, watch);
+            full_body(resp, whole, status, controller, answer, times).await
         }
     }
 }
@@ -234,6 +237,7 @@ async fn failed(
 /// must be JSON: a 200 with a broken body is a failing provider, not an answer.
 async fn full_body(
     resp: web_sys::Response,
+    whole: Option<Whole>,
     status: u16,
     controller: AbortController,
     (read, rate_limited, watch): (
@@ -244,7 +248,11 @@ async fn full_body(
     (deadline, headers_ms): (u64, u64),
 ) -> UpstreamReply<UpstreamBody> {
     let buf = Capped::new(MAX_SUCCESS_BODY);
-    let bytes = match read_bounded(&resp, buf, deadline, Capped::over).await {
+    let bounded = match whole {
+        Some(whole) => Bounded::of_whole(buf, whole),
+        None => read_bounded(&resp, buf, deadline, Capped::over).await,
+    };
+    let bytes = match bounded {
         Bounded::Read(buf) if buf.over() => {
             controller.abort();
             return UpstreamReply::Oversized { status };
