@@ -4,6 +4,7 @@ pub mod error;
 
 pub use error::{ApiError, AttemptSummary, ErrorKind, ErrorType, UpstreamFields};
 pub mod chat;
+pub mod header_lines;
 pub mod raw_json;
 
 pub use chat::{passthrough_error, ChatRequest};

@@ -31,9 +31,8 @@ async fn fetch(req: web_sys::Request, env: Env, ctx: Context) -> Result<Response
     }
     // Every answer names its request under each header a client reads: OpenAI's SDKs read
     // `x-request-id`, Anthropic's `request-id`.
-    for name in ["x-request-id", "request-id", "x-cognigate-request-id"] {
-        resp.headers().set(name, &request_id)?;
-    }
+    let ids = ["x-request-id", "request-id", "x-cognigate-request-id"].map(|n| (n, &*request_id));
+    super::js_fetch::set_all(&resp.headers().0, &ids)?;
     Ok(resp)
 }
 

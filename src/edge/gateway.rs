@@ -2,7 +2,7 @@
 
 use super::affinity_memory::Conversation;
 use super::deployment::Deployment;
-use super::http::{self, header, now_ms, random_bytes, HttpReply, RawRequest};
+use super::http::{self, header, now_ms, random_bytes, CallerRequest, HttpReply, RawRequest};
 use super::limits::{allowed, govern, Admitting, Governed};
 use super::live_stats;
 use super::metrics::Metrics;
@@ -116,6 +116,7 @@ pub async fn serve(
     request_id: &str,
 ) -> worker::Result<Response> {
     let started = now_ms();
+    let req = CallerRequest::new(req);
     let metrics = Metrics::default();
     let mut log = LogContext {
         surface,
@@ -395,6 +396,6 @@ fn reservation(prompt_estimate: u64, inbound: &Inbound, chain: &[Candidate<'_>])
 }
 
 /// `X-CogniGate-Truncate: oldest` asks for truncation instead of a `context_window` skip.
-fn truncate_oldest(req: &web_sys::Request) -> bool {
+fn truncate_oldest(req: &CallerRequest) -> bool {
     header(req, "x-cognigate-truncate").is_some_and(|v| v.trim().eq_ignore_ascii_case("oldest"))
 }

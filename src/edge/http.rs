@@ -38,6 +38,36 @@ pub fn error_in(surface: Surface, err: &ApiError) -> worker::Result<Response> {
 /// which the hot path does not need (`make profile`).
 pub trait RawRequest {
     fn raw(&self) -> &web_sys::Request;
+
+    /// The header's value as `Headers.get` gives it.
+    fn header(&self, name: &str) -> Option<String> {
+        self.raw().headers().get(name).ok().flatten()
+    }
+}
+
+/// The runtime's request with its headers read once, in one crossing: the chat surfaces look up
+/// about ten headers per request. An arriving request's headers cannot change, so the snapshot
+/// stays true.
+pub struct CallerRequest {
+    raw: web_sys::Request,
+    headers: String,
+}
+
+impl CallerRequest {
+    pub fn new(raw: web_sys::Request) -> Self {
+        let headers = super::js_fetch::header_lines(&raw);
+        Self { raw, headers }
+    }
+}
+
+impl RawRequest for CallerRequest {
+    fn raw(&self) -> &web_sys::Request {
+        &self.raw
+    }
+
+    fn header(&self, name: &str) -> Option<String> {
+        crate::api::header_lines::find(&self.headers, name).map(str::to_owned)
+    }
 }
 
 impl RawRequest for Request {
@@ -53,7 +83,7 @@ impl RawRequest for web_sys::Request {
 }
 
 pub fn header(req: &impl RawRequest, name: &str) -> Option<String> {
-    req.raw().headers().get(name).ok().flatten()
+    req.header(name)
 }
 
 /// The path of a serialized WHATWG URL (`Request.url`), as workers-rs's `Request::path` gives

@@ -5,12 +5,14 @@
 //! reader (a `read()` per chunk, then `releaseLock()`). `make profile` showed those reads and
 //! releases as the largest single CPU cost of a request; one `arrayBuffer()` is one promise.
 //!
-//! Why a few lines of JavaScript (`fetch_within`): a non-streamed call is fetch, a timer, two
+//! Why a few lines of JavaScript (`fetch_within`, `header_lines`, `set_headers`): a non-streamed call is fetch, a timer, two
 //! header reads and `arrayBuffer()`. Driven from Rust, that is two promises awaited through
 //! wasm-bindgen (two closures each, and an executor wake), two timers with a Rust closure each,
 //! and about 20 crossings of the boundary. Chained in JavaScript it is one promise, one timer and
 //! a few crossings; what it decides (the announced-length check) only picks the fast read, and
-//! every answer it gives is the one the Rust path gave.
+//! every answer it gives is the one the Rust path gave. Likewise a chat request's ten or so header
+//! lookups are one call, not a `headers` and a `get` crossing each, and the headers an answer or
+//! an upstream request gets are set in one call (`set_all`).
 
 use futures::future::{select, Either};
 use std::pin::pin;
@@ -50,6 +52,17 @@ export function fetch_within(url, init, timeoutMs, limit) {
   });
 }
 
+export function header_lines(request) {
+  let lines = "";
+  for (const [name, value] of request.headers) lines += name + "\n" + value + "\n";
+  return lines;
+}
+
+export function set_headers(headers, lines) {
+  const parts = lines.split("\n");
+  for (let i = 0; i + 1 < parts.length; i += 2) headers.set(parts[i], parts[i + 1]);
+}
+
 function announced(headers, limit) {
   const len = headers.get("content-length");
   if (len === null || !/^[0-9]+$/.test(len)) return false;
@@ -83,6 +96,32 @@ extern "C" {
         limit: f64,
     ) -> Promise;
 
+    /// Every header of `request`, `name\nvalue\n` each, in one call (`api::header_lines`).
+    pub fn header_lines(request: &web_sys::Request) -> String;
+
+    /// `headers.set(name, value)` for each `name\nvalue\n` of `lines`, in order.
+    #[wasm_bindgen(catch)]
+    fn set_headers(headers: &web_sys::Headers, lines: &str) -> Result<(), JsValue>;
+}
+
+/// `headers.set(name, value)` for each pair, in order, in one crossing. A pair holding a newline
+/// (the text's separator, and a value the runtime refuses) is set one by one instead, so it
+/// fails exactly where and as `set` fails.
+pub fn set_all(headers: &web_sys::Headers, pairs: &[(&str, &str)]) -> Result<(), JsValue> {
+    if pairs
+        .iter()
+        .any(|(n, v)| n.contains('\n') || v.contains('\n'))
+    {
+        return pairs.iter().try_for_each(|(n, v)| headers.set(n, v));
+    }
+    let mut lines = String::with_capacity(pairs.iter().map(|(n, v)| n.len() + v.len() + 2).sum());
+    for (n, v) in pairs {
+        lines.push_str(n);
+        lines.push('\n');
+        lines.push_str(v);
+        lines.push('\n');
+    }
+    set_headers(headers, &lines)
 }
 
 /// How `fetch_within` ended.

@@ -1,17 +1,16 @@
 //! The refusal fallback at the edge (issue 23): the request's opt-out header, and the answers
 //! billed beside the one the caller gets (`usage::billed`). The decisions are `cascade::refusal`'s.
 
-use super::http::header;
+use super::http::{header, CallerRequest};
 use super::upstream::UpstreamBody;
 use crate::cascade::{CandidateAttempt, RefusalPolicy};
 use crate::config::{OnRefusal, TenantConfig};
 use crate::usage::estimate::answer_tokens;
 use crate::usage::Billed;
-use worker::web_sys;
 
 /// The requested name's `on_refusal`, unless the request sent `X-CogniGate-Policy-Fallback: off`
 /// (any other value is ignored).
-pub(super) fn policy(req: &web_sys::Request, on_refusal: OnRefusal) -> RefusalPolicy {
+pub(super) fn policy(req: &CallerRequest, on_refusal: OnRefusal) -> RefusalPolicy {
     let off = header(req, "x-cognigate-policy-fallback")
         .is_some_and(|v| v.trim().eq_ignore_ascii_case("off"));
     RefusalPolicy::of(on_refusal, off)

@@ -13,7 +13,7 @@
 //!   answer is sent (`waitUntil`).
 
 use super::cache_store::CacheStore;
-use super::http::{self, header, now_ms, HttpReply};
+use super::http::{self, header, now_ms, CallerRequest, HttpReply};
 use super::limits::Governed;
 use super::own_poll::own_poll;
 use super::served::{stream_response, ServedBy};
@@ -28,7 +28,7 @@ use crate::routing::cache_ttl::{name_cache_ttl_s, tenant_may_cache};
 use crate::surfaces::cached_answer::streamed;
 use crate::surfaces::{Inbound, Surface};
 use crate::usage::PendingUsage;
-use worker::{web_sys, Context, Env, Response};
+use worker::{Context, Env, Response};
 
 /// Request headers that change what is served, so they are part of the key when sent.
 const KEYED_HEADERS: &[&str] = &[
@@ -40,7 +40,7 @@ const KEYED_HEADERS: &[&str] = &[
 
 /// The body's canonical digest, taken before the body is parsed, and only when some level may
 /// opt in (the tenant's setting, a name's `cache_ttl_s`, the request's TTL header).
-pub(super) fn digest(req: &web_sys::Request, cfg: &TenantConfig, body: &[u8]) -> Option<[u8; 32]> {
+pub(super) fn digest(req: &CallerRequest, cfg: &TenantConfig, body: &[u8]) -> Option<[u8; 32]> {
     let off = header(req, MODE_HEADER).is_some();
     let asked = header(req, TTL_HEADER).is_some();
     if off || !(asked || tenant_may_cache(cfg)) {
@@ -73,7 +73,7 @@ impl Mark {
 impl Plan {
     /// The request's levels decide (`cache::opt_in`); a bad header value is a 400 naming it.
     pub(super) fn of(
-        req: &web_sys::Request,
+        req: &CallerRequest,
         cfg: &TenantConfig,
         inbound: &Inbound,
         digest: Option<[u8; 32]>,

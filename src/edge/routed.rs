@@ -4,7 +4,7 @@
 
 use super::affinity_memory::Conversation;
 use super::gateway::chain_error;
-use super::http::{header, now_ms, random_bytes};
+use super::http::{header, now_ms, random_bytes, CallerRequest};
 use super::live_stats::IsolateView;
 use super::open_breakers::WithOpenBreakers;
 use crate::api::ApiError;
@@ -12,12 +12,11 @@ use crate::config::{CallerKey, ModelId, TenantConfig};
 use crate::routing::{build_chain, pin, Route, RouteInput};
 use crate::surfaces::facts::facts;
 use crate::surfaces::Inbound;
-use worker::web_sys;
 
 /// The route of `inbound`, and its conversation if the requested name has cache affinity
 /// (already told whether affinity chose its model).
 pub(super) fn route<'c>(
-    req: &web_sys::Request,
+    req: &CallerRequest,
     cfg: &'c TenantConfig,
     key: &CallerKey,
     inbound: &Inbound,

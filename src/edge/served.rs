@@ -5,6 +5,7 @@
 
 use super::deployment::Deployment;
 use super::http::{self, now_ms, HttpReply};
+use super::js_fetch;
 use super::metrics::Metrics;
 use crate::api::ApiError;
 use crate::cascade::{
@@ -73,38 +74,53 @@ pub(super) fn with_served_headers(
     metrics: &Metrics,
     dep: &Deployment,
 ) -> HttpReply {
-    let h = resp.headers();
-    let set = |k: &str, v: &str| h.set(k, v).map_err(|_| ApiError::internal());
-    set("x-cognigate-fallback-depth", &by.depth.to_string())?;
-    set("x-cognigate-model", by.model)?;
-    set("x-cognigate-provider", by.provider)?;
-    if let Some(dropped) = by.truncated {
-        set("x-cognigate-truncated", &dropped.to_string())?;
-    }
-    if let Some(cost) = &by.cost_usd {
-        set("x-cognigate-cost-usd", cost)?;
-    }
-    if let Some(affinity) = by.cache_affinity {
-        set("x-cognigate-cache-affinity", affinity)?;
-    }
-    if let Some(fallback) = by.policy_fallback {
-        set("x-cognigate-policy-fallback", fallback.as_str())?;
-    }
-    debug_counters(resp, metrics, dep)
+    let depth = by.depth.to_string();
+    let truncated = by.truncated.map(|dropped| dropped.to_string());
+    let mut pairs = vec![
+        ("x-cognigate-fallback-depth", depth.as_str()),
+        ("x-cognigate-model", by.model),
+        ("x-cognigate-provider", by.provider),
+    ];
+    let optional = [
+        ("x-cognigate-truncated", truncated.as_deref()),
+        ("x-cognigate-cost-usd", by.cost_usd.as_deref()),
+        ("x-cognigate-cache-affinity", by.cache_affinity),
+        (
+            "x-cognigate-policy-fallback",
+            by.policy_fallback.map(|f| f.as_str()),
+        ),
+    ];
+    pairs.extend(optional.iter().filter_map(|(k, v)| v.map(|v| (*k, v))));
+    let counters = debug_pairs(metrics, dep);
+    pairs.extend(counters.iter().map(|(k, v)| (*k, v.as_str())));
+    set_all(&resp, &pairs)?;
+    Ok(resp)
 }
 
 /// The D1 and Durable Object counters tests and benchmarks read (`DEBUG_COUNTERS`).
 pub(super) fn debug_counters(resp: Response, metrics: &Metrics, dep: &Deployment) -> HttpReply {
-    let h = resp.headers();
-    let set = |k: &str, v: &str| h.set(k, v).map_err(|_| ApiError::internal());
-    if dep.debug_counters {
-        set("x-cognigate-d1-queries", &metrics.d1_queries().to_string())?;
-        set(
-            "x-cognigate-do-calls",
-            &metrics.durable_object_calls().to_string(),
-        )?;
-    }
+    let counters = debug_pairs(metrics, dep);
+    let pairs: Vec<_> = counters.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    set_all(&resp, &pairs)?;
     Ok(resp)
+}
+
+fn debug_pairs(metrics: &Metrics, dep: &Deployment) -> Vec<(&'static str, String)> {
+    if !dep.debug_counters {
+        return Vec::new();
+    }
+    vec![
+        ("x-cognigate-d1-queries", metrics.d1_queries().to_string()),
+        (
+            "x-cognigate-do-calls",
+            metrics.durable_object_calls().to_string(),
+        ),
+    ]
+}
+
+/// The answer's headers set in one crossing (`js_fetch::set_all`).
+fn set_all(resp: &Response, pairs: &[(&str, &str)]) -> Result<(), ApiError> {
+    js_fetch::set_all(&resp.headers().0, pairs).map_err(|_| ApiError::internal())
 }
 
 /// The request-id headers are set on every answer by `entry`; this adds the debug memory counter.

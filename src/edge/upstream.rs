@@ -176,14 +176,11 @@ impl FetchUpstream<'_> {
     ) -> Result<(String, web_sys::RequestInit), String> {
         let kind = call.provider.kind;
         let headers = web_sys::Headers::new().map_err(js_fetch::describe)?;
-        let set = |name: &str, value: &str| headers.set(name, value).map_err(js_fetch::describe);
-        set("content-type", "application/json")?;
-        for (name, value) in providers::headers(kind, call.key, self.request.chat()) {
-            set(name, &value)?;
-        }
-        if let Some((name, value)) = self.request.extra_headers(kind) {
-            set(name, value)?;
-        }
+        let provider = providers::headers(kind, call.key, self.request.chat());
+        let mut pairs = vec![("content-type", "application/json")];
+        pairs.extend(provider.iter().map(|(name, value)| (*name, value.as_str())));
+        pairs.extend(self.request.extra_headers(kind));
+        js_fetch::set_all(&headers, &pairs).map_err(js_fetch::describe)?;
         let body = self.body_for(call);
         let init = web_sys::RequestInit::new();
         init.set_method("POST");
