@@ -4,7 +4,7 @@
 
 use super::alerts::Enqueue;
 use super::d1::{parse_stored, Db};
-use super::http::{now_ms, random_bytes};
+use super::http::{json_body, now_ms, random_bytes};
 use crate::config::{SettingsOverrides, TenantId};
 use crate::state::outbox::{signature, Attempt, Delivery, DeliveryOutcome, Outbox};
 use futures::future::{select, Either};
@@ -34,7 +34,7 @@ impl DurableObject for AlertOutbox {
     async fn fetch(&self, mut req: Request) -> Result<Response> {
         match (req.method(), req.path().as_str()) {
             (Method::Post, "/enqueue") => {
-                let call: Enqueue = req.json().await?;
+                let call: Enqueue = json_body(&mut req).await?;
                 let now = now_ms();
                 let mut outbox = self.load().await?;
                 let mut body: serde_json::Value =

@@ -5,7 +5,7 @@
 //! `ledger_rollups`. Its client is `ledger_client`.
 
 use super::d1::Db;
-use super::http::now_ms;
+use super::http::{json_body, now_ms};
 use super::ledger_metrics::{LedgerMetrics, METRICS_HEADER};
 use super::ledger_rollups::{self, Rollups, WipeRequest};
 use crate::governance::admission::KEY_SPEND_PREFIX;
@@ -61,7 +61,7 @@ impl DurableObject for LedgerObject {
     async fn fetch(&self, mut req: Request) -> Result<Response> {
         match (req.method(), req.path().as_str()) {
             (Method::Post, "/acquire") => {
-                let body: AdmitRequest = req.json().await?;
+                let body: AdmitRequest = json_body(&mut req).await?;
                 self.load_scopes(body.scopes()).await?;
                 // Decided on memory with no await in between: concurrent requests each see
                 // the others' counts and holds. Rates and holds are memory only, so admission
@@ -72,7 +72,7 @@ impl DurableObject for LedgerObject {
             }
             (Method::Post, "/settle") => {
                 let riding = req.headers().get(METRICS_HEADER)?;
-                let entries: Vec<SettleEntry> = req.json().await?;
+                let entries: Vec<SettleEntry> = json_body(&mut req).await?;
                 self.settle(entries).await?;
                 // The isolate drops its metrics batch only when told it was added.
                 let added = match riding.map(|t| serde_json::from_str::<MetricCounts>(&t)) {
@@ -82,7 +82,7 @@ impl DurableObject for LedgerObject {
                 Response::from_json(&serde_json::json!({"metrics": added}))
             }
             (Method::Post, "/metrics") => {
-                let batch: MetricCounts = req.json().await?;
+                let batch: MetricCounts = json_body(&mut req).await?;
                 let added = self.metrics.add(&self.state, &batch).await?;
                 Response::from_json(&serde_json::json!({"metrics": added}))
             }
@@ -90,7 +90,7 @@ impl DurableObject for LedgerObject {
                 Response::from_json(&self.metrics.read(&self.state).await?)
             }
             (Method::Post, "/spend") => {
-                let body: SpendRequest = req.json().await?;
+                let body: SpendRequest = json_body(&mut req).await?;
                 let ids: Vec<ScopeId> = body.keys.into_iter().map(ScopeId::Key).collect();
                 self.load_scopes(ids.clone()).await?;
                 let ledger = self.ledger.borrow();
@@ -105,7 +105,7 @@ impl DurableObject for LedgerObject {
                 Response::from_json(&spends)
             }
             (Method::Post, "/wipe") => {
-                let body: WipeRequest = req.json().await.unwrap_or_default();
+                let body: WipeRequest = json_body(&mut req).await.unwrap_or_default();
                 self.rollups.wipe(&self.state.storage(), body).await?;
                 *self.ledger.borrow_mut() = Ledger::default();
                 self.metrics.forget();

@@ -1,7 +1,7 @@
 //! The Durable Object holding one tenant/provider's routing state (key parks, round-robin cursor,
 //! per-model breakers). The client the cascade uses to reach it is `routing_client`.
 
-use super::http::now_ms;
+use super::http::{json_body, now_ms};
 use super::own_poll::own_poll;
 use crate::config::ModelId;
 use crate::state::committed::Committed;
@@ -69,7 +69,7 @@ impl DurableObject for RoutingObject {
         match (req.method(), req.path().as_str()) {
             (Method::Post, "/acquire") => own_poll(self.acquire(req, now)).await,
             (Method::Post, "/stats") => {
-                let push: StatsPush = req.json().await?;
+                let push: StatsPush = json_body(&mut req).await?;
                 own_poll(async {
                     match self.fold_stats(&push, now).await {
                         Some(snapshot) => Response::from_json(&snapshot),
@@ -80,7 +80,7 @@ impl DurableObject for RoutingObject {
             }
             (Method::Post, "/report") => own_poll(self.report(req, now)).await,
             (Method::Post, "/hold") => {
-                let body: HoldRequest = req.json().await?;
+                let body: HoldRequest = json_body(&mut req).await?;
                 let held = own_poll(self.commit(|st| {
                     let held = st.hold(&body.model, body.probe, now, body.hold_ms);
                     (held, held)
@@ -89,7 +89,7 @@ impl DurableObject for RoutingObject {
                 Response::from_json(&held)
             }
             (Method::Post, "/reset") => {
-                let body: ResetRequest = req.json().await?;
+                let body: ResetRequest = json_body(&mut req).await?;
                 let transitions = own_poll(
                     self.commit(|st| (st.reset(body.model.as_ref().map(ModelId::as_str)), true)),
                 )
@@ -109,7 +109,7 @@ impl DurableObject for RoutingObject {
             }
             // Issue 25: the scheduled pass's probe and its view of the provider.
             (Method::Post, "/probe") => {
-                let body: crate::state::AcquireRequest = req.json().await?;
+                let body: crate::state::AcquireRequest = json_body(&mut req).await?;
                 let lease = own_poll(self.commit(|st| {
                     let lease = st.acquire_probe(&body, now);
                     let probe = matches!(lease.admission, Admission::Probe { .. });
@@ -143,7 +143,7 @@ impl RoutingObject {
         let AcquireCall {
             acquire: body,
             stats,
-        } = req.json().await?;
+        } = json_body(&mut req).await?;
         // Only the move to half-open must survive eviction; the cursor may restart.
         let lease = self
             .commit(|st| {
