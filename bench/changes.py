@@ -23,9 +23,12 @@ CHANGES = (
     ("97e67ba", "streamed relay: upstream piped through a TransformStream calling the relay per chunk"),
     ("11201e6", "streamed relay: a Rust pump into the runtime's native IdentityTransformStream"),
     ("0fc5ec0", "each route's handler and each rarely taken path polled as a wasm function of its own (edge/own_poll.rs)"),
+    ("95d56af", "the clock read as Date.now(), not new Date() (a4b78db, with the review after it)"),
+    ("efd4d4f", "fetch, its timeout and an announced body's arrayBuffer() in one JavaScript promise"),
+    ("fffce97", "a chat request's headers read in one crossing, and the headers it sets set in one"),
 )
 # The last row: this checkout, after the changes above.
-CURRENT = "the clock read as Date.now(), not new Date() (this build)"
+CURRENT = "Durable Object bodies parsed by serde_json, not through serde_wasm_bindgen (this build)"
 
 
 def system(commit):
