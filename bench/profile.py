@@ -8,7 +8,9 @@ isolate through the DevTools protocol (bench/cpuprofile.mjs) while the load runs
 and streamed each get a profile under target/profile/ (open them in Chrome DevTools' Performance
 panel), and this prints, per profile:
   - the top 15 functions by self time, wasm functions included;
-  - the cost per request split by what the request path is doing (bench/profile_split.py).
+  - the cost per request split by what the request path is doing (bench/profile_split.py);
+  - the boundary crossings per request by import, counted on an instrumented copy of the build
+    (bench/crossings.py): a number that does not move with the machine's speed.
 
   python3 bench/profile.py [--seconds 10] [--concurrency 16] [--no-build] [--words N]
 
@@ -28,6 +30,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import crossings  # noqa: E402
 from processes import http  # noqa: E402
 from profile_split import summarize  # noqa: E402
 
@@ -119,6 +122,29 @@ def profile_one(url, inspector, key, stream, args):
     return name, json.loads(out.read_text()), requests, r
 
 
+def count_crossings(profiled_cmd, mport):
+    """The boundary crossings per request (bench/crossings.py), on an instrumented copy of the
+    profiled build in a workerd of its own, with no inspector attached."""
+    counted = OUT / "build-crossings"
+    crossings.instrument(OUT / "build", counted)
+    state = OUT / "state-crossings"
+    shutil.rmtree(state, ignore_errors=True)
+    cmd = [str(c) for c in profiled_cmd]
+    cmd[cmd.index("--state") + 1] = str(state)
+    cmd[cmd.index("--script") + 1] = str((counted / "index.js").relative_to(ROOT))
+    i = cmd.index("--inspector-port")
+    del cmd[i:i + 2]
+    gw = start(cmd, "gateway-crossings", stdout=subprocess.PIPE, env={"CG_HARNESS_LOG": "warn"})
+    url = json.loads(gw.stdout.readline())["url"].rstrip("/")
+    key = setup_tenant(url, mport)
+    tables = []
+    for stream in (False, True):
+        name = "streamed" if stream else "non-streamed"
+        tables.append(crossings.table(name, crossings.per_request(http, url, key, stream)))
+    log("counted the boundary crossings per request")
+    return tables
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=float, default=10)
@@ -146,6 +172,7 @@ def main():
         for stream in (False, True):
             name, prof, requests, r = profile_one(url, inspector, key, stream, args)
             report.append(summarize(name, prof, requests, r, args.concurrency))
+        report += count_crossings(cmd, mport)
         text = "\n".join(report)
         (OUT / "summary.md").write_text(text + "\n")
         print(text)
