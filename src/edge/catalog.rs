@@ -7,8 +7,8 @@
 //! name is absent from the list and 404 on its own, exactly as a name that does not exist, so a
 //! scoped key learns nothing of the rest of the catalog.
 
+use super::caller::caller_config;
 use super::deployment::Deployment;
-use super::gateway::caller_config;
 use super::http::{self, HttpReply};
 use super::metrics::Metrics;
 use crate::api::{ApiError, ErrorKind};

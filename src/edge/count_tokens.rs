@@ -1,7 +1,8 @@
 //! `POST /v1/messages/count_tokens`: Anthropic's token count, answered by the gateway itself.
 
+use super::caller::caller_config;
 use super::deployment::Deployment;
-use super::gateway::{caller_config, chain_error};
+use super::gateway::chain_error;
 use super::http;
 use super::limits::allowed;
 use super::metrics::Metrics;

@@ -1,8 +1,9 @@
 //! Caller routes: chat completions through the cascade, the model list, health.
 
 use super::affinity_memory::Conversation;
+use super::caller::caller_config;
 use super::deployment::Deployment;
-use super::http::{self, header, now_ms, random_bytes, CallerRequest, HttpReply, RawRequest};
+use super::http::{self, header, now_ms, random_bytes, CallerRequest, HttpReply};
 use super::limits::{allowed, govern, Admitting, Governed};
 use super::live_stats;
 use super::metrics::Metrics;
@@ -13,23 +14,20 @@ use super::routing_object::RoutingClient;
 use super::served::{
     debug_counters, exhausted, piped_response, with_memory_counter, with_served_headers, ServedBy,
 };
-use super::store;
 use super::stream_response::{self as streamed, StreamOwner, StreamUsageOwner};
 use super::upstream::{FetchUpstream, UpstreamBody};
 use super::usage_sink::{self, StreamHandOff};
-use crate::api::auth::{bearer, hash_key, may_be_caller_key};
 use crate::api::{ApiError, ErrorKind};
 use crate::cascade::log_line::LogUsage;
 use crate::cascade::metric::unserved;
 use crate::cascade::{settle, Cascade, Clock, Ending, Limits, Outcome};
-use crate::config::{CallerKey, TenantConfig};
+use crate::config::TenantConfig;
 use crate::governance::Need;
 use crate::routing::{Candidate, ChainError};
 use crate::surfaces::{Inbound, Surface};
 use crate::usage::estimate::{answer_tokens, requested_output};
 use crate::usage::metric_counts::MetricOutcome;
 use crate::usage::{end_user, usd_decimal, PendingUsage};
-use std::rc::Rc;
 use worker::{web_sys, Context, Env, Response};
 
 pub(super) struct WorkerClock;
@@ -47,52 +45,6 @@ impl Clock for WorkerClock {
         // No randomness to be had: the longest delay, never a synchronized zero.
         random_bytes::<8>().map_or(u64::MAX, u64::from_le_bytes)
     }
-}
-
-pub(super) fn invalid_api_key() -> ApiError {
-    ApiError::new(ErrorKind::InvalidApiKey, "Missing or invalid API key.")
-}
-
-/// Who is calling, from the cached caller-key index. The key comes as `Authorization: Bearer`
-/// or, as Anthropic's SDKs send it, as `x-api-key`.
-pub(super) async fn caller(
-    req: &impl RawRequest,
-    env: &Env,
-    ctx: &Context,
-    dep: &Deployment,
-    metrics: &Metrics,
-) -> Result<Option<CallerKey>, ApiError> {
-    let auth = header(req, "authorization");
-    let key = match (auth, header(req, "x-api-key")) {
-        (Some(auth), _) => bearer(Some(&auth)).map(str::to_owned),
-        (None, Some(key)) => Some(key),
-        (None, None) => return Ok(None),
-    };
-    // A token no minted key can be (its shape, or a MAC that fails) costs no D1 query.
-    let mac = store::caller_key_mac(env);
-    let key = key
-        .filter(|k| may_be_caller_key(k, mac.as_ref()))
-        .ok_or_else(invalid_api_key)?;
-    let key = key.as_str();
-    let found = store::caller_key(env, ctx, &hash_key(key), &dep.defaults, metrics).await?;
-    found.map(Some).ok_or_else(invalid_api_key)
-}
-
-/// The caller key and its tenant's config; without a key, 401.
-pub(super) async fn caller_config(
-    req: &impl RawRequest,
-    env: &Env,
-    ctx: &Context,
-    dep: &Deployment,
-    metrics: &Metrics,
-) -> Result<(CallerKey, Rc<TenantConfig>), ApiError> {
-    let key = caller(req, env, ctx, dep, metrics)
-        .await?
-        .ok_or_else(invalid_api_key)?;
-    let cfg = store::tenant_config(env, ctx, &key.tenant, &dep.defaults, metrics)
-        .await?
-        .ok_or_else(invalid_api_key)?;
-    Ok((key, cfg))
 }
 
 pub fn new_request_id() -> String {

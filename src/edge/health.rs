@@ -1,8 +1,8 @@
 //! `/v1/health`: liveness without credentials; with a caller key, that tenant's breakers and
 //! whether it is degraded (issue 25).
 
+use super::caller::{caller, invalid_api_key};
 use super::deployment::Deployment;
-use super::gateway::{caller, invalid_api_key};
 use super::http::{self, HttpReply};
 use super::metrics::Metrics;
 use super::routing_object;

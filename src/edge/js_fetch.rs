@@ -5,8 +5,8 @@
 //! reader (a `read()` per chunk, then `releaseLock()`). `make profile` showed those reads and
 //! releases as the largest single CPU cost of a request; one `arrayBuffer()` is one promise.
 //!
-//! Why a few lines of JavaScript (`fetch_within`, `header_lines`, `set_headers`): a non-streamed call is fetch, a timer, two
-//! header reads and `arrayBuffer()`. Driven from Rust, that is two promises awaited through
+//! Why a few lines of JavaScript (`fetch_within`, `header_lines`, `set_headers`): a non-streamed
+//! call is fetch, a timer, two header reads and `arrayBuffer()`. Driven from Rust, that is two promises awaited through
 //! wasm-bindgen (two closures each, and an executor wake), two timers with a Rust closure each,
 //! and about 20 crossings of the boundary. Chained in JavaScript it is one promise, one timer and
 //! a few crossings; what it decides (the announced-length check) only picks the fast read, and

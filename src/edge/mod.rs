@@ -8,6 +8,7 @@ mod alerts;
 mod analytics;
 mod body_read;
 mod cache_store;
+mod caller;
 mod catalog;
 mod console;
 mod count_tokens;

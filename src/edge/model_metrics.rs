@@ -3,8 +3,8 @@
 //! its pending outcomes first (one routing-object call per provider of the tenant), so its own
 //! are counted; other isolates' are within their flush interval (`LIVE_STATS_FLUSH_MS`).
 
+use super::caller::caller_config;
 use super::deployment::Deployment;
-use super::gateway::caller_config;
 use super::http::{self, now_ms, HttpReply};
 use super::live_stats::read_tenant;
 use super::metrics::Metrics;
