@@ -21,11 +21,13 @@ import shutil
 IMPORTS = re.compile(r'function ([A-Za-z_$][\w$]*)\(\)\{return\{__proto__:null,"\./index_bg\.js"')
 FETCH = re.compile(r'([A-Za-z_$][\w$]*)\.prototype\.fetch=function\((\w+)\)\{return ')
 
+# Each module of imports is replaced by a plain object of counting wrappers: an inline_js snippet
+# comes in as an ES module namespace, whose properties cannot be assigned.
 COUNTER = (
     "globalThis.__crossings=Object.create(null);"
-    "function __countCalls(o){for(const m of Object.values(o)){if(typeof m!=='object'||m===null)continue;"
-    "for(const k of Object.keys(m)){const f=m[k];if(typeof f!=='function')continue;"
-    "m[k]=function(...a){__crossings[k]=(__crossings[k]||0)+1;return f.apply(this,a)}}}return o}\n"
+    "function __countCalls(o){for(const n of Object.keys(o)){const m=o[n];if(typeof m!=='object'||m===null)continue;"
+    "const c={};for(const k of Object.keys(m)){const f=m[k];if(typeof f!=='function'){c[k]=f;continue}"
+    "c[k]=function(...a){__crossings[k]=(__crossings[k]||0)+1;return f.apply(this,a)}}o[n]=c}return o}\n"
 )
 
 

@@ -7,7 +7,7 @@ use crate::cascade::body_limit::Capped;
 use futures::future::{select, Either};
 use std::pin::pin;
 use std::time::Duration;
-use worker::js_sys::Uint8Array;
+use worker::js_sys::{Promise, Uint8Array};
 use worker::wasm_bindgen::JsCast;
 use worker::wasm_bindgen_futures::JsFuture;
 use worker::{web_sys, Delay};
@@ -25,7 +25,8 @@ pub enum Read {
 /// workers-rs's `ByteStream`, nothing is converted per chunk beyond the bytes.
 pub struct BodyReader {
     reader: web_sys::ReadableStreamDefaultReader,
-    pending: Option<JsFuture>,
+    /// A read under way: its promise (to hand on) and the future awaiting it.
+    pending: Option<(Promise, JsFuture)>,
 }
 
 impl BodyReader {
@@ -37,6 +38,18 @@ impl BodyReader {
         }
     }
 
+    /// The runtime's reader and the read under way, for JavaScript to read on with
+    /// (`stream_pump`).
+    pub fn into_parts(self) -> (web_sys::ReadableStreamDefaultReader, Option<Promise>) {
+        (self.reader, self.pending.map(|(promise, _)| promise))
+    }
+
+    /// A reader handed back, with the read JavaScript left under way.
+    pub fn resume(reader: web_sys::ReadableStreamDefaultReader, pending: Option<Promise>) -> Self {
+        let pending = pending.map(|p| (p.clone(), JsFuture::from(p)));
+        Self { reader, pending }
+    }
+
     pub async fn read(&mut self, timeout_ms: u64) -> Read {
         let timer = pin!(Delay::from(Duration::from_millis(timeout_ms)));
         self.read_or(timer).await
@@ -45,9 +58,10 @@ impl BodyReader {
     /// The next chunk, unless `timer` fires first (then `Read::TimedOut`, the read kept pending).
     pub async fn read_or<T: std::future::Future + Unpin>(&mut self, timer: T) -> Read {
         let reader = &self.reader;
-        let next = self
-            .pending
-            .get_or_insert_with(|| JsFuture::from(reader.read()));
+        let (_, next) = self.pending.get_or_insert_with(|| {
+            let read = reader.read();
+            (read.clone(), JsFuture::from(read))
+        });
         match select(next, timer).await {
             Either::Left((outcome, _)) => {
                 self.pending = None;

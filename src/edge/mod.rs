@@ -44,6 +44,7 @@ mod served;
 mod signals;
 mod store;
 mod stream_capture;
+mod stream_pump;
 mod stream_relayed;
 mod stream_report;
 mod stream_response;

@@ -139,11 +139,9 @@ impl RelayState {
         self.read_timeout_ms
     }
 
-    /// How long the upstream may stay quiet from `now` before the stream fails; `None` once it
-    /// ended.
-    pub fn idle_left(&self, now: u64) -> Option<u64> {
-        let quiet = now.saturating_sub(self.last_chunk_ms);
-        (!self.over).then(|| self.read_timeout_ms.saturating_sub(quiet))
+    /// When the last upstream chunk came (ms since the epoch).
+    pub fn last_chunk_ms(&self) -> u64 {
+        self.last_chunk_ms
     }
 
     /// The guard the stream settles with (once); a completed stream's copy goes to the cache.
@@ -314,16 +312,6 @@ impl Drop for CancelGuard {
         // The caller went away: the core decides what, if anything, is still reported.
         if let Some(report) = owner.settlement.after_cancel() {
             self.reporter.send(report);
-        }
-    }
-}
-
-/// Reads what follows `[DONE]` (normally just the end of the body) so the upstream connection
-/// can be reused, within a small bound.
-pub(super) async fn drain(mut reader: BodyReader) {
-    for _ in 0..16 {
-        if !matches!(reader.read(1_000).await, Read::Chunk(_)) {
-            return;
         }
     }
 }

@@ -1,20 +1,19 @@
 //! A streamed answer on its way to the caller. The caller reads the readable side of the runtime's
 //! native `IdentityTransformStream`, and one task under the request's `waitUntil` pumps into its
 //! writable side what the relay makes of each upstream chunk: bytes are forwarded as they arrive
-//! (never the whole body), each write awaited before the next read (backpressure), and nothing
-//! JavaScript-side runs per chunk beyond the runtime's own read and write.
+//! (never the whole body), each write awaited before the next read (backpressure). Past the first
+//! event, `stream_pump` reads and writes from JavaScript, calling the relay once per chunk.
 //!
-//! The same task fails a stream whose upstream stays quiet too long (one timer per
-//! `read_timeout_ms`, re-armed only when it fires), appends the error event to a failed read,
-//! settles the stream before closing the caller's side, and notices the caller going away (the
-//! writer's `closed` settles): then it hands the body to a late-usage read. `stream_relayed`
-//! holds the state and what it owes at the end.
+//! The same task fails a stream whose upstream stays quiet too long (`read_timeout_ms`), appends
+//! the error event to a failed read, settles the stream before closing the caller's side, and
+//! notices the caller going away (the writer's `closed` settles): then it hands the body to a
+//! late-usage read. `stream_relayed` holds the state and what it owes at the end.
 
-use super::body_read::{BodyReader, Read};
-use super::http::now_ms;
+use super::body_read::BodyReader;
 use super::routing_client::{StreamReport, StreamReportTarget};
 use super::stream_capture::StreamCapture;
-use super::stream_relayed::{drain, LateUsage, RelayParts, RelayState, Relayed, UpstreamSide};
+use super::stream_pump::{drain, relay_middle, MiddleEnd};
+use super::stream_relayed::{LateUsage, RelayParts, RelayState, Relayed, UpstreamSide};
 use super::upstream::StreamStart;
 use super::usage_sink::StreamHandOff;
 use crate::cascade::Settlement;
@@ -22,13 +21,10 @@ use crate::config::{CatalogModel, TenantId};
 use crate::stream::StreamEnd;
 use crate::usage::PendingUsage;
 use futures::channel::oneshot;
-use futures::future::{select, Either};
-use std::pin::{pin, Pin};
-use std::time::Duration;
 use wasm_bindgen::prelude::*;
 use worker::js_sys::Uint8Array;
 use worker::wasm_bindgen_futures::JsFuture;
-use worker::{web_sys, Context, Delay, Env};
+use worker::{web_sys, Context, Env};
 
 /// Who to tell how the stream ended.
 pub struct StreamOwner {
@@ -130,7 +126,7 @@ async fn write(writer: &web_sys::WritableStreamDefaultWriter, bytes: &[u8]) -> b
 
 async fn pump(
     mut state: RelayState,
-    mut reader: BodyReader,
+    reader: BodyReader,
     writer: web_sys::WritableStreamDefaultWriter,
     (first, finished): (Vec<u8>, Option<StreamEnd>),
 ) {
@@ -141,42 +137,22 @@ async fn pump(
     if let Some(end) = finished {
         return end_with(state, reader, &writer, (Vec::new(), end)).await;
     }
-    // Settles only when the caller's side is cancelled: the pump closes it only after this loop.
-    let mut closed = JsFuture::from(writer.closed());
-    let mut timer: Option<Pin<Box<Delay>>> = None;
-    loop {
-        let idle = state.idle_left(now_ms()).unwrap_or(0);
-        let t = timer.get_or_insert_with(|| Box::pin(Delay::from(Duration::from_millis(idle))));
-        // `None`: the writer's `closed` settled, so the caller's side was cancelled.
-        let read = {
-            let read = pin!(reader.read_or(t.as_mut()));
-            match select(read, &mut closed).await {
-                Either::Left((read, _)) => Some(read),
-                Either::Right(_) => None,
-            }
-        };
-        let (bytes, end): Relayed = match read {
-            None => return gone(state, reader),
-            // The idle timer fired (the upstream may have made progress meanwhile).
-            Some(Read::TimedOut) => {
-                timer = None;
-                if state.idle_left(now_ms()) != Some(0) {
-                    continue;
-                }
-                let detail = format!("no chunk within {} ms", state.read_timeout_ms());
-                state.on_failure(detail)
-            }
-            Some(Read::Chunk(bytes)) => state.on_chunk(bytes),
-            Some(Read::End) => state.on_end(),
-            Some(Read::Failed(e)) => state.on_failure(format!("upstream read failed: {e}")),
-        };
-        if let Some(end) = end {
-            return end_with(state, reader, &writer, (bytes, end)).await;
+    let Some((mut state, reader, middle)) = relay_middle(state, reader, &writer).await else {
+        return;
+    };
+    let (bytes, end): Relayed = match middle {
+        MiddleEnd::Gone => return gone(state, reader),
+        MiddleEnd::Finished(bytes, end) => (bytes, Some(end)),
+        MiddleEnd::TimedOut => {
+            let detail = format!("no chunk within {} ms", state.read_timeout_ms());
+            state.on_failure(detail)
         }
-        if !write(&writer, &bytes).await {
-            return gone(state, reader);
-        }
-    }
+        MiddleEnd::Ended => state.on_end(),
+        MiddleEnd::Failed(detail) => state.on_failure(detail),
+    };
+    // The relay ends a stream on each of these; were it already over, it is failed here.
+    let end = end.unwrap_or_else(|| StreamEnd::Failed("the relay had already ended".to_owned()));
+    end_with(state, reader, &writer, (bytes, end)).await
 }
 
 /// The stream ended: its last bytes go out, it settles, then the caller's side closes; what

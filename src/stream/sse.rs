@@ -135,7 +135,11 @@ fn classify(name: Option<&str>, data: &str) -> EventKind {
     if data.trim() == "[DONE]" {
         return EventKind::Done;
     }
-    let is_error = data.trim_start().starts_with('{')
+    // A key spelled `error` needs those letters, or an escape standing for one of them: an event
+    // with neither is not parsed (most events; parsing each one was the relay's largest cost).
+    let may_name_error = data.contains("error") || data.contains('\\');
+    let is_error = may_name_error
+        && data.trim_start().starts_with('{')
         && serde_json::from_str::<serde_json::Value>(data)
             .ok()
             .is_some_and(|v| v.get("error").is_some_and(|e| !e.is_null()));
@@ -204,6 +208,16 @@ mod tests {
             EventKind::Data,
             "a null error member is not an error"
         );
+    }
+
+    #[test]
+    fn an_error_key_spelled_with_escapes_is_still_an_error_and_plain_data_is_data() {
+        let mut p = SseParser::default();
+        let e = p
+            .push(b"data: {\"\\u0065rror\":{\"message\":\"x\"}}\n\ndata: {\"choices\":[{\"delta\":{\"content\":\"ok\"}}]}\n\n")
+            .unwrap();
+        assert!(matches!(e[0].kind, EventKind::Error(_)));
+        assert_eq!(e[1].kind, EventKind::Data);
     }
 
     #[test]

@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""A quick A/B between worker builds during development: each build (a directory holding a
+worker-build output, `index.js` and its wasm) runs in a workerd of its own beside the floor, and
+the change cells (bench/changes.py's CELLS) run ROUNDS rounds, every system once per round in
+rotated order. Prints each cell's median req/s per build and its share of the floor.
+
+  python3 bench/ab.py NAME=DIR [NAME=DIR ...] [--rounds 3] [--seconds 5] [--cells streamed]
+
+`make bench` stays the record; this answers "did that change help" in a few minutes, with the
+same load, tenants and rotation."""
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from changes import CELLS, LONG_WORDS, median  # noqa: E402
+from measure import loadgen  # noqa: E402
+from processes import ROOT, WORK, log, run, stop_all  # noqa: E402
+from run import FLOOR_SCRIPT  # noqa: E402
+from selection import rotated  # noqa: E402
+from systems import GATEWAY_VARS, setup_gateway, start_mock, start_workerd  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("builds", nargs="+", help="NAME=DIR, DIR holding index.js")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--seconds", type=float, default=5)
+    ap.add_argument("--warmup", type=float, default=1)
+    ap.add_argument("--cells", default="", help="only the cells whose label contains this")
+    args = ap.parse_args()
+    WORK.mkdir(parents=True, exist_ok=True)
+    builds = dict(b.split("=", 1) for b in args.builds)
+    try:
+        if not (ROOT / FLOOR_SCRIPT).exists():
+            run("make --no-print-directory setup")
+            env = {**os.environ, "CARGO_TARGET_DIR": str(ROOT / "target/floor"),
+                   "WASM_BINDGEN_BIN": str(Path.home() / ".cargo/bin/wasm-bindgen"),
+                   "ESBUILD_BIN": str(ROOT / "node_modules/@esbuild/linux-x64/bin/esbuild")}
+            run("worker-build --release", cwd=ROOT / "bench/floor", env=env)
+        run(["cargo", "build", "--release", "--quiet", "--bin", "loadgen", "--bin", "mock-provider"])
+        mock0, mock50, mockfail = start_mock(0), start_mock(50), start_mock(0, status=503)
+        mock_long = start_mock(0, words=LONG_WORDS)
+        systems = {}
+        for name, d in builds.items():
+            script = str((Path(d).resolve() / "index.js").relative_to(ROOT))
+            url = start_workerd(f"ab-{name}", script, [], GATEWAY_VARS)
+            systems[name] = (url, setup_gateway(url, mock0, mock50, mockfail, mock_long))
+        floors = {}
+        for tag, port in (("short", mock0), ("long", mock_long)):
+            floors[tag] = start_workerd(f"ab-floor-{tag}", FLOOR_SCRIPT, ["--bare"],
+                                        {"UPSTREAM_URL": f"http://127.0.0.1:{port}/v1/chat/completions"})
+        systems["floor"] = (floors, None)
+        out = {}
+        cells = [c for c in CELLS if args.cells in c[0]]
+        for label, stream, c, tenant in cells:
+            for r in range(args.rounds):
+                for name in rotated(list(systems), r):
+                    url, keys = systems[name]
+                    if keys is None:
+                        target, headers = url["long" if tenant == "long0" else "short"], {}
+                    else:
+                        target, headers = url, {"authorization": f"Bearer {keys[tenant]}"}
+                    body = {"model": "m1" if keys is None else "bench",
+                            "messages": [{"role": "user", "content": "hello"}], "stream": stream}
+                    res = loadgen(target + "/v1/chat/completions", headers, body, c, args.seconds, args.warmup)
+                    out.setdefault((label, name), []).append(res)
+                    log(f"{label:32s} round {r + 1} {name:10s}: {res['rps']:7.0f} req/s "
+                        f"errors {res['errors'] + res['non_2xx']}")
+        print("| cell | build | req/s (rounds) | % of floor | p50 ms | errors |\n|---|---|---|---|---|---|")
+        for label, *_ in cells:
+            floor = median([r["rps"] for r in out[(label, "floor")]])
+            for name in systems:
+                rs = out[(label, name)]
+                rps = [r["rps"] for r in rs]
+                print(f"| {label} | {name} | {median(rps):.0f} ({', '.join(f'{x:.0f}' for x in rps)}) | "
+                      f"{median(rps) / floor:.0%} | {median([r['p50_ms'] for r in rs]):.2f} | "
+                      f"{sum(r['errors'] + r['non_2xx'] for r in rs)} |")
+    finally:
+        stop_all()
+
+
+if __name__ == "__main__":
+    main()
