@@ -55,12 +55,12 @@ def read_ready(p):
     return json.loads(line)["url"].rstrip("/")
 
 
-def start_workerd(name, script, extra_args, env_vars, keep_state=False):
+def start_workerd(name, script, extra_args, env_vars, keep_state=False, harness_env=None):
     state = WORK / f"state-{name}"
     shutil.rmtree(state, ignore_errors=True)
     state.mkdir(parents=True)
     cmd = serve_cmd(state, script, [*extra_args, *(["--keep-state"] if keep_state else [])], env_vars)
-    p = start(cmd, name, env={"CG_HARNESS_LOG": "warn"}, stdout=subprocess.PIPE)
+    p = start(cmd, name, env={"CG_HARNESS_LOG": "warn", **(harness_env or {})}, stdout=subprocess.PIPE)
     return read_ready(p)
 
 

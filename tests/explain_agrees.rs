@@ -8,8 +8,8 @@ mod support;
 use cognigate::admin::{explain, DryRun, ExplainQuery};
 use cognigate::api::views::Explanation;
 use cognigate::cascade::{Clock, Ending, Outcome};
+use cognigate::config::SortedMap;
 use cognigate::state::routing_snapshot::RoutingSnapshot;
-use std::collections::BTreeMap;
 use support::fakes::{FakeClock, Script};
 use support::world::World;
 
@@ -18,7 +18,7 @@ const PARKED: Script = Script::Status(429, Some("120"), r#"{"error":{"message":"
 
 /// The dry run of `name` over the fake's routing state as it is now.
 fn explain_now(w: &World<'_>, name: &str) -> Explanation {
-    let snapshots: BTreeMap<String, RoutingSnapshot> = w
+    let snapshots: SortedMap<String, RoutingSnapshot> = w
         .state
         .providers
         .borrow()

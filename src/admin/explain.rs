@@ -15,6 +15,7 @@ use crate::api::views::{CandidateDecision, CandidateView, Explanation, LiveStats
 use crate::cascade::context_window::Fit;
 use crate::cascade::precheck::{decide, Check, Decision};
 use crate::cascade::{acquire_request, Limits};
+use crate::config::SortedMap;
 use crate::config::{ProviderName, TenantConfig, TenantId};
 use crate::routing::auto::{self, AutoName};
 use crate::routing::facts::RequestFacts;
@@ -24,7 +25,6 @@ use crate::routing::{build_chain, Candidate, ChainError, ModelHealth, Observed, 
 use crate::state::isolate_stats::ProviderStats;
 use crate::state::provider_state::BreakerStatus;
 use crate::state::routing_snapshot::RoutingSnapshot;
-use std::collections::BTreeMap;
 use std::rc::Rc;
 
 /// What `explain` reads besides the admin store: the tenant's config as the request path holds
@@ -38,12 +38,12 @@ pub trait ExplainControl {
         &self,
         t: &TenantId,
         providers: &[ProviderName],
-    ) -> Stored<BTreeMap<String, RoutingSnapshot>>;
+    ) -> Stored<SortedMap<String, RoutingSnapshot>>;
 }
 
 /// The moment and the reads a dry run is made of.
 pub struct DryRun<'a> {
-    pub snapshots: &'a BTreeMap<String, RoutingSnapshot>,
+    pub snapshots: &'a SortedMap<String, RoutingSnapshot>,
     pub now_ms: u64,
     /// The request's random draw (spreads, exploration), as a request would have one.
     pub draw: u64,
@@ -52,7 +52,7 @@ pub struct DryRun<'a> {
 
 /// What the ranking reads, from the objects' snapshots (a request reads its isolate's copy).
 struct SnapshotView {
-    by_provider: BTreeMap<String, ProviderStats>,
+    by_provider: SortedMap<String, ProviderStats>,
     now_ms: u64,
 }
 
@@ -92,7 +92,7 @@ pub fn explain(
     q: &ExplainQuery,
     dry: &DryRun<'_>,
 ) -> Result<Explanation, ChainError> {
-    let mut by_provider = BTreeMap::new();
+    let mut by_provider = SortedMap::new();
     for (p, snap) in dry.snapshots {
         let mut stats = ProviderStats::default();
         if let Some(s) = &snap.stats {

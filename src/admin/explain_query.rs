@@ -4,9 +4,9 @@
 
 use crate::api::route::decode;
 use crate::api::{ApiError, ErrorKind};
+use crate::config::SortedMap;
 use crate::routing::facts::Endpoint;
 use crate::surfaces::facts::parse_metadata;
-use std::collections::BTreeMap;
 
 /// What `GET /admin/v1/tenants/{t}/explain` was asked.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,7 +16,7 @@ pub struct ExplainQuery {
     pub tools: bool,
     pub endpoint: Endpoint,
     /// The labels a request would send in `X-CogniGate-Metadata`.
-    pub metadata: Option<BTreeMap<String, String>>,
+    pub metadata: Option<SortedMap<String, String>>,
 }
 
 fn bad(param: &str, why: &str) -> ApiError {

@@ -12,7 +12,7 @@ const NOW: u64 = 1_000_000;
 fn run(
     cfg: &TenantConfig,
     query: &str,
-    snapshots: &BTreeMap<String, RoutingSnapshot>,
+    snapshots: &SortedMap<String, RoutingSnapshot>,
 ) -> Explanation {
     let q = ExplainQuery::parse(Some(query)).unwrap();
     let dry = DryRun {
@@ -58,7 +58,7 @@ fn an_open_breakers_position_is_skipped_with_its_breaker_until_and_the_next_is_t
     add_model(&mut c, "a", "openai", 1.0);
     add_model(&mut c, "b", "together", 1.0);
     add_rule_json(&mut c, r#"{"match":"best","chain":["gone","a","b"]}"#);
-    let snaps = BTreeMap::from([("openai".to_owned(), tripped("a"))]);
+    let snaps = SortedMap::from([("openai".to_owned(), tripped("a"))]);
     let e = run(&c, "model=best", &snaps);
     assert_eq!(
         rows(&e),
@@ -96,7 +96,7 @@ fn a_family_that_cannot_serve_the_endpoint_is_skipped_for_capability() {
     add_model(&mut c, "claude", "ant", 1.0);
     add_model(&mut c, "a", "openai", 1.0);
     add_rule_json(&mut c, r#"{"match":"vec","chain":["claude","a"]}"#);
-    let none = BTreeMap::new();
+    let none = SortedMap::new();
     let e = run(&c, "model=vec&endpoint=embeddings", &none);
     assert_eq!(
         rows(&e),
@@ -123,7 +123,7 @@ fn a_conditional_rule_is_explained_by_the_facts_in_the_query() {
         r#"{"name":"b","match":"best","when":{"metadata.team":"live"},"chain":["streamed"]}"#,
     );
     add_rule_json(&mut c, r#"{"name":"c","match":"best","chain":["plain"]}"#);
-    let none = BTreeMap::new();
+    let none = SortedMap::new();
     let first = |q: &str| run(&c, q, &none).candidates[0].model.clone();
     assert_eq!(first("model=best"), "plain");
     assert_eq!(first("model=best&tools=true"), "tooled");
@@ -136,7 +136,7 @@ fn a_conditional_rule_is_explained_by_the_facts_in_the_query() {
 #[test]
 fn an_unknown_name_is_model_not_found_as_on_the_request_path() {
     let q = ExplainQuery::parse(Some("model=nope")).unwrap();
-    let none = BTreeMap::new();
+    let none = SortedMap::new();
     let dry = DryRun {
         snapshots: &none,
         now_ms: NOW,
@@ -165,7 +165,7 @@ fn a_ranked_alias_shows_the_score_and_the_live_stats_behind_it() {
     };
     let snap = |model: &str, latency: f64| RoutingSnapshot {
         stats: Some(StatsSnapshot {
-            models: BTreeMap::from([(
+            models: SortedMap::from([(
                 model.to_owned(),
                 ModelSnapshot {
                     stats: Some(measured(latency)),
@@ -176,7 +176,7 @@ fn a_ranked_alias_shows_the_score_and_the_live_stats_behind_it() {
         }),
         ..RoutingSnapshot::default()
     };
-    let snaps = BTreeMap::from([
+    let snaps = SortedMap::from([
         ("openai".to_owned(), snap("fast", 100.0)),
         ("together".to_owned(), snap("slow", 400.0)),
     ]);
@@ -200,7 +200,7 @@ fn an_auto_strategys_positions_are_its_ranks_each_scored() {
     let mut c = cfg();
     add_model(&mut c, "cheap", "openai", 1.0);
     add_model(&mut c, "dear", "together", 9.0);
-    let none = BTreeMap::new();
+    let none = SortedMap::new();
     let e = run(&c, "model=auto:cheap", &none);
     assert_eq!(
         rows(&e),
@@ -221,7 +221,7 @@ fn a_known_name_with_no_candidate_today_is_explained_as_an_empty_chain() {
         "long",
         r#"{"capabilities":["chat"],"min_context_window":128000}"#,
     );
-    let none = BTreeMap::new();
+    let none = SortedMap::new();
     let e = run(&c, "model=long", &none);
     assert_eq!((e.model.as_str(), e.candidates.len()), ("long", 0));
 }
@@ -233,7 +233,7 @@ fn in_degraded_mode_a_due_breaker_is_explained_as_skipped_for_the_scheduled_prob
     add_model(&mut c, "b", "together", 1.0);
     add_rule_json(&mut c, r#"{"match":"best","chain":["a","b"]}"#);
     let open_ms = Defaults::default().settings.breaker.open_duration_ms;
-    let snaps = BTreeMap::from([("openai".to_owned(), tripped("a"))]);
+    let snaps = SortedMap::from([("openai".to_owned(), tripped("a"))]);
     let later = |c: &TenantConfig| {
         let q = ExplainQuery::parse(Some("model=best")).unwrap();
         let dry = DryRun {

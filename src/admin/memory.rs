@@ -7,20 +7,20 @@ use super::store::{
     NewKey, PolicyPatch, ProviderDelete, Stored, TenantRecord, TenantRow, TenantStore,
 };
 use crate::config::rule::MAX_RULES;
+use crate::config::SortedMap;
 use crate::config::{
     Alias, AliasName, CatalogModel, ModelId, ProviderName, RouteName, Rule, RuleSet,
     SettingsOverrides, StoredProvider, TenantId,
 };
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, Default)]
 pub struct TenantData {
     pub record: Option<TenantRecord>,
-    pub keys: BTreeMap<String, NewKey>,
-    pub providers: BTreeMap<ProviderName, StoredProvider>,
-    pub models: BTreeMap<ModelId, CatalogModel>,
-    pub aliases: BTreeMap<AliasName, Alias>,
+    pub keys: SortedMap<String, NewKey>,
+    pub providers: SortedMap<ProviderName, StoredProvider>,
+    pub models: SortedMap<ModelId, CatalogModel>,
+    pub aliases: SortedMap<AliasName, Alias>,
     pub rules: RuleSet,
     pub events: Vec<(u64, EventRow)>,
     /// Flushed usage roll-ups (`memory_usage`).
@@ -35,7 +35,7 @@ type Interleaved = Box<dyn FnOnce(&mut TenantData)>;
 
 #[derive(Default)]
 pub struct MemoryStore {
-    tenants: RefCell<BTreeMap<TenantId, TenantData>>,
+    tenants: RefCell<SortedMap<TenantId, TenantData>>,
     interleaved: RefCell<Option<Interleaved>>,
 }
 

@@ -4,12 +4,12 @@
 use super::explain::ExplainControl;
 use super::store::{RoutingControl, Stored};
 use super::Refusal;
+use crate::config::SortedMap;
 use crate::config::TenantConfig;
 use crate::config::{ModelId, ProviderName, TenantId};
 use crate::state::routing_snapshot::RoutingSnapshot;
 use crate::state::stats_book::StatsSnapshot;
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 use std::rc::Rc;
 
 /// Routing state as the admin side sees it: which providers were wiped, and which breakers are
@@ -19,13 +19,13 @@ pub struct MemoryRouting {
     pub wiped: RefCell<Vec<(TenantId, ProviderName)>>,
     pub open: RefCell<Vec<(TenantId, ProviderName, ModelId)>>,
     /// The ledger's spend per (tenant, key), as tests set it.
-    pub spends: RefCell<BTreeMap<(TenantId, String), crate::usage::spend::Spend>>,
+    pub spends: RefCell<SortedMap<(TenantId, String), crate::usage::spend::Spend>>,
     pub ledgers_wiped: RefCell<Vec<TenantId>>,
     /// Live stats snapshots by (tenant, provider), as tests set them.
-    pub stats: RefCell<BTreeMap<(TenantId, String), StatsSnapshot>>,
+    pub stats: RefCell<SortedMap<(TenantId, String), StatsSnapshot>>,
     /// `explain`'s reads, as tests set them: the request path's config and the objects' state.
-    pub configs: RefCell<BTreeMap<TenantId, Rc<TenantConfig>>>,
-    pub snapshots: RefCell<BTreeMap<(TenantId, String), RoutingSnapshot>>,
+    pub configs: RefCell<SortedMap<TenantId, Rc<TenantConfig>>>,
+    pub snapshots: RefCell<SortedMap<(TenantId, String), RoutingSnapshot>>,
 }
 
 impl ExplainControl for MemoryRouting {
@@ -37,7 +37,7 @@ impl ExplainControl for MemoryRouting {
         &self,
         t: &TenantId,
         providers: &[ProviderName],
-    ) -> Stored<BTreeMap<String, RoutingSnapshot>> {
+    ) -> Stored<SortedMap<String, RoutingSnapshot>> {
         Ok(held_for(&self.snapshots.borrow(), t, providers))
     }
 }
@@ -73,7 +73,7 @@ impl RoutingControl for MemoryRouting {
         &self,
         t: &TenantId,
         providers: &[ProviderName],
-    ) -> Stored<BTreeMap<String, StatsSnapshot>> {
+    ) -> Stored<SortedMap<String, StatsSnapshot>> {
         Ok(held_for(&self.stats.borrow(), t, providers))
     }
 }
@@ -81,10 +81,10 @@ impl RoutingControl for MemoryRouting {
 /// What the fake holds for these providers of `t`, keyed by provider name, as an object read
 /// answers it (a provider with nothing held is absent).
 fn held_for<T: Clone>(
-    held: &BTreeMap<(TenantId, String), T>,
+    held: &SortedMap<(TenantId, String), T>,
     t: &TenantId,
     providers: &[ProviderName],
-) -> BTreeMap<String, T> {
+) -> SortedMap<String, T> {
     providers
         .iter()
         .filter_map(|p| {

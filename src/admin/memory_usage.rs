@@ -4,11 +4,11 @@
 use super::memory::{MemoryRouting, MemoryStore};
 use super::store::{LedgerControl, Stored, UsageStore};
 use crate::config::period::utc_date;
+use crate::config::SortedMap;
 use crate::config::TenantId;
 use crate::governance::usage_query::{GroupBy, UsageQuery};
 use crate::usage::spend::Spend;
 use crate::usage::{RollupKey, UsageSums};
-use std::collections::BTreeMap;
 
 impl MemoryStore {
     /// What the ledger's flush writes: rows added to the stored roll-ups.
@@ -20,7 +20,7 @@ impl MemoryStore {
 impl UsageStore for MemoryStore {
     async fn usage(&self, t: &TenantId, q: &UsageQuery) -> Stored<Vec<(String, UsageSums)>> {
         let rows = self.data(t).map(|d| d.rollups).unwrap_or_default();
-        let mut groups: BTreeMap<String, UsageSums> = BTreeMap::new();
+        let mut groups: SortedMap<String, UsageSums> = SortedMap::new();
         for (k, s) in rows
             .iter()
             .filter(|(k, _)| k.minute >= q.first_minute() && k.minute < q.to_ms)
@@ -39,7 +39,7 @@ impl UsageStore for MemoryStore {
 }
 
 impl LedgerControl for MemoryRouting {
-    async fn spend(&self, t: &TenantId, keys: &[String]) -> Stored<BTreeMap<String, Spend>> {
+    async fn spend(&self, t: &TenantId, keys: &[String]) -> Stored<SortedMap<String, Spend>> {
         let spends = self.spends.borrow();
         Ok(keys
             .iter()

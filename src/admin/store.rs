@@ -5,6 +5,7 @@
 
 pub use super::policy_patch::PolicyPatch;
 use crate::config::KeyPolicy;
+use crate::config::SortedMap;
 use crate::config::{
     Alias, AliasName, CatalogModel, ModelId, ProviderName, RouteName, Rule, SettingsOverrides,
     StoredProvider, TenantId,
@@ -14,7 +15,6 @@ use crate::state::stats_book::StatsSnapshot;
 use crate::usage::spend::Spend;
 use crate::usage::UsageSums;
 use serde::Serialize;
-use std::collections::BTreeMap;
 
 /// A storage fault. The cause goes to the log line; the caller sees a 500 without it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -243,7 +243,7 @@ pub trait UsageStore {
 #[allow(async_fn_in_trait)]
 pub trait LedgerControl {
     /// Each listed key's spend (a key never charged may be missing).
-    async fn spend(&self, t: &TenantId, keys: &[String]) -> Stored<BTreeMap<String, Spend>>;
+    async fn spend(&self, t: &TenantId, keys: &[String]) -> Stored<SortedMap<String, Spend>>;
     /// Best effort, after the tenant's rows are gone.
     async fn wipe_ledger(&self, t: &TenantId);
 }
@@ -267,5 +267,5 @@ pub trait RoutingControl {
         &self,
         t: &TenantId,
         providers: &[ProviderName],
-    ) -> Stored<BTreeMap<String, StatsSnapshot>>;
+    ) -> Stored<SortedMap<String, StatsSnapshot>>;
 }

@@ -6,10 +6,10 @@
 
 use super::error::{ApiError, ErrorKind, UpstreamFields};
 use super::raw_json::{self, MessagesShape};
+use crate::config::SortedMap;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 use std::ops::Range;
 
 /// Fields OpenAI-compatible APIs put on assistant messages to carry reasoning (seed 002's
@@ -32,7 +32,7 @@ pub struct ChatRequest {
     /// The body as sent (checked UTF-8 JSON); fields point into it, so it is held once.
     text: String,
     /// Top-level field → where its value's JSON text lies in `text`.
-    fields: BTreeMap<String, Range<usize>>,
+    fields: SortedMap<String, Range<usize>>,
     messages: MessagesShape,
 }
 
@@ -203,8 +203,8 @@ pub const DEFAULT_MAX_JSON_VALUES: usize = 100_000;
 /// refused here with the field named, rather than failing obscurely upstream.
 /// Where each top-level field's value lies in `text`: parsed with values borrowed from the text,
 /// so nothing is copied but the keys.
-fn field_ranges(text: &str) -> Result<BTreeMap<String, Range<usize>>, serde_json::Error> {
-    let borrowed: BTreeMap<Cow<'_, str>, &RawValue> = serde_json::from_str(text)?;
+fn field_ranges(text: &str) -> Result<SortedMap<String, Range<usize>>, serde_json::Error> {
+    let borrowed: SortedMap<Cow<'_, str>, &RawValue> = serde_json::from_str(text)?;
     let base = text.as_ptr() as usize;
     Ok(borrowed
         .into_iter()

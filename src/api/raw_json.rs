@@ -3,10 +3,10 @@
 //! several hundred MiB; these functions count, check and rewrite the raw text instead, holding at
 //! most one message at a time.
 
+use crate::config::SortedMap;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 use std::fmt;
 
 /// What one pass over the raw bytes tells before anything is parsed.
@@ -156,7 +156,7 @@ impl<'de> Visitor<'de> for MessagesWriter<'_> {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         self.out.push(b'[');
         let mut first = true;
-        while let Some(message) = seq.next_element::<BTreeMap<Cow<'de, str>, &'de RawValue>>()? {
+        while let Some(message) = seq.next_element::<SortedMap<Cow<'de, str>, &'de RawValue>>()? {
             if !first {
                 self.out.push(b',');
             }

@@ -77,7 +77,7 @@ pub fn allowed_methods(path: &str) -> Vec<&'static str> {
             _ => "PATCH",
         })
         .collect();
-    methods.sort_unstable();
+    crate::config::sort::sort(&mut methods);
     methods.dedup();
     methods
 }

@@ -15,9 +15,9 @@
 //! The body is walked as raw JSON text (`RawValue`), one level at a time, never as a tree: the
 //! request path keeps bodies as text for memory on wasm32.
 
+use crate::config::SortedMap;
 use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
-use std::collections::BTreeMap;
 
 /// Top-level body fields that cannot change the answer.
 pub const IGNORED_FIELDS: &[&str] = &["stream", "stream_options", "user", "metadata"];
@@ -62,7 +62,7 @@ pub fn key_with_body(input: &KeyInput<'_>, body_digest: &[u8; 32]) -> String {
         .iter()
         .map(|(n, v)| (n.to_ascii_lowercase(), v.trim()))
         .collect();
-    headers.sort();
+    crate::config::sort::sort(&mut headers);
     h.update((headers.len() as u64).to_be_bytes());
     for (name, value) in &headers {
         part(&mut h, name.as_bytes());
@@ -95,7 +95,7 @@ fn write_value(raw: &RawValue, top: bool, out: &mut String) -> Option<()> {
     let text = raw.get().trim();
     match text.as_bytes().first()? {
         b'{' => {
-            let map: BTreeMap<String, &RawValue> = serde_json::from_str(text).ok()?;
+            let map: SortedMap<String, &RawValue> = serde_json::from_str(text).ok()?;
             out.push('{');
             let mut first = true;
             for (k, v) in map {

@@ -268,7 +268,7 @@ impl AliasBody {
                 "only rank_by \"score\" uses weights",
             ));
         }
-        let mut seen = std::collections::BTreeSet::new();
+        let mut seen = crate::config::SortedSet::new();
         if let Some(dup) = self.provider_preference.iter().find(|p| !seen.insert(*p)) {
             return Err(ConfigError::invalid(
                 "provider_preference",

@@ -12,7 +12,7 @@ pub struct CapabilitySet(Vec<Capability>);
 
 impl From<Vec<Capability>> for CapabilitySet {
     fn from(mut caps: Vec<Capability>) -> Self {
-        caps.sort();
+        super::sort::sort(&mut caps);
         caps.dedup();
         Self(caps)
     }

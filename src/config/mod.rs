@@ -28,6 +28,9 @@ pub mod rule_set;
 pub mod sealed;
 pub mod settings;
 mod settings_body;
+pub mod sort;
+pub mod sorted_map;
+pub mod sorted_set;
 pub mod strict_json;
 #[cfg(test)]
 mod strict_json_paths;
@@ -53,6 +56,8 @@ pub use resilience::{RateLimitSignal, Resilience, RetryPolicy};
 pub use rule::{Chain, Rule};
 pub use rule_set::RuleSet;
 pub use settings::{BreakerSettings, Defaults, OpenDurations, Settings, SettingsOverrides};
+pub use sorted_map::SortedMap;
+pub use sorted_set::SortedSet;
 pub use tenant::TenantConfig;
 
 /// Why admin input was refused; every message names the field or limit involved.

@@ -170,7 +170,7 @@ fn validate_key_policy(mut p: KeyPolicy) -> Result<KeyPolicy, ConfigError> {
         p.name = Some(name.to_owned());
     }
     if let Some(models) = &mut p.models {
-        models.sort();
+        super::sort::sort(models);
         models.dedup();
         if models.is_empty() || models.len() > MAX_ALLOWED_MODELS {
             return Err(ConfigError::invalid(

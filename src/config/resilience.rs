@@ -105,7 +105,7 @@ impl Resilience {
         rpm: Option<u32>,
     ) -> Result<Self, ConfigError> {
         let retry = retry.unwrap_or_default().validate()?;
-        rate_limit_signals.sort();
+        super::sort::sort(&mut rate_limit_signals);
         rate_limit_signals.dedup();
         let auth_cooldown_ms = auth_cooldown_ms.unwrap_or(0);
         if auth_cooldown_ms > 86_400_000 {

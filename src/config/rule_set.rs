@@ -5,11 +5,11 @@
 use super::condition::Reads;
 use super::rule::{Chain, Rule};
 use super::RouteName;
-use std::collections::BTreeMap;
+use crate::config::SortedMap;
 
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct RuleSet {
-    by_match: BTreeMap<String, Vec<Rule>>,
+    by_match: SortedMap<String, Vec<Rule>>,
     reads: Reads,
 }
 

@@ -2,28 +2,28 @@
 
 use super::{Alias, AliasName, CatalogModel, ModelId, Provider, ProviderName, RuleSet};
 use super::{Settings, TenantId};
+use crate::config::SortedMap;
 use std::cell::OnceCell;
-use std::collections::BTreeMap;
 
 /// Built once from storage, then read-only: the request path shares it behind an `Rc`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TenantConfig {
     pub tenant: TenantId,
-    pub providers: BTreeMap<ProviderName, Provider>,
-    pub models: BTreeMap<ModelId, CatalogModel>,
-    pub aliases: BTreeMap<AliasName, Alias>,
+    pub providers: SortedMap<ProviderName, Provider>,
+    pub models: SortedMap<ModelId, CatalogModel>,
+    pub aliases: SortedMap<AliasName, Alias>,
     /// Per requested name, its rules in the order they are tried (issue 23).
     pub rules: RuleSet,
     pub settings: Settings,
     /// When each model id and alias name took its current definition (epoch seconds), read with
     /// the config so `/v1/models` can show a real `created` without a query of its own.
-    pub written_at: BTreeMap<String, u64>,
+    pub written_at: SortedMap<String, u64>,
     /// What each alias resolves to, computed on first use. An alias's resolution depends on the
     /// config alone, so a cached config resolves each alias once, not once per request.
-    pub(crate) resolved: OnceCell<BTreeMap<AliasName, Option<ModelId>>>,
+    pub(crate) resolved: OnceCell<SortedMap<AliasName, Option<ModelId>>>,
     /// Catalog ids by their undated base (`routing::versions`, loose version matching), built
     /// the first time a requested name misses, then kept with the config.
-    pub(crate) versions: OnceCell<BTreeMap<String, Vec<ModelId>>>,
+    pub(crate) versions: OnceCell<SortedMap<String, Vec<ModelId>>>,
 }
 
 impl TenantConfig {
@@ -31,12 +31,12 @@ impl TenantConfig {
     pub fn empty(tenant: TenantId, settings: Settings) -> Self {
         Self {
             tenant,
-            providers: BTreeMap::new(),
-            models: BTreeMap::new(),
-            aliases: BTreeMap::new(),
+            providers: SortedMap::new(),
+            models: SortedMap::new(),
+            aliases: SortedMap::new(),
             rules: RuleSet::new(),
             settings,
-            written_at: BTreeMap::new(),
+            written_at: SortedMap::new(),
             resolved: OnceCell::new(),
             versions: OnceCell::new(),
         }

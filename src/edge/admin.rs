@@ -14,12 +14,12 @@ use crate::admin::{
 };
 use crate::api::auth::{bearer, secrets_match};
 use crate::api::{ApiError, Route};
+use crate::config::SortedMap;
 use crate::config::{ModelId, ProviderName, TenantConfig, TenantId};
 use crate::state::provider_state::ModelTransition;
 use crate::state::routing_snapshot::RoutingSnapshot;
 use crate::state::stats_book::StatsSnapshot;
 use crate::usage::spend::Spend;
-use std::collections::BTreeMap;
 use std::rc::Rc;
 use worker::{Context, Env, Method, Request};
 
@@ -90,7 +90,7 @@ pub async fn handle(
 
 /// The tenant's ledger object as the admin core's `LedgerControl`.
 impl LedgerControl for ObjectRouting<'_> {
-    async fn spend(&self, t: &TenantId, keys: &[String]) -> Stored<BTreeMap<String, Spend>> {
+    async fn spend(&self, t: &TenantId, keys: &[String]) -> Stored<SortedMap<String, Spend>> {
         super::ledger_client::spend(self.env, t, keys)
             .await
             .map_err(|e| StoreError::new("key spend", e))
@@ -124,7 +124,7 @@ impl ExplainControl for ObjectRouting<'_> {
         &self,
         t: &TenantId,
         providers: &[ProviderName],
-    ) -> Stored<BTreeMap<String, RoutingSnapshot>> {
+    ) -> Stored<SortedMap<String, RoutingSnapshot>> {
         let reads = providers.iter().map(|p| async move {
             let read: worker::Result<RoutingSnapshot> =
                 call_object(self.env, t, p.as_str(), Method::Get, "/snapshot", None).await;
@@ -175,7 +175,7 @@ impl RoutingControl for ObjectRouting<'_> {
         &self,
         t: &TenantId,
         providers: &[ProviderName],
-    ) -> Stored<BTreeMap<String, StatsSnapshot>> {
+    ) -> Stored<SortedMap<String, StatsSnapshot>> {
         Ok(super::live_stats::read_tenant(self.env, t, providers.iter()).await)
     }
 }

@@ -14,12 +14,12 @@ use super::ledger_metrics::METRICS_HEADER;
 use super::metrics::Metrics;
 use super::metrics_sink;
 use crate::config::TenantId;
+use crate::config::{SortedMap, SortedSet};
 use crate::governance::isolate::{self, Admission, IsolateLedger, LedgerPort, Via};
 use crate::governance::{AdmitAnswer, AdmitRequest, SettleEntry};
 use crate::usage::spend::Spend;
 use serde::de::DeserializeOwned;
 use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 use std::time::Duration;
 use worker::{console_error, Delay, Env, Headers, Method, Request, RequestInit, Result};
@@ -33,9 +33,9 @@ const MAX_BATCH: usize = 256;
 const RETRY_AFTER_MS: [u64; 3] = [1_000, 3_000, 9_000];
 
 thread_local! {
-    static BUFFERS: RefCell<BTreeMap<TenantId, Vec<SettleEntry>>> = const { RefCell::new(BTreeMap::new()) };
+    static BUFFERS: RefCell<SortedMap<TenantId, Vec<SettleEntry>>> = const { RefCell::new(SortedMap::new()) };
     /// Tenants with a retry task running in this isolate.
-    static RETRYING: RefCell<BTreeSet<TenantId>> = const { RefCell::new(BTreeSet::new()) };
+    static RETRYING: RefCell<SortedSet<TenantId>> = const { RefCell::new(SortedSet::new()) };
     static BOOK: Rc<RefCell<IsolateLedger>> = Rc::new(RefCell::new(IsolateLedger::new(
         random_bytes::<6>().map_or_else(|_| format!("iso{}", now_ms()), ::hex::encode),
     )));
@@ -169,7 +169,7 @@ pub async fn spend(
     env: &Env,
     tenant: &TenantId,
     keys: &[String],
-) -> Result<BTreeMap<String, Spend>> {
+) -> Result<SortedMap<String, Spend>> {
     let body = serde_json::to_string(&super::ledger_object::SpendRequest {
         keys: keys.to_vec(),
     })?;

@@ -8,6 +8,7 @@ use super::d1::Db;
 use super::http::{json_body, now_ms};
 use super::ledger_metrics::{LedgerMetrics, METRICS_HEADER};
 use super::ledger_rollups::{self, Rollups, WipeRequest};
+use crate::config::SortedMap;
 use crate::governance::admission::KEY_SPEND_PREFIX;
 use crate::governance::settle::Rollup;
 use crate::governance::{AdmitRequest, Ledger, ScopeId, SettleEntry};
@@ -15,7 +16,6 @@ use crate::usage::metric_counts::MetricCounts;
 use crate::usage::spend::Spend;
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 use worker::{
     console_error, durable_object, DurableObject, Env, Method, Request, Response, Result, State,
     Storage,
@@ -94,7 +94,7 @@ impl DurableObject for LedgerObject {
                 let ids: Vec<ScopeId> = body.keys.into_iter().map(ScopeId::Key).collect();
                 self.load_scopes(ids.clone()).await?;
                 let ledger = self.ledger.borrow();
-                let spends: BTreeMap<String, Spend> = ids
+                let spends: SortedMap<String, Spend> = ids
                     .into_iter()
                     .filter_map(|id| {
                         let spend = ledger.spend(&id)?;
@@ -177,7 +177,7 @@ impl LedgerObject {
             ledger.forget_idle_end_users(now);
         }
         self.log_released();
-        changed.sort();
+        crate::config::sort::sort(&mut changed);
         changed.dedup();
         let mut writes = self.rollups.take_writes()?;
         {

@@ -8,12 +8,13 @@ use super::http::now_ms;
 use super::local_grants::with_grants;
 use super::routing_object::call_object;
 use crate::cascade::CandidateAttempt;
+use crate::config::SortedMap;
 use crate::config::{ModelId, ProviderName, TenantId};
 use crate::routing::{ModelHealth, Observed};
 use crate::state::model_stats::Sample;
 use crate::state::stats_book::{StatsPush, StatsSnapshot};
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use worker::{console_error, Context, Env, Method};
 
 pub use crate::state::isolate_stats::ProviderStats;
@@ -128,7 +129,7 @@ pub async fn read_tenant(
     env: &Env,
     tenant: &TenantId,
     providers: impl Iterator<Item = &ProviderName>,
-) -> BTreeMap<String, StatsSnapshot> {
+) -> SortedMap<String, StatsSnapshot> {
     let reads = providers.map(|p| async move {
         let provider = p.as_str();
         let taken = take(tenant, provider);

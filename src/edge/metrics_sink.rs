@@ -11,10 +11,10 @@
 
 use super::analytics;
 use crate::config::TenantId;
+use crate::config::{SortedMap, SortedSet};
 use crate::usage::metric_counts::{MetricCounts, RequestMetric};
 use crate::usage::TokenCounts;
 use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::time::Duration;
 use worker::{console_error, Delay, Env, Headers, Method, Request, RequestInit};
@@ -28,9 +28,9 @@ const RETRY_AFTER_MS: [u64; 2] = [2_000, 4_000];
 const MAX_RIDE_BYTES: usize = 8 * 1024;
 
 thread_local! {
-    static PENDING: RefCell<BTreeMap<TenantId, MetricCounts>> = const { RefCell::new(BTreeMap::new()) };
+    static PENDING: RefCell<SortedMap<TenantId, MetricCounts>> = const { RefCell::new(SortedMap::new()) };
     /// Tenants with a timed flush waiting in this isolate.
-    static TIMED: RefCell<BTreeSet<TenantId>> = const { RefCell::new(BTreeSet::new()) };
+    static TIMED: RefCell<SortedSet<TenantId>> = const { RefCell::new(SortedSet::new()) };
 }
 
 /// What the Analytics Engine data point adds to the counters' facts.

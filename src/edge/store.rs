@@ -9,9 +9,9 @@ use crate::api::ApiError;
 use crate::cache::{CachePolicy, Lookup, Ticket, TtlCache};
 use crate::config::caller_key::CallerKeyMac;
 use crate::config::sealed::Kek;
+use crate::config::SortedMap;
 use crate::config::{CallerKey, Defaults, TenantConfig, TenantId};
 use std::cell::{OnceCell, RefCell};
-use std::collections::BTreeMap;
 use std::rc::Rc;
 use worker::{console_error, Context, Env};
 
@@ -168,7 +168,7 @@ pub async fn load_config(
     } = stored;
     let kek = kek(env)?;
     let allow_http = super::deployment::deployment(env)?.allow_http_upstreams;
-    let mut providers = BTreeMap::new();
+    let mut providers = SortedMap::new();
     for stored in stored_providers {
         // Stored before the https rule, or while the deployment allowed http: never called now.
         if let Err(why) = stored.base_url.check_transport(allow_http) {
@@ -192,13 +192,13 @@ pub async fn load_config(
             providers.insert(provider.name.clone(), provider);
         }
     }
-    let mut written_at = BTreeMap::new();
-    let mut models = BTreeMap::new();
+    let mut written_at = SortedMap::new();
+    let mut models = SortedMap::new();
     for (m, at) in model_rows {
         written_at.insert(m.id.to_string(), at);
         models.insert(m.id.clone(), m);
     }
-    let mut aliases = BTreeMap::new();
+    let mut aliases = SortedMap::new();
     for (name, alias, at) in alias_rows {
         written_at.insert(name.to_string(), at);
         aliases.insert(name, alias);

@@ -14,9 +14,9 @@ use super::refusals::{Refusal, Verdict};
 use super::settled::SettledIds;
 use super::slice::{self, Remaining, SliceGrant, OUTAGE_GRACE_MS, SLICE_LEASE_MS};
 use super::window::MinuteWindow;
+use crate::config::SortedMap;
 use crate::usage::spend::Spend;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 
 /// End users kept in memory before idle ones (nothing in their current minute, nothing held)
 /// are dropped; their spend stays in storage and is read again when they return.
@@ -105,7 +105,7 @@ pub struct Released {
 /// Every scope of one tenant that the ledger has loaded.
 #[derive(Debug, Default)]
 pub struct Ledger {
-    pub(super) scopes: BTreeMap<ScopeId, Scope>,
+    pub(super) scopes: SortedMap<ScopeId, Scope>,
     pub(super) settled: SettledIds,
     released: Vec<Released>,
     /// The earliest expiry of any hold (a scan visits every scope, so it runs only then).
@@ -285,7 +285,7 @@ impl Ledger {
 /// The scopes holds are placed on: those with a limit, each once.
 fn held_scopes(limits: &[(ScopeId, Limit, Refusal)]) -> Vec<ScopeId> {
     let mut s: Vec<ScopeId> = limits.iter().map(|(id, _, _)| id.clone()).collect();
-    s.sort();
+    crate::config::sort::sort(&mut s);
     s.dedup();
     s
 }

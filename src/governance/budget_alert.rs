@@ -4,7 +4,7 @@
 //! remembers what it reported; several isolates may each report the same window once.
 
 use super::refusals::Refusal;
-use std::collections::BTreeMap;
+use crate::config::SortedMap;
 
 /// Scopes remembered at most per isolate; past it nothing more is reported until some expire.
 const MAX_SCOPES: usize = 1_000;
@@ -36,7 +36,7 @@ pub fn describe(
 
 #[derive(Debug, Default)]
 pub struct Reported {
-    until: BTreeMap<String, u64>,
+    until: SortedMap<String, u64>,
 }
 
 impl Reported {

@@ -5,7 +5,7 @@
 
 use super::reserve::{HoldRef, Need};
 use super::slice::SliceReturn;
-use std::collections::BTreeMap;
+use crate::config::SortedMap;
 
 /// Money below this is float noise left by subtracting what was added.
 const USD_EPSILON: f64 = 1e-12;
@@ -45,7 +45,7 @@ impl Hold {
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Holds {
-    by_id: BTreeMap<String, Hold>,
+    by_id: SortedMap<String, Hold>,
 }
 
 impl Holds {
@@ -110,7 +110,7 @@ impl Holds {
 
     /// Releases every hold past its expiry; returns them (to be logged).
     pub fn expire(&mut self, now_ms: u64) -> Vec<(String, Hold)> {
-        let (gone, kept): (BTreeMap<_, _>, BTreeMap<_, _>) = std::mem::take(&mut self.by_id)
+        let (gone, kept): (SortedMap<_, _>, SortedMap<_, _>) = std::mem::take(&mut self.by_id)
             .into_iter()
             .partition(|(_, h)| h.expires_ms <= now_ms);
         self.by_id = kept;

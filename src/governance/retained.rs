@@ -6,8 +6,8 @@
 //! up.
 
 use super::ask::SettleEntry;
+use crate::config::SortedMap;
 use crate::usage::RollupKey;
-use std::collections::BTreeMap;
 
 pub const MAX_RETAINED: usize = 1_024;
 
@@ -77,12 +77,13 @@ impl Retained {
         if self.entries.len() <= MAX_RETAINED {
             return;
         }
-        let mut rows: BTreeMap<FoldKey, SettleEntry> = BTreeMap::new();
+        let mut rows: SortedMap<FoldKey, SettleEntry> = SortedMap::new();
         for e in std::mem::take(&mut self.entries) {
-            match rows.entry(fold_key(&e)) {
-                std::collections::btree_map::Entry::Occupied(mut o) => fold(o.get_mut(), e),
-                std::collections::btree_map::Entry::Vacant(v) => {
-                    v.insert(e);
+            let key = fold_key(&e);
+            match rows.get_mut(&key) {
+                Some(row) => fold(row, e),
+                None => {
+                    rows.insert(key, e);
                 }
             }
         }

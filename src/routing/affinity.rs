@@ -10,8 +10,9 @@ use super::condition::matched_rule;
 use super::facts::RequestFacts;
 use super::resolve::{lookup, satisfies, Target};
 use super::spread::breaker_open;
+use crate::config::SortedMap;
 use crate::config::{Chain, ModelId, TenantConfig};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 /// Conversations one isolate remembers (a few hundred bytes each with their names: about 1 MB
 /// of wasm memory when full).
@@ -116,7 +117,7 @@ pub struct AffinityMemory {
     capacity: usize,
     slots: HashMap<ConversationKey, Slot>,
     /// Serve order → conversation: the first entry is the least recently served.
-    by_age: BTreeMap<u64, ConversationKey>,
+    by_age: SortedMap<u64, ConversationKey>,
     next: u64,
 }
 
@@ -125,7 +126,7 @@ impl AffinityMemory {
         Self {
             capacity: capacity.max(1),
             slots: HashMap::new(),
-            by_age: BTreeMap::new(),
+            by_age: SortedMap::new(),
             next: 0,
         }
     }

@@ -2,11 +2,11 @@
 
 use super::*;
 use crate::config::condition::When;
+use crate::config::SortedMap;
 use crate::routing::facts::Endpoint;
 use crate::routing::test_config::{add_model, add_rule_json, cfg};
 use crate::routing::{build_chain, ChainError, RouteInput};
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
 
 fn facts() -> RequestFacts {
     RequestFacts {
@@ -16,7 +16,7 @@ fn facts() -> RequestFacts {
         max_tokens: Some(500),
         has_images: false,
         endpoint: Endpoint::Chat,
-        metadata: BTreeMap::from([("team".to_owned(), "search".to_owned())]),
+        metadata: SortedMap::from([("team".to_owned(), "search".to_owned())]),
     }
 }
 

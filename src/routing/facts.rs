@@ -3,7 +3,7 @@
 //! the boundary (surfaces and edge), read by the condition evaluator.
 
 use crate::config::ProviderKind;
-use std::collections::BTreeMap;
+use crate::config::SortedMap;
 
 /// The caller surface a request came in on (`params.endpoint`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,5 +43,5 @@ pub struct RequestFacts {
     pub max_tokens: Option<u64>,
     pub has_images: bool,
     pub endpoint: Endpoint,
-    pub metadata: BTreeMap<String, String>,
+    pub metadata: SortedMap<String, String>,
 }

@@ -18,6 +18,7 @@ use super::draw::{mix64, GOLDEN};
 use super::observed::ModelHealth;
 use super::versions::{newest_first, VersionDate};
 use crate::config::alias::{RankBy, Weights};
+use crate::config::sort::sort_by;
 use crate::config::CatalogModel;
 use std::cmp::Reverse;
 
@@ -246,7 +247,7 @@ pub fn rank<'c>(
     let newest: Vec<Reverse<Option<VersionDate>>> =
         order.iter().map(|(r, _)| recency(r, how)).collect();
     let mut idx: Vec<usize> = (0..order.len()).collect();
-    idx.sort_by(|&i, &j| {
+    sort_by(&mut idx, |&i, &j| {
         let ((a, ka), (b, kb)) = (&order[i], &order[j]);
         a.breaker_open()
             .cmp(&b.breaker_open())
@@ -290,7 +291,7 @@ fn explored(order: &[(Ranked<'_>, f64)], how: &Ranking, now_ms: u64, draw: u64) 
         .filter(|(_, (r, _))| !r.breaker_open() && r.is_stale(now_ms))
         .map(|(i, (r, _))| (i, r.model))
         .collect();
-    stale.sort_by(|a, b| a.1.id.cmp(&b.1.id));
+    sort_by(&mut stale, |a, b| a.1.id.cmp(&b.1.id));
     let n = u64::try_from(stale.len()).ok().filter(|n| *n > 0)?;
     let pick = usize::try_from(mix(draw) % n).ok()?;
     stale.get(pick).map(|(i, _)| *i)

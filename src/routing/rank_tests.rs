@@ -226,7 +226,7 @@ fn a_stated_share_of_draws_puts_a_stale_candidate_first_chosen_from_the_draw() {
     // Deterministic for a given snapshot and draw.
     assert_eq!(order(&set, &how, exploring), first);
     // Every stale model is reachable by some draw of the exploring share.
-    let picked: std::collections::BTreeSet<String> = (0..64u64)
+    let picked: crate::config::SortedSet<String> = (0..64u64)
         .map(|i| order(&set, &how, i)[0].clone())
         .collect();
     assert_eq!(

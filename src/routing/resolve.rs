@@ -6,11 +6,11 @@
 use super::chain::RouteInput;
 use super::rank::{rank, Ranked, Ranking};
 use super::{pin, versions};
+use crate::config::SortedMap;
 use crate::config::{
     Alias, AliasName, CatalogModel, CostTier, ModelId, ProviderName, TenantConfig,
 };
 use std::cmp::{Ordering, Reverse};
-use std::collections::BTreeMap;
 
 /// What a name refers to in one tenant's config.
 #[derive(Debug, Clone, Copy)]
@@ -140,7 +140,7 @@ pub fn alias_runner_up<'c>(
 /// Resolves every alias of `cfg` now (a freshly loaded config, before any request needs it).
 pub fn resolve_aliases(
     cfg: &TenantConfig,
-) -> &std::collections::BTreeMap<AliasName, Option<ModelId>> {
+) -> &crate::config::SortedMap<AliasName, Option<ModelId>> {
     cfg.resolved.get_or_init(|| {
         cfg.aliases
             .iter()
@@ -156,7 +156,7 @@ pub fn resolve_aliases(
 
 /// The single model an alias resolves to today, or `None` when nothing satisfies it.
 pub fn resolve_alias<'c>(
-    catalog: &'c BTreeMap<ModelId, CatalogModel>,
+    catalog: &'c SortedMap<ModelId, CatalogModel>,
     alias: &Alias,
 ) -> Option<&'c CatalogModel> {
     resolve_within(catalog, alias, |_| true)
@@ -165,7 +165,7 @@ pub fn resolve_alias<'c>(
 /// `resolve_alias` over the models `keep` admits, as if the catalog held only them (a provider
 /// pin: an alias pin outside them falls through like a retired one).
 fn resolve_within<'c>(
-    catalog: &'c BTreeMap<ModelId, CatalogModel>,
+    catalog: &'c SortedMap<ModelId, CatalogModel>,
     alias: &Alias,
     keep: impl Fn(&CatalogModel) -> bool,
 ) -> Option<&'c CatalogModel> {

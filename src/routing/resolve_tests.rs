@@ -17,7 +17,7 @@ fn model(id: &str, provider: &str, price: f64, ctx: u32, caps: &[&str]) -> Catal
     }
 }
 
-fn catalog(models: Vec<CatalogModel>) -> BTreeMap<ModelId, CatalogModel> {
+fn catalog(models: Vec<CatalogModel>) -> SortedMap<ModelId, CatalogModel> {
     models.into_iter().map(|m| (m.id.clone(), m)).collect()
 }
 
@@ -29,7 +29,7 @@ fn alias(tier: CostTier) -> Alias {
     }
 }
 
-fn resolved(cat: &BTreeMap<ModelId, CatalogModel>, a: &Alias) -> Option<String> {
+fn resolved(cat: &SortedMap<ModelId, CatalogModel>, a: &Alias) -> Option<String> {
     resolve_alias(cat, a).map(|m| m.id.to_string())
 }
 

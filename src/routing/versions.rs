@@ -14,9 +14,9 @@
 //! - Exact ids always win; the callers look them up first, so an exact name costs nothing here.
 //!   A miss reads an index of the catalog by base, built once per config.
 
+use crate::config::SortedMap;
 use crate::config::{CatalogModel, ModelId, TenantConfig};
 use std::cmp::Reverse;
-use std::collections::BTreeMap;
 
 /// A version date as the number `YYYYMMDD`, so a later day is a larger number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -98,14 +98,14 @@ pub fn newest_first(id: &str) -> Reverse<Option<VersionDate>> {
 
 /// The catalog's ids by base, each list in match order: newest date first, equal dates by id,
 /// the undated id last.
-pub fn index(models: &BTreeMap<ModelId, CatalogModel>) -> BTreeMap<String, Vec<ModelId>> {
-    let mut by_base: BTreeMap<String, Vec<ModelId>> = BTreeMap::new();
+pub fn index(models: &SortedMap<ModelId, CatalogModel>) -> SortedMap<String, Vec<ModelId>> {
+    let mut by_base: SortedMap<String, Vec<ModelId>> = SortedMap::new();
     for id in models.keys() {
         let (base, _) = split(id.as_str());
         by_base.entry(base.to_owned()).or_default().push(id.clone());
     }
     for ids in by_base.values_mut() {
-        ids.sort_by(|a, b| {
+        crate::config::sort::sort_by(ids, |a, b| {
             newest_first(a.as_str())
                 .cmp(&newest_first(b.as_str()))
                 .then_with(|| a.cmp(b))
@@ -115,7 +115,7 @@ pub fn index(models: &BTreeMap<ModelId, CatalogModel>) -> BTreeMap<String, Vec<M
 }
 
 /// The config's index (built on the first miss, then kept with the config).
-fn cached(cfg: &TenantConfig) -> &BTreeMap<String, Vec<ModelId>> {
+fn cached(cfg: &TenantConfig) -> &SortedMap<String, Vec<ModelId>> {
     cfg.versions.get_or_init(|| index(&cfg.models))
 }
 

@@ -3,8 +3,8 @@
 use super::MAX_SAFE_MS;
 use crate::config::KeyId;
 use crate::config::KeyStrategy;
+use crate::config::SortedMap;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KeyPool {
@@ -12,7 +12,7 @@ pub struct KeyPool {
     #[serde(skip)]
     cursor: u64,
     /// Key id → epoch ms until which it is parked.
-    parked: BTreeMap<KeyId, u64>,
+    parked: SortedMap<KeyId, u64>,
 }
 
 impl KeyPool {
@@ -42,7 +42,7 @@ impl KeyPool {
             return free;
         }
         let mut all: Vec<KeyId> = rotated.cloned().collect();
-        all.sort_by_key(|k| self.parked.get(k).copied().unwrap_or(0));
+        crate::config::sort::sort_by_key(&mut all, |k| self.parked.get(k).copied().unwrap_or(0));
         all
     }
 
@@ -78,7 +78,7 @@ impl KeyPool {
     }
 
     /// The keys parked at `now`, by id, with when each is free (the console's parked keys).
-    pub fn parked_now(&self, now: u64) -> BTreeMap<String, u64> {
+    pub fn parked_now(&self, now: u64) -> SortedMap<String, u64> {
         self.parked
             .iter()
             .filter(|(_, until)| **until > now)

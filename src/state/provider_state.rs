@@ -7,9 +7,9 @@ use super::grant::{Grant, GRANT_BLOCK};
 use super::key_pool::KeyPool;
 use super::request_rate::RequestRate;
 use super::safe_after;
+use crate::config::SortedMap;
 use crate::config::{BreakerSettings, KeyId, KeyStrategy, ModelId};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProviderState {
@@ -17,7 +17,7 @@ pub struct ProviderState {
     keys: KeyPool,
     /// Model id → breaker. A closed breaker with no recent failures is not stored.
     #[serde(default)]
-    breakers: BTreeMap<ModelId, Breaker>,
+    breakers: SortedMap<ModelId, Breaker>,
     #[serde(default)]
     next_token: u64,
     /// Numbers transitions, so their events can be ordered however late they are stored.
@@ -25,8 +25,8 @@ pub struct ProviderState {
     transitions: u64,
     /// Model → the escalation of its breaker while not closed (issue 17): which opening in a row
     /// it is and the duration in force. Absent in state stored before escalation existed.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    escalation: BTreeMap<ModelId, Escalation>,
+    #[serde(default, skip_serializing_if = "SortedMap::is_empty")]
+    escalation: SortedMap<ModelId, Escalation>,
     /// `rpm`: when the admissions of the last minute were made. Not persisted, like the cursor:
     /// an evicted object forgets at most one minute of counting.
     #[serde(skip)]
@@ -360,7 +360,7 @@ impl ProviderState {
     }
 
     /// The keys parked at `now` and when each is free (the admin stats' `parked_keys`).
-    pub fn parked_keys(&self, now: u64) -> std::collections::BTreeMap<String, u64> {
+    pub fn parked_keys(&self, now: u64) -> crate::config::SortedMap<String, u64> {
         self.keys.parked_now(now)
     }
 

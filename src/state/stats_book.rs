@@ -13,11 +13,11 @@ use super::model_stats::{ModelStats, OutcomeBatch};
 use super::provider_state::{
     AcquireRequest, BreakerStatus, Lease, ModelTransition, ProviderState, ReportRequest,
 };
+use crate::config::SortedMap;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 
 /// Batches of one isolate, by model id.
-pub type Batches = BTreeMap<String, OutcomeBatch>;
+pub type Batches = SortedMap<String, OutcomeBatch>;
 
 /// What an isolate adds to a call: its outcomes since its last fold (possibly none, which only
 /// asks for a snapshot).
@@ -114,7 +114,7 @@ pub struct StatsSnapshot {
     #[serde(default)]
     pub seq: u64,
     #[serde(default)]
-    pub models: BTreeMap<String, ModelSnapshot>,
+    pub models: SortedMap<String, ModelSnapshot>,
     /// Share of the provider's keys parked now (0 to 1).
     #[serde(default)]
     pub parked_share: f64,
@@ -123,8 +123,8 @@ pub struct StatsSnapshot {
     pub rpm_share: f64,
     /// The keys parked now, by key id, with when each is free (issue 24's console; absent from
     /// older objects, and on the wire only while a key is parked).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub parked: BTreeMap<String, u64>,
+    #[serde(default, skip_serializing_if = "SortedMap::is_empty")]
+    pub parked: SortedMap<String, u64>,
 }
 
 /// The object's stats of one tenant/provider, stored under their own key so an acquire that
@@ -132,7 +132,7 @@ pub struct StatsSnapshot {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct StatsBook {
     #[serde(default)]
-    pub models: BTreeMap<String, ModelStats>,
+    pub models: SortedMap<String, ModelStats>,
     /// Moves on with every fold that changed something.
     #[serde(default)]
     pub seq: u64,
@@ -177,7 +177,7 @@ impl StatsBook {
     /// The snapshot an isolate installs: the stats, the breakers of `state` not closed now, and
     /// the shares of parked keys and used `rpm`.
     pub fn snapshot(&self, state: &ProviderState, now: u64) -> StatsSnapshot {
-        let mut models: BTreeMap<String, ModelSnapshot> = self
+        let mut models: SortedMap<String, ModelSnapshot> = self
             .models
             .iter()
             .map(|(m, s)| {
@@ -215,14 +215,14 @@ impl StatsBook {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Gauges {
     #[serde(default)]
-    pub breakers: BTreeMap<String, bool>,
+    pub breakers: SortedMap<String, bool>,
     #[serde(default)]
     pub parked: u64,
 }
 
 impl Gauges {
     pub fn of(book: Option<&StatsBook>, state: Option<&ProviderState>, now: u64) -> Self {
-        let mut breakers: BTreeMap<String, bool> = book
+        let mut breakers: SortedMap<String, bool> = book
             .map(|b| b.models.keys().map(|m| (m.clone(), false)).collect())
             .unwrap_or_default();
         let (views, parked) = state.map_or((Vec::new(), 0), |st| {

@@ -9,10 +9,10 @@
 
 use super::Surface;
 use crate::cache::stored_answer::MAX_ENTRY_BYTES;
+use crate::config::SortedMap;
 use crate::stream::sse::{EventKind, SseParser};
 use crate::usage::TokenCounts;
 use serde_json::{json, Map, Value};
-use std::collections::BTreeMap;
 
 #[derive(Debug, Default)]
 struct Call {
@@ -26,7 +26,7 @@ struct Choice {
     role: Option<String>,
     content: Option<String>,
     reasoning: Option<String>,
-    calls: BTreeMap<u64, Call>,
+    calls: SortedMap<u64, Call>,
     finish: Value,
 }
 
@@ -34,7 +34,7 @@ struct Choice {
 pub struct ChatAssembler {
     parser: SseParser,
     head: Map<String, Value>,
-    choices: BTreeMap<u64, Choice>,
+    choices: SortedMap<u64, Choice>,
     usage: Option<Value>,
     done: bool,
     /// Past the size limit, or something it cannot read: nothing will be stored.

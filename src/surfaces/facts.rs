@@ -7,8 +7,8 @@ use super::count_tokens::CountRequest;
 use super::{Inbound, Surface};
 use crate::api::{ApiError, ChatRequest, ErrorKind};
 use crate::config::condition::Reads;
+use crate::config::SortedMap;
 use crate::routing::facts::{Endpoint, RequestFacts};
-use std::collections::BTreeMap;
 
 /// The header's name, as errors name it.
 pub const METADATA_HEADER: &str = "X-CogniGate-Metadata";
@@ -26,11 +26,11 @@ fn bad_metadata(why: &str) -> ApiError {
 /// The header's labels: a JSON object of string values, at most `MAX_METADATA_BYTES`. Anything
 /// else is a 400 naming the header (the labels are untrusted; they only choose among the
 /// tenant's own rules).
-pub fn parse_metadata(raw: &str) -> Result<BTreeMap<String, String>, ApiError> {
+pub fn parse_metadata(raw: &str) -> Result<SortedMap<String, String>, ApiError> {
     if raw.len() > MAX_METADATA_BYTES {
         return Err(bad_metadata("at most 2048 bytes"));
     }
-    serde_json::from_str::<BTreeMap<String, String>>(raw)
+    serde_json::from_str::<SortedMap<String, String>>(raw)
         .map_err(|_| bad_metadata("a JSON object of string values"))
 }
 
@@ -69,7 +69,7 @@ pub fn facts(
 fn labels(
     reads: Reads,
     metadata_header: Option<&str>,
-) -> Result<Option<BTreeMap<String, String>>, ApiError> {
+) -> Result<Option<SortedMap<String, String>>, ApiError> {
     let metadata = metadata_header.map(parse_metadata).transpose()?;
     if !reads.any {
         return Ok(None);

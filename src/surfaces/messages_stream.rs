@@ -4,9 +4,9 @@
 
 use super::errors::anthropic_event;
 use super::messages_response::{message_id, stop_reason};
+use crate::config::SortedMap;
 use crate::stream::sse::{EventKind, SseParser};
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
 
 fn event(out: &mut Vec<u8>, name: &str, data: &Value) {
     out.extend_from_slice(format!("event: {name}\ndata: {data}\n\n").as_bytes());
@@ -61,7 +61,7 @@ pub struct Encoder {
     /// The open content block and its index.
     open: Option<(u64, Open)>,
     next_index: u64,
-    tools: BTreeMap<u64, u64>,
+    tools: SortedMap<u64, u64>,
     stop: Option<&'static str>,
     usage: Value,
     /// The prompt estimate (`usage::estimate`), shown in `message_start`: the upstream reports

@@ -17,10 +17,10 @@
 use super::generated::generated_bytes;
 use super::{TokenCounts, UsageSource};
 use crate::api::ChatRequest;
+use crate::config::SortedMap;
 use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 use std::fmt;
 
 /// What one image is counted as, from any source (base64, URL, file). The most either family
@@ -142,7 +142,7 @@ pub fn prompt_bytes(raw: &str) -> usize {
 /// how many times `type` appeared: an object with more than one `type` is no image block and is
 /// measured by its members like any other.
 struct Members<'a> {
-    members: BTreeMap<Cow<'a, str>, &'a RawValue>,
+    members: SortedMap<Cow<'a, str>, &'a RawValue>,
     types: usize,
 }
 
@@ -158,7 +158,7 @@ impl<'de> Deserialize<'de> for Members<'de> {
             }
 
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members<'de>, A::Error> {
-                let mut members = BTreeMap::new();
+                let mut members = SortedMap::new();
                 let mut types = 0usize;
                 while let Some((key, value)) = map.next_entry::<Cow<'de, str>, &'de RawValue>()? {
                     types = types.saturating_add(usize::from(key == "type"));

@@ -5,8 +5,8 @@
 //! the scrape reads. Counts only add up, so batches merge in any order: nothing is lost when a
 //! failed call puts its batch back, and nothing is counted twice.
 
+use crate::config::SortedMap;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 
 /// Label sets past this many per family and tenant are counted under `OTHER` (the totals stay
 /// exact; a caller sending ever new model names cannot grow the ledger's stored counters).
@@ -120,19 +120,19 @@ impl Histogram {
 }
 
 /// Counters keyed by a label tuple joined with `\u{1f}` (serialisable as a JSON object key).
-pub type Counter<V> = BTreeMap<String, V>;
+pub type Counter<V> = SortedMap<String, V>;
 
 /// The counters of one tenant.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct MetricCounts {
     /// `model␟outcome` → requests.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(default, skip_serializing_if = "SortedMap::is_empty")]
     pub requests: Counter<u64>,
     /// `provider␟model␟failure` → upstream calls.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(default, skip_serializing_if = "SortedMap::is_empty")]
     pub attempts: Counter<u64>,
     /// `model` → USD.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(default, skip_serializing_if = "SortedMap::is_empty")]
     pub cost_usd: Counter<f64>,
     #[serde(default)]
     pub depth: Histogram,

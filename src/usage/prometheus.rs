@@ -3,7 +3,7 @@
 //! breakers and parked keys). Pure: the edge gathers, this writes.
 
 use super::metric_counts::{labels, Histogram, MetricCounts, DEPTH_BOUNDS, MS_BOUNDS};
-use std::collections::BTreeMap;
+use crate::config::SortedMap;
 use std::fmt::Write;
 
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
@@ -14,7 +14,7 @@ pub struct ProviderGauges {
     pub tenant: String,
     pub provider: String,
     /// Model → breaker open now.
-    pub breakers: BTreeMap<String, bool>,
+    pub breakers: SortedMap<String, bool>,
     pub parked_keys: u64,
 }
 
@@ -103,11 +103,11 @@ impl Value for f64 {
 /// A counter family over every tenant: `names` label the key's parts.
 fn counter<V: Value>(
     out: &mut String,
-    tenants: &BTreeMap<String, MetricCounts>,
+    tenants: &SortedMap<String, MetricCounts>,
     name: &str,
     help: &str,
     names: &[&str],
-    family: impl Fn(&MetricCounts) -> &BTreeMap<String, V>,
+    family: impl Fn(&MetricCounts) -> &SortedMap<String, V>,
 ) {
     header(out, name, "counter", help);
     for (tenant, counts) in tenants {
@@ -130,7 +130,7 @@ type HistogramFamily = (
 
 /// The whole exposition.
 pub fn render(scrape: &Scrape) -> String {
-    let mut tenants: BTreeMap<String, MetricCounts> = BTreeMap::new();
+    let mut tenants: SortedMap<String, MetricCounts> = SortedMap::new();
     for (tenant, counts) in &scrape.counts {
         tenants.entry(tenant.clone()).or_default().merge(counts);
     }

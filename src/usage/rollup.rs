@@ -2,9 +2,9 @@
 //! D1 in one batch, so D1 sees one upsert per (minute, model, provider, key, end user) group and
 //! never one write per request.
 
+use crate::config::SortedMap;
 use crate::usage::{Outcome, UsageRecord};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 
 /// One roll-up row's identity. An absent model, provider or end user is the empty string
 /// (D1 keys cannot hold NULL usefully); the usage API turns it back into `null`.
@@ -100,7 +100,7 @@ impl UsageSums {
 /// Roll-ups not yet in D1.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PendingRollups {
-    rows: BTreeMap<String, (RollupKey, UsageSums)>,
+    rows: SortedMap<String, (RollupKey, UsageSums)>,
 }
 
 impl PendingRollups {
@@ -140,7 +140,7 @@ impl PendingRollups {
         for (k, s) in rest {
             self.merge(k, s);
         }
-        taken.sort_by(|a, b| a.0.cmp(&b.0));
+        crate::config::sort::sort_by(&mut taken, |a, b| a.0.cmp(&b.0));
         taken
     }
 

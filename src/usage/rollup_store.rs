@@ -16,8 +16,8 @@ use super::generation::GenerationGate;
 use super::rollup::{PendingRollups, RollupKey, UsageSums};
 use super::UsageRecord;
 use crate::config::TenantId;
+use crate::config::{SortedMap, SortedSet};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
 
 pub const ROW_PREFIX: &str = "ru:";
 pub const META_KEY: &str = "rollups:meta";
@@ -85,8 +85,8 @@ pub struct Batch {
 /// The rows of one ledger, in memory, with the keys changed since the last `take_writes`.
 #[derive(Debug, Default)]
 pub struct RollupRows {
-    rows: BTreeMap<String, StoredRow>,
-    dirty: BTreeSet<String>,
+    rows: SortedMap<String, StoredRow>,
+    dirty: SortedSet<String>,
 }
 
 /// The storage key of a row: its identity, so equal rows meet in one value.

@@ -3,17 +3,17 @@
 //! properties are refused, array items, the alternatives of a union). Descriptions, defaults,
 //! formats and numeric bounds are documentation only: the serde types do not carry them.
 
+use crate::config::{SortedMap, SortedSet};
 use serde_json::Value;
-use std::collections::{BTreeMap, BTreeSet};
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Shape {
-    pub types: BTreeSet<String>,
+    pub types: SortedSet<String>,
     /// `enum` / `const` values, as JSON text.
-    pub values: Option<BTreeSet<String>>,
+    pub values: Option<SortedSet<String>>,
     pub pattern: Option<String>,
-    pub properties: BTreeMap<String, Shape>,
-    pub required: BTreeSet<String>,
+    pub properties: SortedMap<String, Shape>,
+    pub required: SortedSet<String>,
     /// `additionalProperties: false`.
     pub closed: bool,
     pub items: Option<Box<Shape>>,
@@ -30,7 +30,7 @@ pub fn shape(schema: &Value, root: &Value) -> Shape {
         return match resolved {
             Some(s) => shape(s, root),
             None => Shape {
-                types: BTreeSet::from([format!("unresolved {target}")]),
+                types: SortedSet::from([format!("unresolved {target}")]),
                 ..Shape::default()
             },
         };
@@ -109,7 +109,7 @@ fn enumerated(schema: &Value) -> Vec<&Value> {
     }
 }
 
-fn values_of(schema: &Value) -> Option<BTreeSet<String>> {
+fn values_of(schema: &Value) -> Option<SortedSet<String>> {
     let vs = enumerated(schema);
     (!vs.is_empty()).then(|| vs.iter().map(|v| v.to_string()).collect())
 }
@@ -145,7 +145,7 @@ fn union_of(branches: Vec<Shape>) -> Shape {
             .map(|b| b.values.clone())
             .collect::<Option<Vec<_>>>()
             .map(|sets| sets.into_iter().flatten().collect());
-        let patterns: BTreeSet<_> = rest.iter().filter_map(|b| b.pattern.clone()).collect();
+        let patterns: SortedSet<_> = rest.iter().filter_map(|b| b.pattern.clone()).collect();
         Shape {
             types: rest.iter().flat_map(|b| b.types.clone()).collect(),
             values,

@@ -1,10 +1,10 @@
 //! The live stats answer (issue 22) of `GET /v1/models/metrics` and
 //! `GET /admin/v1/tenants/{t}/stats`: one row per catalog model whose provider exists, by id.
 
+use crate::config::SortedMap;
 use crate::state::provider_state::BreakerStatus;
 use crate::state::stats_book::StatsSnapshot;
 use serde::Serialize;
-use std::collections::BTreeMap;
 
 /// One model's live stats. Nothing measured yet: zero requests and `null` numbers.
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
@@ -46,7 +46,7 @@ pub struct ParkedKey {
 
 impl ParkedKey {
     /// The keys parked at `now` in the providers' snapshots, by provider then key id.
-    pub fn all(snapshots: &BTreeMap<String, StatsSnapshot>, now: u64) -> Vec<ParkedKey> {
+    pub fn all(snapshots: &SortedMap<String, StatsSnapshot>, now: u64) -> Vec<ParkedKey> {
         snapshots
             .iter()
             .flat_map(|(provider, snap)| {
@@ -77,7 +77,7 @@ impl StatsRow {
     /// of `now`, sorted by model id. A provider without a snapshot shows its models unmeasured.
     pub fn rows<'a>(
         models: impl Iterator<Item = (&'a str, &'a str)>,
-        snapshots: &BTreeMap<String, StatsSnapshot>,
+        snapshots: &SortedMap<String, StatsSnapshot>,
         now: u64,
     ) -> Vec<StatsRow> {
         let mut rows: Vec<StatsRow> = models
@@ -106,7 +106,7 @@ impl StatsRow {
                 }
             })
             .collect();
-        rows.sort_by(|a, b| a.model.cmp(&b.model));
+        crate::config::sort::sort_by(&mut rows, |a, b| a.model.cmp(&b.model));
         rows
     }
 }

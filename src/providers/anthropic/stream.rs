@@ -3,9 +3,9 @@
 
 use super::{finish_reason, native::DONE, response::usage};
 use crate::api::ChatRequest;
+use crate::config::SortedMap;
 use crate::stream::SseParser;
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
 
 /// The caller asked for the usage chunk (`stream_options.include_usage`). The translated stream
 /// always carries it (usage is metered from it); the relay strips it when this is false.
@@ -25,7 +25,7 @@ pub struct Translator {
     input: Value,
     output_tokens: u64,
     /// Content block index → tool call index.
-    tools: BTreeMap<u64, usize>,
+    tools: SortedMap<u64, usize>,
 }
 
 impl Translator {
