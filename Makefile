@@ -16,9 +16,10 @@ export WRANGLER_SEND_METRICS := false
 # whose worker-build output is unchanged copies it instead of running wasm-opt again (about 40 s).
 WASM_OPT_CACHE := $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)/wasm-opt
 # The most gzip -9 bytes of build/index_bg.wasm `make test` accepts (size-check): set a little
-# above the measured size, so growth past it is a decision, not an accident. The hot-path issue's
-# goal is 500,000 bytes.
-WASM_GZ_BUDGET := 1030000
+# above the measured size (916,300 after the hot-path issue), so growth past it is a decision,
+# not an accident. The hot-path issue's goal, 500,000 bytes, is not met: see the README's
+# "Benchmark" section for where the bytes are.
+WASM_GZ_BUDGET := 930000
 
 .PHONY: setup build size-check dev test test-long schemathesis bench profile print-wasm-opt-flags lint host-test e2e clean
 

@@ -94,5 +94,28 @@ def summarize(name, profile, requests, load, concurrency, top=15):
     lines += ["", "CPU per request by part of the request path:", "", "| part | µs per request | share |", "|---|---|---|"]
     for part, t in sorted(by_part.items(), key=lambda kv: -kv[1]):
         lines.append(f"| {part} | {per_req(t):.1f} | {t / busy:.1%} |")
-    lines.append("")
+    lines += ["", _pauses(profile, nodes), ""]
     return "\n".join(lines)
+
+
+def _pauses(profile, nodes):
+    """The tail question (issue 26): how long V8's collector holds the isolate at a stretch.
+    A pause is a run of consecutive `(garbage collector)` samples; at c=1 a request that meets
+    one waits it out."""
+    runs, cur = [], 0.0
+    for node, dt in zip(profile["samples"], profile["timeDeltas"]):
+        if nodes[node]["callFrame"]["functionName"] == "(garbage collector)":
+            cur += dt
+        elif cur:
+            runs.append(cur)
+            cur = 0.0
+    if cur:
+        runs.append(cur)
+    if not runs:
+        return "GC pauses: none sampled."
+    runs.sort()
+    span = sum(profile["timeDeltas"]) / 1e6
+    at = lambda q: runs[min(len(runs) - 1, int(len(runs) * q))] / 1e3  # noqa: E731
+    return (f"GC pauses: {len(runs)} in {span:.1f} s ({len(runs) / span:.1f} per second), "
+            f"{sum(runs) / 1e3:.1f} ms in all; p50 {at(0.5):.2f} ms, p90 {at(0.9):.2f} ms, "
+            f"longest {runs[-1] / 1e3:.2f} ms.")
