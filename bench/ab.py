@@ -15,11 +15,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from changes import CELLS, LONG_WORDS, median  # noqa: E402
-from measure import loadgen  # noqa: E402
-from processes import ROOT, WORK, log, run, stop_all  # noqa: E402
+from changes import CELLS, LONG_WORDS, measure_effects, median  # noqa: E402
+from processes import ROOT, WORK, run, stop_all  # noqa: E402
 from run import FLOOR_SCRIPT  # noqa: E402
-from selection import rotated  # noqa: E402
 from systems import GATEWAY_VARS, setup_gateway, start_mock, start_workerd  # noqa: E402
 
 
@@ -56,27 +54,13 @@ def main():
             floors[tag] = start_workerd(f"ab-floor-{tag}", FLOOR_SCRIPT, ["--bare"],
                                         {"UPSTREAM_URL": f"http://127.0.0.1:{port}/v1/chat/completions"})
         systems["floor"] = (floors, None)
-        out = {}
         cells = [c for c in CELLS if args.cells in c[0]]
-        for label, stream, c, tenant in cells:
-            for r in range(args.rounds):
-                for name in rotated(list(systems), r):
-                    url, keys = systems[name]
-                    if keys is None:
-                        target, headers = url["long" if tenant == "long0" else "short"], {}
-                    else:
-                        target, headers = url, {"authorization": f"Bearer {keys[tenant]}"}
-                    body = {"model": "m1" if keys is None else "bench",
-                            "messages": [{"role": "user", "content": "hello"}], "stream": stream}
-                    res = loadgen(target + "/v1/chat/completions", headers, body, c, args.seconds, args.warmup)
-                    out.setdefault((label, name), []).append(res)
-                    log(f"{label:32s} round {r + 1} {name:10s}: {res['rps']:7.0f} req/s "
-                        f"errors {res['errors'] + res['non_2xx']}")
+        out = measure_effects(args, systems, cells, args.rounds)
         print("| cell | build | req/s (rounds) | % of floor | p50 ms | errors |\n|---|---|---|---|---|---|")
         for label, *_ in cells:
-            floor = median([r["rps"] for r in out[(label, "floor")]])
+            floor = median([r["rps"] for r in out[("floor", label)]])
             for name in systems:
-                rs = out[(label, name)]
+                rs = out[(name, label)]
                 rps = [r["rps"] for r in rs]
                 print(f"| {label} | {name} | {median(rps):.0f} ({', '.join(f'{x:.0f}' for x in rps)}) | "
                       f"{median(rps) / floor:.0%} | {median([r['p50_ms'] for r in rs]):.2f} | "

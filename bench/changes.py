@@ -86,14 +86,14 @@ CELLS = (
 ROUNDS = 3
 
 
-def measure_effects(args, systems):
-    """Each cell ROUNDS times, every system once per round in rotated order (so drift in the
+def measure_effects(args, systems, cells=CELLS, rounds=ROUNDS):
+    """Each cell `rounds` times, every system once per round in rotated order (so drift in the
     machine's speed hits them alike). `systems`: name -> (url, {tenant: key} or None for the
     floor, which takes no key). Returns {(name, label): [result, ...]}."""
     out = {}
     names = list(systems)
-    for label, stream, c, tenant in CELLS:
-        for r in range(ROUNDS):
+    for label, stream, c, tenant in cells:
+        for r in range(rounds):
             for name in rotated(names, r):
                 url, keys = systems[name]
                 if keys is None:
