@@ -13,6 +13,8 @@ Outermost, because a part's helpers (serde_json, memcpy, a hash) are that part's
 import re
 from collections import defaultdict
 
+from cold import pct
+
 # (part, pattern on the function name), checked from the stack's root down. Names are as the wasm
 # name section has them (demangled Rust paths) or as the JS glue names them.
 PARTS = [
@@ -29,7 +31,8 @@ PARTS = [
     ("entry and routing of the URL", r"edge::entry|route_table|edge::http::"),
 ]
 GLUE_WASM = re.compile(r"^<?(wasm_bindgen|js_sys|web_sys|worker::|serde_wasm_bindgen|wasm_bindgen_futures|__wbg|__wbindgen)")
-PSEUDO = {"(garbage collector)": "GC", "(program)": "runtime (native)", "(root)": "runtime (native)"}
+GC_FRAME = "(garbage collector)"
+PSEUDO = {GC_FRAME: "GC", "(program)": "runtime (native)", "(root)": "runtime (native)"}
 
 
 def _is_wasm(frame):
@@ -104,7 +107,7 @@ def _pauses(profile, nodes):
     one waits it out."""
     runs, cur = [], 0.0
     for node, dt in zip(profile["samples"], profile["timeDeltas"]):
-        if nodes[node]["callFrame"]["functionName"] == "(garbage collector)":
+        if nodes[node]["callFrame"]["functionName"] == GC_FRAME:
             cur += dt
         elif cur:
             runs.append(cur)
@@ -113,9 +116,7 @@ def _pauses(profile, nodes):
         runs.append(cur)
     if not runs:
         return "GC pauses: none sampled."
-    runs.sort()
     span = sum(profile["timeDeltas"]) / 1e6
-    at = lambda q: runs[min(len(runs) - 1, int(len(runs) * q))] / 1e3  # noqa: E731
     return (f"GC pauses: {len(runs)} in {span:.1f} s ({len(runs) / span:.1f} per second), "
-            f"{sum(runs) / 1e3:.1f} ms in all; p50 {at(0.5):.2f} ms, p90 {at(0.9):.2f} ms, "
-            f"longest {runs[-1] / 1e3:.2f} ms.")
+            f"{sum(runs) / 1e3:.1f} ms in all; p50 {pct(runs, 0.5) / 1e3:.2f} ms, "
+            f"p90 {pct(runs, 0.9) / 1e3:.2f} ms, longest {max(runs) / 1e3:.2f} ms.")
