@@ -10,7 +10,9 @@ panel), and this prints, per profile:
   - the top 15 functions by self time, wasm functions included;
   - the cost per request split by what the request path is doing (bench/profile_split.py);
   - the boundary crossings per request by import, counted on an instrumented copy of the build
-    (bench/crossings.py): a number that does not move with the machine's speed.
+    (bench/crossings.py): a number that does not move with the machine's speed;
+  - what the first request of a fresh isolate makes V8 compile (bench/cold_compile.py): the wasm
+    bytes its path runs, another count that does not drift.
 
   python3 bench/profile.py [--seconds 10] [--concurrency 16] [--no-build] [--words N]
 
@@ -30,6 +32,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import cold_compile  # noqa: E402
 import crossings  # noqa: E402
 from processes import http  # noqa: E402
 from profile_split import summarize  # noqa: E402
@@ -173,6 +176,7 @@ def main():
             name, prof, requests, r = profile_one(url, inspector, key, stream, args)
             report.append(summarize(name, prof, requests, r, args.concurrency))
         report += count_crossings(cmd, mport)
+        report.append(cold_compile.report(OUT / "build"))
         text = "\n".join(report)
         (OUT / "summary.md").write_text(text + "\n")
         print(text)

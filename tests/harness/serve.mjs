@@ -6,6 +6,8 @@
 //                                [--inspector-port N]
 // --inspector-port opens workerd's V8 inspector (DevTools protocol) on 127.0.0.1:N, for
 // `make profile` (bench/profile.py), which records a CPU profile through it.
+// CG_MINIFLARE=PATH (in the environment) loads Miniflare from PATH, an entry module, instead of
+// the installed package: bench/cold_compile.py points it at a copy that passes V8 flags to workerd.
 // --analytics (or CG_HARNESS_ANALYTICS=1 in the environment) adds the `ANALYTICS` Analytics
 // Engine binding (issue 24; off unless asked, so other suites run without it).
 // --bare runs a script without the gateway's D1 and Durable Object bindings (the benchmark floor).
@@ -15,11 +17,14 @@
 //   {"id": 1, "scheduled": <epoch ms>}        -> the cron handler run once -> {"id": 1, "rows": []}
 // When stdin closes (the test process exited, even by a panic) it disposes Miniflare and exits, so
 // nothing it started outlives the tests.
-import { Miniflare, Log, LogLevel } from "miniflare";
 import { readFileSync, readdirSync, rmSync } from "node:fs";
 import { createInterface } from "node:readline";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const { Miniflare, Log, LogLevel } = await import(
+  process.env.CG_MINIFLARE ? pathToFileURL(process.env.CG_MINIFLARE).href : "miniflare"
+);
 
 // Miniflare's proxy (getD1Database, getWorker) blocks on `Atomics.wait` until its fetch thread
 // stores 1 and notifies, then asserts the reply is there. The thread stores and notifies in two
