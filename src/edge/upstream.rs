@@ -3,6 +3,7 @@
 use super::body_read::{read_bounded, BodyReader, Bounded, Read};
 use super::http::now_ms;
 use super::js_fetch::{self, Fetched, Whole};
+use super::own_poll::own_poll;
 use super::signals::{signal_headers, RateLimited200};
 use crate::cascade::body_limit::{Capped, MAX_ERROR_BODY, MAX_SUCCESS_BODY};
 use crate::cascade::context_window::{fit, fitted_request, Fit};
@@ -128,8 +129,10 @@ impl crate::cascade::Upstream for FetchUpstream<'_> {
         let timing = (started, headers_at.saturating_sub(started));
         // Body reads get what is left of the same timeout, never a fresh one.
         let deadline = started.saturating_add(call.timeout_ms);
+        // Each way on is polled as a function of its own (own_poll.rs): an isolate compiles the
+        // read its first answer takes, not all three.
         if !(200..300).contains(&status) {
-            return failed(resp, status, controller, deadline).await;
+            return own_poll(failed(resp, status, controller, deadline)).await;
         }
         let kind = call.provider.kind;
         if self.request.stream() {
@@ -141,7 +144,7 @@ impl crate::cascade::Upstream for FetchUpstream<'_> {
                 (StreamDecoder::new(kind), StreamUsage::chat(!asked))
             };
             let read_timeout = u64::from(call.provider.timeout_ms);
-            stream_start(
+            own_poll(stream_start(
                 resp,
                 status,
                 controller,
@@ -152,7 +155,7 @@ impl crate::cascade::Upstream for FetchUpstream<'_> {
                 ),
                 (call.timeout_ms, read_timeout),
                 timing,
-            )
+            ))
             .await
         } else {
             let rate_limited = RateLimited200::of(call.provider, &Headers(resp.headers()));
@@ -160,7 +163,7 @@ impl crate::cascade::Upstream for FetchUpstream<'_> {
             let times = (deadline, timing.1);
             let watch = self.refusals.then_some(kind);
             let answer = (read, rate_limited, watch);
-            full_body(resp, whole, status, controller, answer, times).await
+            own_poll(full_body(resp, whole, status, controller, answer, times)).await
         }
     }
 }
