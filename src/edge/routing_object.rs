@@ -11,7 +11,7 @@ use crate::state::stats_book::{
     AcquireAnswer, AcquireCall, Gauges, ReportStats, StatsBook, StatsPush, StatsSnapshot,
 };
 use crate::state::wire::read_report;
-use crate::state::{Admission, ProviderState};
+use crate::state::{Admission, Lease, ProviderState};
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use worker::{
@@ -119,13 +119,7 @@ impl RoutingObject {
 
     async fn probe(&self, mut req: Request, now: u64) -> Result<Response> {
         let body: crate::state::AcquireRequest = json_body(&mut req).await?;
-        let lease = self
-            .commit(|st| {
-                let lease = st.acquire_probe(&body, now);
-                let probe = matches!(lease.admission, Admission::Probe { .. });
-                (lease, probe)
-            })
-            .await?;
+        let lease = self.commit_lease(|st| st.acquire_probe(&body, now)).await?;
         Response::from_json(&lease)
     }
 
@@ -168,14 +162,7 @@ impl RoutingObject {
             acquire: body,
             stats,
         } = json_body(&mut req).await?;
-        // Only the move to half-open must survive eviction; the cursor may restart.
-        let lease = self
-            .commit(|st| {
-                let lease = st.acquire(&body, now);
-                let probe = matches!(lease.admission, Admission::Probe { .. });
-                (lease, probe)
-            })
-            .await?;
+        let lease = self.commit_lease(|st| st.acquire(&body, now)).await?;
         // Memory only, and only when the pool changed (a decide copies the book).
         let noted = self
             .stats
@@ -298,6 +285,20 @@ impl RoutingObject {
     /// is undone (`Committed::undo`, which also says how concurrency is handled) and the caller
     /// gets the error. So memory only holds what storage holds, and a transition is answered,
     /// and so gets its event, exactly when it was stored.
+    /// A lease, stored only when it is a probe: only the move to half-open must survive
+    /// eviction; the cursor may restart.
+    async fn commit_lease(
+        &self,
+        decide: impl FnOnce(&mut ProviderState) -> Lease,
+    ) -> Result<Lease> {
+        self.commit(|st| {
+            let lease = decide(st);
+            let probe = matches!(lease.admission, Admission::Probe { .. });
+            (lease, probe)
+        })
+        .await
+    }
+
     async fn commit<R>(&self, decide: impl FnOnce(&mut ProviderState) -> (R, bool)) -> Result<R> {
         let (result, pending) = self.mem.borrow_mut().decide(decide);
         let Some(pending) = pending else {
