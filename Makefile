@@ -80,7 +80,8 @@ bench: build
 	python3 bench/run.py
 
 # V8's CPU profile of the gateway under the bench's load, through workerd's inspector: writes
-# target/profile/*.cpuprofile and prints the top 15 functions and the CPU per request by part.
+# target/profile/*.cpuprofile and prints the top 15 functions, the CPU per request by part, the
+# boundary crossings per request and what a fresh isolate's first request compiles.
 profile: setup
 	python3 bench/profile.py
 
