@@ -16,6 +16,7 @@ import json
 import shutil
 import subprocess
 import time
+from contextlib import contextmanager
 from urllib.parse import urlsplit
 
 from processes import WORK, http as http_call, log, start, stop
@@ -71,17 +72,24 @@ def first_request(url, headers, body):
     return r.status, ms
 
 
-def sample(name, state, script, extra_args, env_vars, headers, model):
-    """One fresh process, one timed request. Returns (startup ms, first request ms, status)."""
+@contextmanager
+def fresh_isolate(name, state, script, extra_args, env_vars, env=None):
+    """A new serve.mjs (so a new workerd and isolate) on `state`, stopped on exit: yields (its URL,
+    ms from process start to its ready line). Its log is target/bench/cold-NAME.log."""
     t0 = time.perf_counter()
-    p = start(serve_cmd(state, script, extra_args, env_vars), f"cold-{name}", env={"CG_HARNESS_LOG": "warn"},
-              stdout=subprocess.PIPE)
+    p = start(serve_cmd(state, script, extra_args, env_vars), f"cold-{name}",
+              env={"CG_HARNESS_LOG": "warn", **(env or {})}, stdout=subprocess.PIPE)
     try:
         url = read_ready(p)
-        startup = (time.perf_counter() - t0) * 1000
-        status, ms = first_request(url + "/v1/chat/completions", headers, chat_body(model))
+        yield url, (time.perf_counter() - t0) * 1000
     finally:
         stop(p)
+
+
+def sample(name, state, script, extra_args, env_vars, headers, model):
+    """One fresh process, one timed request. Returns (startup ms, first request ms, status)."""
+    with fresh_isolate(name, state, script, extra_args, env_vars) as (url, startup):
+        status, ms = first_request(url + "/v1/chat/completions", headers, chat_body(model))
     return startup, ms, status
 
 

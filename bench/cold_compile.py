@@ -18,14 +18,13 @@ its code is the shipped module's.
 import json
 import re
 import shutil
-import subprocess
 import time
 from collections import Counter
 from pathlib import Path
 
-from cold import chat_body, first_request, pct, prepare_gateway
-from processes import ROOT, WORK, start, stop, stop_all
-from systems import GATEWAY_VARS, read_ready, serve_cmd, start_mock
+from cold import chat_body, first_request, fresh_isolate, pct, prepare_gateway
+from processes import ROOT, WORK, stop_all
+from systems import GATEWAY_VARS, start_mock
 
 MINIFLARE = ROOT / "node_modules/miniflare"
 PATCHED = ROOT / "target/miniflare-v8flags"
@@ -101,21 +100,18 @@ def sample(script, prepared, key, i):
     state = WORK / f"cold-compile-{i}"
     shutil.rmtree(state, ignore_errors=True)
     shutil.copytree(prepared, state)
-    env = {"CG_HARNESS_LOG": "warn", "CG_MINIFLARE": str(patched_miniflare()),
-           "CG_V8_FLAGS": "--trace-wasm-compilation-times"}
-    p = start(serve_cmd(state, script, [], GATEWAY_VARS), "cold-compile", env=env, stdout=subprocess.PIPE)
+    env = {"CG_MINIFLARE": str(patched_miniflare()), "CG_V8_FLAGS": "--trace-wasm-compilation-times"}
     logfile = WORK / "cold-compile.log"
     try:
-        url = read_ready(p)
-        before = logfile.stat().st_size
-        status, ms = first_request(url + "/v1/chat/completions", {"authorization": f"Bearer {key}"}, chat_body("bench"))
-        assert status == 200, f"cold_compile: first request answered {status}"
-        time.sleep(SETTLE_S)
-        with open(logfile, "rb") as f:
-            f.seek(before)
-            text = f.read().decode("utf-8", "replace")
+        with fresh_isolate("compile", state, script, [], GATEWAY_VARS, env) as (url, _):
+            before = logfile.stat().st_size
+            status, ms = first_request(url + "/v1/chat/completions", {"authorization": f"Bearer {key}"}, chat_body("bench"))
+            assert status == 200, f"cold_compile: first request answered {status}"
+            time.sleep(SETTLE_S)
+            with open(logfile, "rb") as f:
+                f.seek(before)
+                text = f.read().decode("utf-8", "replace")
     finally:
-        stop(p)
         shutil.rmtree(state, ignore_errors=True)
     return ms, [(int(a), t, int(us), int(body)) for a, t, us, body in TRACE.findall(text)]
 

@@ -279,12 +279,6 @@ impl RoutingObject {
         Some(book.snapshot(mem.get().unwrap_or(&empty), now))
     }
 
-    /// Every decision is made on the in-memory state without an await in between, so concurrent
-    /// requests see each other's effects at once (one probe, one cursor step each). `decide`
-    /// also says whether its change must be stored; if it must and the write fails, the change
-    /// is undone (`Committed::undo`, which also says how concurrency is handled) and the caller
-    /// gets the error. So memory only holds what storage holds, and a transition is answered,
-    /// and so gets its event, exactly when it was stored.
     /// A lease, stored only when it is a probe: only the move to half-open must survive
     /// eviction; the cursor may restart.
     async fn commit_lease(
@@ -299,6 +293,12 @@ impl RoutingObject {
         .await
     }
 
+    /// Every decision is made on the in-memory state without an await in between, so concurrent
+    /// requests see each other's effects at once (one probe, one cursor step each). `decide`
+    /// also says whether its change must be stored; if it must and the write fails, the change
+    /// is undone (`Committed::undo`, which also says how concurrency is handled) and the caller
+    /// gets the error. So memory only holds what storage holds, and a transition is answered,
+    /// and so gets its event, exactly when it was stored.
     async fn commit<R>(&self, decide: impl FnOnce(&mut ProviderState) -> (R, bool)) -> Result<R> {
         let (result, pending) = self.mem.borrow_mut().decide(decide);
         let Some(pending) = pending else {
