@@ -67,10 +67,10 @@ def _charged(profile):
     return charged, gaps
 
 
-def _self_times(profile):
-    """Microseconds of samples per node id (V8 gives the sample order and the gaps between)."""
+def _self_times(charged):
+    """Microseconds charged per node id."""
     t = defaultdict(float)
-    for node, dt in _charged(profile)[0]:
+    for node, dt in charged:
         t[node] += dt
     return t
 
@@ -96,7 +96,8 @@ def _part_of(stack):
 def summarize(name, profile, requests, load, concurrency, top=15):
     nodes = {n["id"]: n for n in profile["nodes"]}
     parent = {c: n["id"] for n in profile["nodes"] for c in n.get("children", [])}
-    selfs = _self_times(profile)
+    charged, gaps = _charged(profile)
+    selfs = _self_times(charged)
     busy = sum(t for nid, t in selfs.items() if nodes[nid]["callFrame"]["functionName"] != "(idle)")
     by_fn, by_part = defaultdict(float), defaultdict(float)
     for nid, t in selfs.items():
@@ -112,26 +113,25 @@ def summarize(name, profile, requests, load, concurrency, top=15):
         by_part[part] += t
     per_req = lambda us: us / requests if requests else float("nan")  # noqa: E731
     lines = [f"## {name}: {load['rps']:.0f} req/s at c={concurrency}, {requests:.0f} requests profiled, "
-             f"{busy / 1e3:.0f} ms of isolate CPU ({per_req(busy):.1f} µs per request)", "",
+             f"{busy / 1e3:.0f} ms of isolate CPU sampled ({per_req(busy):.1f} µs per request)", "",
              f"Top {top} functions by self time:", "", "| # | function | self ms | share | µs per request |", "|---|---|---|---|---|"]
     for i, (fn, t) in enumerate(sorted(by_fn.items(), key=lambda kv: -kv[1])[:top], 1):
         lines.append(f"| {i} | `{fn}` | {t / 1e3:.1f} | {t / busy:.1%} | {per_req(t):.1f} |")
     lines += ["", "CPU per request by part of the request path:", "", "| part | µs per request | share |", "|---|---|---|"]
     for part, t in sorted(by_part.items(), key=lambda kv: -kv[1]):
         lines.append(f"| {part} | {per_req(t):.1f} | {t / busy:.1%} |")
-    gaps = _charged(profile)[1]
-    lines += ["", _pauses(profile, nodes),
+    lines += ["", _pauses(charged, profile, nodes),
               f"Left out: {gaps / 1e3:.0f} ms of gaps over {GAP_US} µs between samples (no sample taken; "
               "see GAP_US).", ""]
     return "\n".join(lines)
 
 
-def _pauses(profile, nodes):
+def _pauses(charged, profile, nodes):
     """The tail question (issue 26): how long V8's collector holds the isolate at a stretch.
     A pause is a run of consecutive `(garbage collector)` samples; at c=1 a request that meets
     one waits it out."""
     runs, cur = [], 0.0
-    for node, dt in _charged(profile)[0]:
+    for node, dt in charged:
         if nodes[node]["callFrame"]["functionName"] == GC_FRAME:
             cur += dt
         elif cur:
