@@ -245,11 +245,11 @@ fn the_anthropic_sdks_count_tokens_grows_with_the_system_prompt_tools_and_messag
 ) {
     let gw = Gateway::shared();
     let (t, mock) = priced(gw, "count-tokens", "anthropic");
-    // A key allowed one request a minute: counting takes no rate-limit slot.
+    // Each count takes a slot of the key's rpm (a request without tokens), and nothing else.
     let limited = Tenant {
         gw,
         id: t.id.clone(),
-        key: t.key_with(json!({"rpm": 1})).1,
+        key: t.key_with(json!({"rpm": 50})).1,
     };
     let v = anthropic_sdk(&limited, "m", "count_tokens");
     let counts: Vec<u64> = v["counts"]
@@ -268,7 +268,7 @@ fn the_anthropic_sdks_count_tokens_grows_with_the_system_prompt_tools_and_messag
         "{v}"
     );
     assert_eq!(mock.count(), 0, "no upstream call");
-    // The count's slot was never taken, and it left no usage record: the one request does both.
+    // The counts left no usage record: the one request leaves one.
     let body =
         json!({"model": "m", "max_tokens": 16, "messages": [{"role": "user", "content": "hi"}]});
     let r = gw.request(

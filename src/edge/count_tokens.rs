@@ -4,7 +4,7 @@ use super::caller::caller_config;
 use super::deployment::Deployment;
 use super::gateway::chain_error;
 use super::http;
-use super::limits::allowed;
+use super::limits::{allowed, count_call};
 use super::metrics::Metrics;
 use super::served::with_memory_counter;
 use crate::api::ApiError;
@@ -12,10 +12,12 @@ use crate::config::ModelId;
 use crate::routing::{build_chain, pin, RouteInput};
 use crate::surfaces::count_tokens::CountRequest;
 use crate::surfaces::facts::count_facts;
+use crate::surfaces::Surface;
 use worker::{Context, Env, Request, Response};
 
 /// `POST /v1/messages/count_tokens`: the caller key and name resolution of `/v1/messages`, then
-/// the gateway's own estimate. No upstream call, no rate-limit slot, no usage record.
+/// the gateway's own estimate. No upstream call and no usage record; it counts against the
+/// key's `rpm` as a request without tokens.
 pub async fn count_tokens(
     req: Request,
     env: &Env,
@@ -24,6 +26,10 @@ pub async fn count_tokens(
 ) -> Result<Response, ApiError> {
     let metrics = Metrics::default();
     let (key, cfg) = caller_config(&req, env, ctx, dep, &metrics).await?;
+    // A request without tokens: it counts against the key's `rpm` before its body is read.
+    if let Err(refused) = count_call(env, &key, "count_tokens", &metrics).await {
+        return refused.response(Surface::Messages);
+    }
     let body = http::read_body(&req, dep.max_chat_body).await?;
     let default_model = cfg.settings.limits.default_model.as_ref();
     let count = CountRequest::parse(

@@ -20,9 +20,9 @@ use super::usage_sink::{self, StreamHandOff};
 use crate::api::{ApiError, ErrorKind};
 use crate::cascade::log_line::LogUsage;
 use crate::cascade::metric::unserved;
-use crate::cascade::{settle, Cascade, Clock, Ending, Limits, Outcome};
+use crate::cascade::{settle, Cascade, Clock, Ending, Limits, Outcome, RefusalPolicy};
 use crate::config::TenantConfig;
-use crate::governance::Need;
+use crate::governance::{billable_answers, Need, Price};
 use crate::routing::{Candidate, ChainError};
 use crate::surfaces::{Inbound, Surface};
 use crate::usage::estimate::{answer_tokens, requested_output};
@@ -115,7 +115,13 @@ pub async fn serve(
             limits,
             end_user: pending.end_user.as_deref(),
             request_id,
-            need: reservation(prompt_estimate, &inbound, &chain),
+            need: reservation(
+                prompt_estimate,
+                &inbound,
+                &cfg,
+                (&chain, &refusal_only),
+                refusals,
+            ),
             request_budget_ms: dep.defaults.request_budget_ms,
         };
         let governed = match govern(env, ctx, admitting, &metrics).await {
@@ -335,15 +341,29 @@ async fn respond(
     result
 }
 
-/// What admission holds for the request: the prompt estimate (the context guard's) and
-/// `max_tokens`, priced at the chain's most expensive candidate, since any of them may serve.
-fn reservation(prompt_estimate: u64, inbound: &Inbound, chain: &[Candidate<'_>]) -> Need {
+/// What admission holds for the request (`Need::of_request`): the prompt estimate (the context
+/// guard's) and `max_tokens` for every answer it can be billed (a refusal and its fallback's
+/// answer are two), priced at the dearest candidates that may give them, a refusal fallback's
+/// runner-up included. Each is priced as it is billed: at its catalog model.
+fn reservation(
+    prompt_estimate: u64,
+    inbound: &Inbound,
+    cfg: &TenantConfig,
+    (chain, refusal_only): (&[Candidate<'_>], &Option<Candidate<'_>>),
+    refusals: RefusalPolicy,
+) -> Need {
+    let prices: Vec<Option<Price>> = chain
+        .iter()
+        .chain(refusal_only)
+        .map(|c| cfg.models.get(&c.model.id).map(Price::of))
+        .collect();
+    let fallback = refusals == RefusalPolicy::Fallback;
     Need::of_request(
         prompt_estimate,
         requested_output(inbound.chat()),
-        chain
-            .iter()
-            .map(|c| (c.model.input_price_per_mtok, c.model.output_price_per_mtok)),
+        &prices,
+        billable_answers(fallback, inbound.stream(), prices.len()),
+        cfg.models.values().map(Price::of),
     )
 }
 

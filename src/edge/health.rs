@@ -4,9 +4,11 @@
 use super::caller::{caller, invalid_api_key};
 use super::deployment::Deployment;
 use super::http::{self, HttpReply};
+use super::limits::count_call;
 use super::metrics::Metrics;
 use super::routing_object;
 use super::store;
+use crate::surfaces::Surface;
 use serde_json::json;
 use worker::{Context, Env, Request};
 
@@ -16,6 +18,10 @@ pub async fn health(req: Request, env: &Env, ctx: &Context, dep: &Deployment) ->
     let Some(key) = caller(&req, env, ctx, dep, &metrics).await? else {
         return http::json(200, &json!({"status": "ok"}));
     };
+    // One routing-object call per provider: a call counts against the key's `rpm`.
+    if let Err(refused) = count_call(env, &key, "health", &metrics).await {
+        return refused.response(Surface::Chat);
+    }
     let cfg = store::tenant_config(env, ctx, &key.tenant, &dep.defaults, &metrics)
         .await?
         .ok_or_else(invalid_api_key)?;

@@ -16,7 +16,7 @@ use super::metrics_sink;
 use crate::config::TenantId;
 use crate::config::{SortedMap, SortedSet};
 use crate::governance::isolate::{self, Admission, IsolateLedger, LedgerPort, Via};
-use crate::governance::{AdmitAnswer, AdmitRequest, SettleEntry};
+use crate::governance::{AdmitAnswer, AdmitRequest, SettleEntry, Verdict};
 use crate::usage::spend::Spend;
 use serde::de::DeserializeOwned;
 use std::cell::RefCell;
@@ -146,6 +146,21 @@ pub async fn admit(
         );
     }
     admission
+}
+
+/// Admits a call of a fan-out route (`AdmitRequest::call`): one round trip, never a slice.
+pub async fn admit_call(
+    env: &Env,
+    tenant: &TenantId,
+    ask: &AdmitRequest,
+    metrics: &Metrics,
+) -> Verdict {
+    let port = ObjectPort {
+        env,
+        tenant,
+        metrics: Some(metrics),
+    };
+    isolate::admit_call(&port, ask).await
 }
 
 /// Renews a slice in the background (under `waitUntil`); a failure keeps the current slice.

@@ -125,6 +125,31 @@ pub async fn govern(
     }
 }
 
+/// A call of a route that does work per call without going upstream (`/v1/health` with a key,
+/// `/v1/models/metrics`, `/v1/messages/count_tokens`), counted against the key's `rpm` as a
+/// request without tokens (`AdmitRequest::call`): past it, the route's 429 with `Retry-After`.
+/// A key without an `rpm` asks the ledger nothing.
+pub async fn count_call(
+    env: &Env,
+    key: &CallerKey,
+    route: &str,
+    metrics: &Metrics,
+) -> Result<(), Refused> {
+    let Some(ask) = AdmitRequest::call(&key.id, &key.policy, route) else {
+        return Ok(());
+    };
+    match own_poll(ledger_client::admit_call(env, &key.tenant, &ask, metrics)).await {
+        Verdict::Admit => Ok(()),
+        Verdict::Refuse {
+            refusal,
+            retry_after_secs,
+        } => Err(Refused {
+            error: refused(refusal),
+            retry_after_secs,
+        }),
+    }
+}
+
 thread_local! {
     static BUDGET_REPORTED: std::cell::RefCell<crate::governance::budget_alert::Reported> =
         std::cell::RefCell::default();

@@ -6,14 +6,20 @@
 use super::caller::caller_config;
 use super::deployment::Deployment;
 use super::http::{self, now_ms, HttpReply};
+use super::limits::count_call;
 use super::live_stats::read_tenant;
 use super::metrics::Metrics;
 use crate::api::views::{List, StatsRow};
+use crate::surfaces::Surface;
 use worker::{Context, Env, Request};
 
 pub async fn model_metrics(req: Request, env: &Env, ctx: &Context, dep: &Deployment) -> HttpReply {
     let metrics = Metrics::default();
     let (key, cfg) = caller_config(&req, env, ctx, dep, &metrics).await?;
+    // One routing-object call per provider: a call counts against the key's `rpm`.
+    if let Err(refused) = count_call(env, &key, "models_metrics", &metrics).await {
+        return refused.response(Surface::Chat);
+    }
     let snapshots = read_tenant(env, &cfg.tenant, cfg.providers.keys()).await;
     let models = cfg
         .models

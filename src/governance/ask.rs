@@ -75,6 +75,27 @@ impl AdmitRequest {
         })
     }
 
+    /// A call of a route that does work without going upstream (`/v1/health` with a key,
+    /// `/v1/models/metrics`, `/v1/messages/count_tokens`): a request without tokens, held to the
+    /// key's `rpm` alone, or `None` when the key has none (then the call asks nothing). It holds
+    /// nothing and settles nothing: the ledger counts it at admission, and it never takes from
+    /// or asks for a slice.
+    pub fn call(key_id: &str, key: &KeyPolicy, call_id: &str) -> Option<Self> {
+        Some(Self {
+            key_id: key_id.to_owned(),
+            key_rpm: Some(key.rpm?),
+            key_tpm: None,
+            key_budget: None,
+            tenant_budget: None,
+            end_user: None,
+            need: Need::default(),
+            request_id: Some(call_id.to_owned()),
+            slice_id: None,
+            returns: Vec::new(),
+            release_after_ms: 0,
+        })
+    }
+
     /// The scopes the ledger must have loaded to decide.
     pub fn scopes(&self) -> Vec<ScopeId> {
         let mut s = vec![ScopeId::Tenant, ScopeId::Key(self.key_id.clone())];

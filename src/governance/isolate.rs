@@ -279,6 +279,19 @@ pub async fn admit<P: LedgerPort>(
     }
 }
 
+/// Admits one call (`AdmitRequest::call`) with one round trip, never from a slice: a slice's
+/// requests count only when their records settle, and a call has none. A ledger that cannot be
+/// reached refuses it, as it refuses a request with no slice left.
+pub async fn admit_call<P: LedgerPort>(port: &P, ask: &AdmitRequest) -> Verdict {
+    match port.acquire(ask).await {
+        Ok(answer) => answer.verdict,
+        Err(_) => Verdict::Refuse {
+            refusal: Refusal::LedgerUnreachable,
+            retry_after_secs: Some(1),
+        },
+    }
+}
+
 /// Renews the subject's slice in the background (after `Via::Slice { renew: true }`), giving
 /// back the slices retired since the last call. A failure keeps the current slice until it
 /// lapses, and the returns for the next call.

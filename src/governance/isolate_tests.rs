@@ -278,3 +278,79 @@ fn a_changed_policy_is_not_admitted_from_a_slice_granted_under_the_old_one() {
     let a = block_on(isolate::admit(&port, &book, "t", tighter, T0));
     assert_eq!(a.via, Via::Ledger);
 }
+
+#[test]
+fn a_call_of_a_fan_out_route_counts_against_the_keys_rpm_with_one_round_trip_and_holds_nothing() {
+    use crate::config::policy::KeyPolicy;
+    let port = FaultyLedger::default();
+    port.now.set(T0);
+    // Only an rpm makes a call ask the ledger: other limits do not hold it.
+    let unlimited = KeyPolicy {
+        tpm: Some(10),
+        budget: budget(0.0, Period::Day),
+        ..KeyPolicy::default()
+    };
+    assert!(AdmitRequest::call("k", &unlimited, "call").is_none());
+    let policy = KeyPolicy {
+        rpm: Some(4),
+        budget: budget(0.000_001, Period::Day),
+        ..KeyPolicy::default()
+    };
+    let call = AdmitRequest::call("k", &policy, "call").unwrap();
+    for _ in 0..3 {
+        assert_eq!(block_on(isolate::admit_call(&port, &call)), Verdict::Admit);
+    }
+    // The calls and the key's requests share one minute: the fourth slot goes to a request.
+    let book = RefCell::new(IsolateLedger::new("iso"));
+    let request = AdmitRequest {
+        key_rpm: Some(4),
+        ..req("k")
+    };
+    let admitted = block_on(isolate::admit(&port, &book, "t", request.clone(), T0));
+    assert_eq!(admitted.verdict, Verdict::Admit);
+    match block_on(isolate::admit_call(&port, &call)) {
+        Verdict::Refuse {
+            refusal: Refusal::KeyRpm,
+            retry_after_secs: Some(s),
+        } if (1..=60).contains(&s) => {}
+        v => panic!("the call past the rpm is refused with Retry-After: {v:?}"),
+    }
+    assert_eq!(port.calls.get(), 5, "each call one round trip");
+    let refused = block_on(isolate::admit(&port, &book, "t", request, T0));
+    assert!(matches!(
+        refused.verdict,
+        Verdict::Refuse {
+            refusal: Refusal::KeyRpm,
+            ..
+        }
+    ));
+    // A call holds nothing: no hold to settle, none left to expire.
+    let ledger = port.ledger.borrow();
+    let key = ledger.scopes.get(&ScopeId::Key("k".into())).unwrap();
+    assert!(key.holds.is_empty());
+    drop(ledger);
+    // A minute later the calls are admitted again.
+    port.now.set(T0 + 61_000);
+    assert_eq!(block_on(isolate::admit_call(&port, &call)), Verdict::Admit);
+}
+
+#[test]
+fn a_call_the_ledger_cannot_hear_is_refused_never_admitted_unchecked() {
+    use crate::config::policy::KeyPolicy;
+    let port = FaultyLedger::default();
+    port.now.set(T0);
+    port.fail_next.set(1);
+    let policy = KeyPolicy {
+        rpm: Some(100),
+        ..KeyPolicy::default()
+    };
+    let call = AdmitRequest::call("k", &policy, "call").unwrap();
+    assert_eq!(
+        block_on(isolate::admit_call(&port, &call)),
+        Verdict::Refuse {
+            refusal: Refusal::LedgerUnreachable,
+            retry_after_secs: Some(1)
+        }
+    );
+    assert_eq!(block_on(isolate::admit_call(&port, &call)), Verdict::Admit);
+}

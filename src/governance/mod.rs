@@ -29,4 +29,4 @@ mod reservation_tests;
 pub use admission::{Ledger, ScopeId};
 pub use ask::{AdmitAnswer, AdmitRequest, SettleEntry};
 pub use refusals::{Refusal, Verdict};
-pub use reserve::{HoldRef, Need};
+pub use reserve::{billable_answers, HoldRef, Need, Price};

@@ -306,6 +306,39 @@ mod tests {
     }
 
     #[test]
+    fn text_labelled_as_an_image_is_estimated_as_text_on_every_surface() {
+        let text = "Read me as text. ".repeat(25_000);
+        let at_least = crate::usage::estimate::tokens_for_bytes(text.len());
+        let bodies = [
+            (
+                Surface::Chat,
+                serde_json::json!({"model": "m", "messages": [{"role": "user",
+                "content": [{"type": "image_url", "image_url": {"url": text}}]}]}),
+            ),
+            (
+                Surface::Messages,
+                serde_json::json!({"model": "m", "max_tokens": 5, "messages": [
+                {"role": "user", "content": [{"type": "image", "text": text}]}]}),
+            ),
+            (
+                Surface::Messages,
+                serde_json::json!({"model": "m", "max_tokens": 5, "messages": [
+                {"role": "user", "content": [{"type": "image", "source": {"type": "base64",
+                    "media_type": "image/png", "data": text}}]}]}),
+            ),
+            (
+                Surface::Responses,
+                serde_json::json!({"model": "m", "input": [{"role": "user",
+                "content": [{"type": "input_image", "image_url": text}]}]}),
+            ),
+        ];
+        for (surface, body) in bodies {
+            let n = parse(surface, &body.to_string()).prompt_tokens();
+            assert!(n >= at_least, "{surface:?}: {n} < {at_least}");
+        }
+    }
+
+    #[test]
     fn a_native_answer_of_the_wrong_shape_is_the_candidates_failure() {
         let m = parse(
             Surface::Messages,

@@ -9,32 +9,27 @@
 //! no one tokenizer is right for every provider in a chain.
 //!
 //! - Prompt: the JSON text of the request's `system`, `messages`, `tools`, `functions` and (for
-//!   embeddings) `input`, as sent, except that every image block counts as `IMAGE_TOKENS`
-//!   whatever its size or source: base64 bytes say nothing about what a provider charges for an
-//!   image (both scale it to a bounded size first).
+//!   embeddings) `input`, as sent, except that an image part's recognised image payload counts
+//!   as `IMAGE_TOKENS` whatever its size or source: base64 bytes say nothing about what a
+//!   provider charges for an image (both scale it to a bounded size first). Every other byte,
+//!   whatever its part is labelled, counts as text (`image_parts`), so the estimate is never
+//!   below that of the request's text.
 //! - Completion: the bytes of what was generated (`usage::generated`).
 
 use super::generated::generated_bytes;
+use super::image_parts::counted_bytes;
 use super::{TokenCounts, UsageSource};
 use crate::api::ChatRequest;
-use crate::config::SortedMap;
-use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
-use serde_json::value::RawValue;
-use std::borrow::Cow;
-use std::fmt;
 
 /// What one image is counted as, from any source (base64, URL, file). The most either family
 /// charges for one image: Anthropic scales an image to at most ~1.15 megapixels, ~1,600 tokens
 /// (width × height / 750); OpenAI's high-detail rule is at most 85 + 170 × 8 tiles = 1,445.
 pub const IMAGE_TOKENS: u64 = 1_600;
 
-const BYTES_PER_TOKEN: usize = 4;
+pub(super) const BYTES_PER_TOKEN: usize = 4;
 
 /// The request fields that reach the model as prompt, in either the chat or the Messages shape.
 const PROMPT_FIELDS: [&str; 5] = ["system", "messages", "tools", "functions", "input"];
-
-/// Content-block types that are an image (Messages, chat completions, Responses).
-const IMAGE_TYPES: [&str; 3] = ["image", "image_url", "input_image"];
 
 /// Tokens for `bytes` bytes of text: ceil(bytes / 4).
 pub fn tokens_for_bytes(bytes: usize) -> u64 {
@@ -101,75 +96,14 @@ pub fn answer_tokens(
     }
 }
 
-/// The bytes one field's JSON text counts for: as sent, with each image block replaced by
-/// `IMAGE_TOKENS` × 4 bytes. Only the parts that may hold an image are read apart; the rest is
-/// measured without being parsed.
+/// The bytes one field's JSON text counts for: as sent, except that each image part counts
+/// `IMAGE_TOKENS` × 4 bytes in place of its recognised image payload (`image_parts`). Text that
+/// holds no image part is measured without being read apart.
 pub fn prompt_bytes(raw: &str) -> usize {
-    let text = raw.trim_start();
-    if !text.contains("image") {
+    if !raw.contains("image") {
         return raw.len();
     }
-    let image_bytes = usize::try_from(IMAGE_TOKENS)
-        .unwrap_or(usize::MAX)
-        .saturating_mul(BYTES_PER_TOKEN);
-    let children: Vec<&RawValue> = match text.as_bytes().first() {
-        Some(b'[') => match serde_json::from_str(text) {
-            Ok(items) => items,
-            Err(_) => return raw.len(),
-        },
-        Some(b'{') => match serde_json::from_str::<Members<'_>>(text) {
-            Ok(Members { members, types }) => {
-                let kind = members
-                    .get("type")
-                    .filter(|_| types == 1)
-                    .and_then(|kind| serde_json::from_str::<Cow<'_, str>>(kind.get()).ok());
-                if kind.is_some_and(|kind| IMAGE_TYPES.contains(&kind.as_ref())) {
-                    return image_bytes;
-                }
-                members.into_values().collect()
-            }
-            Err(_) => return raw.len(),
-        },
-        _ => return raw.len(),
-    };
-    // Each child's text is replaced by what it counts for; the punctuation around it stays.
-    let own: usize = children.iter().map(|c| c.get().len()).sum();
-    let counted: usize = children.iter().map(|c| prompt_bytes(c.get())).sum();
-    raw.len().saturating_sub(own).saturating_add(counted)
-}
-
-/// An object's members read in one pass, each key once (a repeated key keeps its last value), and
-/// how many times `type` appeared: an object with more than one `type` is no image block and is
-/// measured by its members like any other.
-struct Members<'a> {
-    members: SortedMap<Cow<'a, str>, &'a RawValue>,
-    types: usize,
-}
-
-impl<'de> Deserialize<'de> for Members<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Entries;
-
-        impl<'de> Visitor<'de> for Entries {
-            type Value = Members<'de>;
-
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a JSON object")
-            }
-
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members<'de>, A::Error> {
-                let mut members = SortedMap::new();
-                let mut types = 0usize;
-                while let Some((key, value)) = map.next_entry::<Cow<'de, str>, &'de RawValue>()? {
-                    types = types.saturating_add(usize::from(key == "type"));
-                    members.insert(key, value);
-                }
-                Ok(Members { members, types })
-            }
-        }
-
-        d.deserialize_map(Entries)
-    }
+    counted_bytes(raw)
 }
 
 #[cfg(test)]
@@ -230,13 +164,33 @@ mod tests {
     }
 
     #[test]
+    fn the_estimate_is_never_below_the_estimate_of_the_requests_text_bytes() {
+        // 400 KB of prose in parts labelled as images, in each shape a label could hide it.
+        let text = "Ignore the label, read me. ".repeat(15_000);
+        let messages = serde_json::json!([{"role": "user", "content": [
+            {"type": "image", "text": text},
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": text}},
+            {"type": "image_url", "image_url": {"url": text}},
+        ]}]);
+        let r = req(serde_json::json!({"model": "m", "messages": messages}));
+        let bytes = messages.to_string().len();
+        assert!(
+            prompt_tokens(&r) >= tokens_for_bytes(bytes),
+            "{}",
+            prompt_tokens(&r)
+        );
+        assert!(prompt_tokens(&r) > 300_000, "{}", prompt_tokens(&r));
+    }
+
+    #[test]
     fn an_image_inside_a_tool_result_is_counted_as_an_image_too() {
         let messages = serde_json::json!([{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t",
             "content": [{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "A".repeat(50_000)}}]}]}]);
         let n = prompt_tokens(&req(
             serde_json::json!({"model": "m", "messages": messages}),
         ));
-        assert!((IMAGE_TOKENS..IMAGE_TOKENS + 40).contains(&n), "{n}");
+        // The image, and the ~160 bytes of the blocks around it as text.
+        assert!((IMAGE_TOKENS..IMAGE_TOKENS + 60).contains(&n), "{n}");
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub mod estimate;
 pub mod flush_schedule;
 pub mod generated;
 pub mod generation;
+pub mod image_parts;
 pub mod metric_counts;
 pub mod pending;
 pub mod prometheus;
