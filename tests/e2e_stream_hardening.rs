@@ -1,5 +1,6 @@
-//! Hardening of streams, end to end: a caller who reads slowly is the caller's, never the
-//! provider's.
+//! Hardening of streams and of what one isolate remembers for its tenants, end to end: a caller
+//! who reads slowly is the caller's, never the provider's, and one tenant filling a per-isolate
+//! table cannot push out another tenant's entries.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod support;
@@ -9,7 +10,7 @@ use serde_json::{json, Value};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
-use support::gateway::{eventually, Gateway, Tenant};
+use support::gateway::{eventually, Gateway, Resp, Tenant};
 
 fn breakers(t: &Tenant<'_>) -> Vec<Value> {
     t.gw.request("GET", "/v1/health", Some(&t.key), None).json()["breakers"]
@@ -109,5 +110,119 @@ fn a_slow_reader_is_a_client_cancel_not_a_breaker_failure() {
         "{}",
         rest.get(rest.len().saturating_sub(300)..)
             .unwrap_or_default()
+    );
+}
+
+/// `n` requests of `one(i)` for `i` in `from..to`, eight at a time.
+fn each(from: usize, to: usize, one: impl Fn(usize) + Sync) {
+    std::thread::scope(|s| {
+        for w in 0..8 {
+            let one = &one;
+            s.spawn(move || (from + w..to).step_by(8).for_each(one));
+        }
+    });
+}
+
+fn chat_as(t: &Tenant<'_>, body: &Value) -> Resp {
+    t.gw.request(
+        "POST",
+        "/v1/chat/completions",
+        Some(&t.key),
+        Some(&body.to_string()),
+    )
+}
+
+fn budget_events(t: &Tenant<'_>) -> usize {
+    let r = t.gw.admin("GET", &t.path("/events?since=0"), None);
+    assert_eq!(r.status, 200, "{}", r.text);
+    r.json()["data"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .filter(|e| e["event"] == "budget.exceeded")
+        .count()
+}
+
+/// The budget-alert dedup table of an isolate holds 1,000 scopes in all.
+const ALERT_SCOPES: usize = 1_000;
+
+#[test]
+fn one_tenant_flooding_budget_scopes_cannot_silence_or_repeat_another_tenants_budget_alert() {
+    let gw = Gateway::shared();
+    // Every end user of the flooding tenant is refused, each under a scope of its own.
+    let (flood, _fm) = gw.tenant_with_mock("alert-flood", &["sk-f"], "failover");
+    flood.put_ok(
+        "/settings",
+        json!({"end_user": {"budget": {"usd": 0, "period": "day"}}}),
+    );
+    let refuse = |i: usize| {
+        let body = json!({"model": "m", "user": format!("u{i}"),
+            "messages": [{"role": "user", "content": "hi"}]});
+        let r = chat_as(&flood, &body);
+        assert_eq!(r.status, 402, "{}", r.text);
+    };
+    each(0, ALERT_SCOPES, refuse);
+
+    let (t, _m) = gw.tenant_with_mock("alert-victim", &["sk-v"], "failover");
+    t.put_ok("/settings", json!({"budget": {"usd": 0, "period": "day"}}));
+    assert_eq!(t.chat("m").status, 402);
+    eventually(
+        "the victim's budget.exceeded event",
+        Duration::from_secs(10),
+        || budget_events(&t) == 1,
+    );
+    // More of the flood, then the victim refused again: its one alert is not repeated.
+    each(ALERT_SCOPES, ALERT_SCOPES + 200, refuse);
+    assert_eq!(t.chat("m").status, 402);
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(budget_events(&t), 1, "once per window, whatever the flood");
+}
+
+/// The prompt-cache affinity table of an isolate holds 4,096 conversations in all.
+const AFFINITY_CONVERSATIONS: usize = 4_096;
+
+/// Turn `turns` of conversation `c` under the sticky alias.
+fn turn(t: &Tenant<'_>, c: usize, turns: usize) -> Resp {
+    let mut messages = vec![
+        json!({"role": "system", "content": format!("You are assistant {c}.")}),
+        json!({"role": "user", "content": format!("Hello from conversation {c}")}),
+    ];
+    for i in 1..turns {
+        messages.push(json!({"role": "assistant", "content": format!("answer {i}")}));
+        messages.push(json!({"role": "user", "content": format!("question {i}")}));
+    }
+    chat_as(t, &json!({"model": "sticky", "messages": messages}))
+}
+
+fn sticky<'g>(gw: &'g Gateway, hint: &str) -> (Tenant<'g>, MockProvider) {
+    let (t, mock) = gw.tenant_with_mock(hint, &["sk-1"], "failover");
+    t.put_ok(
+        "/aliases/sticky",
+        json!({"cost_tier": "cheapest", "cache_affinity_s": 600}),
+    );
+    (t, mock)
+}
+
+#[test]
+fn one_tenant_with_more_conversations_than_the_isolate_holds_cannot_evict_another_tenants_affinity()
+{
+    let gw = Gateway::shared();
+    let (t, _m) = sticky(gw, "affinity-victim");
+    let affinity = |r: &Resp| r.header("x-cognigate-cache-affinity").map(str::to_owned);
+    assert_eq!(affinity(&turn(&t, 0, 1)).as_deref(), Some("miss"));
+    assert_eq!(affinity(&turn(&t, 0, 2)).as_deref(), Some("hit"));
+
+    let (flood, _fm) = sticky(gw, "affinity-flood");
+    each(0, AFFINITY_CONVERSATIONS + 100, |c| {
+        let r = turn(&flood, c, 1);
+        assert_eq!(r.status, 200, "{}", r.text);
+    });
+    let r = turn(&t, 0, 3);
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(
+        affinity(&r).as_deref(),
+        Some("hit"),
+        "the victim's conversation is still remembered"
     );
 }
