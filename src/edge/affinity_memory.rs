@@ -1,6 +1,7 @@
 //! This isolate's prompt-cache affinity memory (issue 22): which model served each conversation
 //! last, per tenant, requested name and prefix hash (`routing::affinity::AffinityMemory`, at most
-//! `CAPACITY` conversations, least recently served evicted). Per isolate: a conversation served
+//! `CAPACITY` conversations in all; when full, the least recently served of the tenant holding
+//! the most is evicted, so no tenant pushes out another's). Per isolate: a conversation served
 //! by another isolate starts over there (a `miss`), which costs a cache miss, never an answer.
 
 use crate::cascade::CandidateAttempt;

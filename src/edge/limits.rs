@@ -169,8 +169,8 @@ fn budget_exceeded(
         return;
     };
     let now = super::http::now_ms();
-    let scope = format!("{}/{scope}", a.tenant);
-    if !BUDGET_REPORTED.with(|r| r.borrow_mut().first(&scope, now, retry_after_secs)) {
+    let tenant = a.tenant.as_str();
+    if !BUDGET_REPORTED.with(|r| r.borrow_mut().first(tenant, &scope, now, retry_after_secs)) {
         return;
     }
     let body = serde_json::json!({

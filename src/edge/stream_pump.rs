@@ -10,15 +10,17 @@
 //! write; a chunk the relay leaves as it was is written as the same object.
 //!
 //! What the Rust pump decided stays decided the same way: each write is awaited before the next
-//! read (backpressure); the upstream may stay quiet for `read_timeout_ms` (one timer, re-armed
-//! only when it fires, against the last chunk's time); the caller going away (the writer's
-//! `closed` settles, or a write fails) stops the pump with the read still pending handed back, so
-//! the late-usage read loses no chunk. How the middle ended goes back to Rust, which settles.
+//! read (backpressure); each wait, on the upstream (a read) or on the caller (a write), may last
+//! `read_timeout_ms` (one timer, re-armed only when it fires; when it fires, the core's
+//! `stream::IdleWatch` says how long the side waited on has left, or whose silence ended the
+//! stream: only the upstream's is the provider's); the caller going away (the writer's `closed`
+//! settles, or a write fails) stops the pump with the read still pending handed back, so the
+//! late-usage read loses no chunk. How the middle ended goes back to Rust, which settles.
 
 use super::body_read::BodyReader;
 use super::js_fetch::describe;
 use super::stream_relayed::RelayState;
-use crate::stream::StreamEnd;
+use crate::stream::{Awaiting, IdleCheck, IdleWatch, QuietEnd, StreamEnd};
 use std::cell::RefCell;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -27,11 +29,13 @@ use worker::wasm_bindgen_futures::JsFuture;
 use worker::web_sys;
 
 #[wasm_bindgen(inline_js = r#"
-export function relay_chunks(reader, pending, writer, step, idleMs, lastChunkAt) {
+export function relay_chunks(reader, pending, writer, step, idle, lastChunkAt) {
   return new Promise((resolve) => {
     let over = false;
     let reading = pending;
-    let last = lastChunkAt;
+    // What the pump waits on (a write to the caller, or a read of the upstream) and since when.
+    let onCaller = false;
+    let since = lastChunkAt;
     let timer;
     const finish = (kind, error) => {
       if (over) return;
@@ -41,7 +45,7 @@ export function relay_chunks(reader, pending, writer, step, idleMs, lastChunkAt)
     };
     const onTimer = () => {
       if (over) return;
-      const left = idleMs - (Date.now() - last);
+      const left = idle(onCaller, since, Date.now());
       if (left > 0) timer = setTimeout(onTimer, left);
       else finish(3);
     };
@@ -52,11 +56,12 @@ export function relay_chunks(reader, pending, writer, step, idleMs, lastChunkAt)
       if (r.done) return finish(1);
       const chunk = r.value;
       if (!(chunk instanceof Uint8Array)) return finish(2, "the body gave a chunk that is not bytes");
-      last = Date.now();
       let out = step(chunk);
       if (out === null) return finish(0);
       if (out === undefined) out = chunk;
       if (out.byteLength === 0) return next();
+      onCaller = true;
+      since = Date.now();
       writer.write(out).then(next, gone);
     };
     const onFail = (e) => {
@@ -66,13 +71,15 @@ export function relay_chunks(reader, pending, writer, step, idleMs, lastChunkAt)
     };
     const next = () => {
       if (over) return;
+      onCaller = false;
+      since = Date.now();
       reading = reader.read();
       reading.then(onRead, onFail);
     };
     writer.closed.then(gone, gone);
-    timer = setTimeout(onTimer, Math.max(0, idleMs - (Date.now() - last)));
     if (reading === undefined) next();
     else reading.then(onRead, onFail);
+    onTimer();
   });
 }
 
@@ -107,17 +114,18 @@ extern "C" {
     #[wasm_bindgen(method, getter)]
     fn pending(this: &Middle) -> Option<Promise>;
 
-    /// Reads `reader` (starting with `pending`, a read already under way, when given), calls
-    /// `step` with each chunk and writes what it returns to `writer` (`undefined`: the chunk as
-    /// it was; an empty array: nothing), until `step` returns `null`, the body ends or fails,
-    /// `idleMs` pass without a chunk, or the caller's side goes away. Resolves to a `Middle`
-    /// whose `kind` is one of `MiddleEnd`'s in order, never rejects.
+    /// Reads `reader` (starting with `pending`, a read already under way since `last_chunk_at`,
+    /// when given), calls `step` with each chunk and writes what it returns to `writer`
+    /// (`undefined`: the chunk as it was; an empty array: nothing), until `step` returns `null`,
+    /// the body ends or fails, `idle` (asked when the timer fires: waiting on the caller or not,
+    /// since when, now) answers 0, or the caller's side goes away. Resolves to a `Middle` whose
+    /// `kind` is one of `MiddleEnd`'s in order, never rejects.
     fn relay_chunks(
         reader: &web_sys::ReadableStreamDefaultReader,
         pending: Option<Promise>,
         writer: &web_sys::WritableStreamDefaultWriter,
         step: &Function,
-        idle_ms: f64,
+        idle: &Function,
         last_chunk_at: f64,
     ) -> Promise;
 
@@ -137,8 +145,8 @@ pub enum MiddleEnd {
     /// The upstream body ended (without `[DONE]`: the relay would have finished it).
     Ended,
     Failed(String),
-    /// No chunk within the read timeout.
-    TimedOut,
+    /// The side waited on stayed quiet for the read timeout: whose silence it was.
+    Quiet(QuietEnd),
     /// The caller's side went away.
     Gone,
 }
@@ -147,6 +155,7 @@ pub enum MiddleEnd {
 struct Stepping {
     state: Option<RelayState>,
     finished: Option<(Vec<u8>, StreamEnd)>,
+    quiet: Option<QuietEnd>,
 }
 
 /// Relays chunks until the stream's middle ends. `None` only if the state was lost, which the
@@ -160,6 +169,7 @@ pub async fn relay_middle(
     let shared = Rc::new(RefCell::new(Stepping {
         state: Some(state),
         finished: None,
+        quiet: None,
     }));
     let inner = shared.clone();
     let step = Closure::<dyn FnMut(Uint8Array) -> JsValue>::new(move |chunk: Uint8Array| {
@@ -178,27 +188,46 @@ pub async fn relay_middle(
             None => Uint8Array::from(&out[..]).into(),
         }
     });
+    // The timer's question: how long the side waited on has left (ms), or 0 once its silence
+    // ended the stream (the core says whose it was).
+    let inner = shared.clone();
+    let idle = Closure::<dyn FnMut(bool, f64, f64) -> f64>::new(
+        move |on_caller: bool, since: f64, now: f64| {
+            let awaiting = if on_caller {
+                Awaiting::Caller
+            } else {
+                Awaiting::Upstream
+            };
+            match IdleWatch::new(idle_ms, awaiting, since as u64).check(now as u64) {
+                IdleCheck::Wait(ms) => ms as f64,
+                IdleCheck::Quiet(end) => {
+                    inner.borrow_mut().quiet = Some(end);
+                    0.0
+                }
+            }
+        },
+    );
     let (js_reader, pending) = reader.into_parts();
     let middle = JsFuture::from(relay_chunks(
         &js_reader,
         pending,
         writer,
         step.as_ref().unchecked_ref(),
-        idle_ms as f64,
+        idle.as_ref().unchecked_ref(),
         last_chunk_ms as f64,
     ))
     .await;
-    drop(step);
+    drop((step, idle));
     let mut s = shared.borrow_mut();
     let state = s.state.take()?;
     let (end, pending) = match middle {
         Ok(m) => {
             let m: Middle = m.unchecked_into();
-            let end = match (m.kind(), s.finished.take()) {
-                (0, Some((bytes, end))) => MiddleEnd::Finished(bytes, end),
-                (1, _) => MiddleEnd::Ended,
-                (2, _) => MiddleEnd::Failed(failure(m.error())),
-                (3, _) => MiddleEnd::TimedOut,
+            let end = match (m.kind(), s.finished.take(), s.quiet.take()) {
+                (0, Some((bytes, end)), _) => MiddleEnd::Finished(bytes, end),
+                (1, _, _) => MiddleEnd::Ended,
+                (2, _, _) => MiddleEnd::Failed(failure(m.error())),
+                (3, _, Some(quiet)) => MiddleEnd::Quiet(quiet),
                 _ => MiddleEnd::Gone,
             };
             (end, m.pending())

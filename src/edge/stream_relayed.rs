@@ -1,9 +1,10 @@
 //! What a streamed answer's relay keeps while the stream runs, and what it owes when it ends.
 //!
 //! The stream settles once, whichever way it ends (`[DONE]`, an upstream failure, no chunk in
-//! time): its breaker hears how it ended before the caller sees the end. A caller who goes away
-//! leaves it unsettled: the upstream read is cancelled (after the short late-usage read below)
-//! without anything being held against the model.
+//! time while a read was pending): its breaker hears how it ended before the caller sees the end.
+//! A caller who goes away, or takes nothing for the idle window, leaves it unsettled: the
+//! upstream read is cancelled (after the short late-usage read below) without anything being
+//! held against the model.
 //!
 //! Its usage record is handed off when this state goes away, whichever way the stream ended: the
 //! reported usage, or the estimate (`usage::estimate`) when the usage event never came. When the

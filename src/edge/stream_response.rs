@@ -7,7 +7,9 @@
 //! The same task fails a stream whose upstream stays quiet too long (`read_timeout_ms`), appends
 //! the error event to a failed read, settles the stream before closing the caller's side, and
 //! notices the caller going away (the writer's `closed` settles): then it hands the body to a
-//! late-usage read. `stream_relayed` holds the state and what it owes at the end.
+//! late-usage read. A caller who takes nothing for as long (backpressure from its side) is
+//! treated as one who went away: its side is aborted and nothing counts against the provider
+//! (`stream::idle`). `stream_relayed` holds the state and what it owes at the end.
 
 use super::body_read::BodyReader;
 use super::routing_client::{StreamReport, StreamReportTarget};
@@ -143,10 +145,15 @@ async fn pump(
     let (bytes, end): Relayed = match middle {
         MiddleEnd::Gone => return gone(state, reader),
         MiddleEnd::Finished(bytes, end) => (bytes, Some(end)),
-        MiddleEnd::TimedOut => {
-            let detail = format!("no chunk within {} ms", state.read_timeout_ms());
-            state.on_failure(detail)
-        }
+        MiddleEnd::Quiet(quiet) => match quiet.provider_failure() {
+            Some(detail) => state.on_failure(detail),
+            None => {
+                // The caller's stall is its cancel: its side is cut, the stream left unsettled.
+                let reason = JsValue::from_str("the caller took no bytes for the idle window");
+                let _ = writer.abort_with_reason(&reason);
+                return gone(state, reader);
+            }
+        },
         MiddleEnd::Ended => state.on_end(),
         MiddleEnd::Failed(detail) => state.on_failure(detail),
     };

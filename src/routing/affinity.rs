@@ -2,17 +2,18 @@
 //! served its stable prefix last, so that model's prompt cache is hit, for `cache_affinity_s`
 //! after that serve, while the model is a healthy candidate.
 //!
-//! The memory is per isolate and bounded: `CAPACITY` conversations, the least recently served
-//! evicted first. It holds hashes of prefixes, never prompt text. Time is passed in.
+//! The memory is per isolate and bounded: `CAPACITY` conversations in all, shared fairly between
+//! tenants: when full, the least recently served conversation of the tenant holding the most is
+//! evicted, so one tenant cannot push out another's. It holds hashes of prefixes, never prompt
+//! text. Time is passed in.
 
 use super::chain::{AffinityUse, Candidate, RouteInput};
 use super::condition::matched_rule;
 use super::facts::RequestFacts;
 use super::resolve::{lookup, satisfies, Target};
 use super::spread::breaker_open;
-use crate::config::SortedMap;
 use crate::config::{Chain, ModelId, TenantConfig};
-use std::collections::HashMap;
+use crate::state::tenant_table::TenantTable;
 
 /// Conversations one isolate remembers (a few hundred bytes each with their names: about 1 MB
 /// of wasm memory when full).
@@ -104,66 +105,40 @@ pub struct ConversationKey {
     pub prefix: u64,
 }
 
-#[derive(Debug)]
-struct Slot {
-    model: ModelId,
-    served_at: u64,
-    order: u64,
-}
-
-/// Which model served each remembered conversation last, and when; at most `capacity`.
+/// Which model served each remembered conversation last, and when; at most `capacity` in all,
+/// shared fairly between tenants (`state::tenant_table`): one tenant's conversations never push
+/// out another's that holds fewer.
 #[derive(Debug)]
 pub struct AffinityMemory {
-    capacity: usize,
-    slots: HashMap<ConversationKey, Slot>,
-    /// Serve order → conversation: the first entry is the least recently served.
-    by_age: SortedMap<u64, ConversationKey>,
-    next: u64,
+    table: TenantTable<ConversationKey, (ModelId, u64)>,
 }
 
 impl AffinityMemory {
     pub fn new(capacity: usize) -> Self {
         Self {
-            capacity: capacity.max(1),
-            slots: HashMap::new(),
-            by_age: SortedMap::new(),
-            next: 0,
+            table: TenantTable::new(capacity),
         }
     }
 
     /// The model that served `key` last and when (epoch ms); the window is the caller's.
     pub fn remembered(&self, key: &ConversationKey) -> Option<(&ModelId, u64)> {
-        self.slots.get(key).map(|s| (&s.model, s.served_at))
+        let (model, at) = self.table.get(&key.tenant, key)?;
+        Some((model, *at))
     }
 
-    /// `model` just served `key` at `now_ms`; the least recently served goes when full.
+    /// `model` just served `key` at `now_ms`; when full, the least recently served conversation
+    /// of the tenant holding the most goes.
     pub fn served(&mut self, key: ConversationKey, model: ModelId, now_ms: u64) {
-        let order = self.next;
-        self.next += 1;
-        if let Some(old) = self.slots.get(&key) {
-            self.by_age.remove(&old.order);
-        }
-        self.by_age.insert(order, key.clone());
-        let slot = Slot {
-            model,
-            served_at: now_ms,
-            order,
-        };
-        self.slots.insert(key, slot);
-        while self.slots.len() > self.capacity {
-            let Some((_, oldest)) = self.by_age.pop_first() else {
-                break;
-            };
-            self.slots.remove(&oldest);
-        }
+        let tenant = key.tenant.clone();
+        self.table.put(&tenant, key, (model, now_ms));
     }
 
     pub fn len(&self) -> usize {
-        self.slots.len()
+        self.table.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.slots.is_empty()
+        self.table.is_empty()
     }
 }
 

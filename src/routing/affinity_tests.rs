@@ -49,6 +49,22 @@ fn the_memory_is_keyed_by_tenant_name_and_prefix() {
     assert!(m.remembered(&key(2)).is_none());
 }
 
+#[test]
+fn one_tenant_with_more_conversations_than_the_memory_holds_cannot_evict_another_tenants() {
+    let mut m = AffinityMemory::new(CAPACITY);
+    let victim = ConversationKey {
+        tenant: "victim".into(),
+        ..key(0)
+    };
+    m.served(victim.clone(), id("a"), 1);
+    for p in 0..2 * CAPACITY as u64 {
+        m.served(key(p), id("b"), 2 + p);
+    }
+    assert_eq!(m.len(), CAPACITY, "bounded in all");
+    assert_eq!(m.remembered(&victim), Some((&id("a"), 1)));
+    assert!(m.remembered(&key(2 * CAPACITY as u64 - 1)).is_some());
+}
+
 fn spread_cfg(affinity: &str) -> crate::config::TenantConfig {
     let mut c = cfg();
     add_model(&mut c, "m1", "openai", 1.0);
