@@ -173,9 +173,11 @@ async fn post(url: &str, secret: &str, d: &Delivery) -> Attempt {
     let sent = async {
         let headers = Headers::new();
         headers.set("content-type", "application/json")?;
+        // Signed now: each attempt carries its own time (`state::outbox::signature`).
+        let at_s = now_ms() / 1_000;
         headers.set(
             "x-cognigate-signature",
-            &signature(secret.as_bytes(), d.body.as_bytes()),
+            &signature(secret.as_bytes(), at_s, d.body.as_bytes()),
         )?;
         headers.set("x-cognigate-event-id", &d.id)?;
         headers.set("x-cognigate-event", &d.kind)?;
