@@ -88,6 +88,19 @@ pub struct Delivery {
     #[serde(default)]
     pub attempts: u32,
     pub due_at: u64,
+    /// The tenant generation (`usage::generation`) the event was queued under; `None` when it
+    /// could not be read, or for a delivery queued before deliveries carried one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generation: Option<u64>,
+}
+
+impl Delivery {
+    /// Whether the delivery belongs to the tenant that holds its id now (of `generation`). A
+    /// tenant deleted and created again under the same id takes a newer generation, so its
+    /// webhook never receives what was queued for the deleted one.
+    pub fn of_generation(&self, generation: u64) -> bool {
+        self.generation.is_none_or(|g| g >= generation)
+    }
 }
 
 /// How one POST ended.
@@ -140,6 +153,14 @@ impl Outbox {
 
     pub fn is_empty(&self) -> bool {
         self.pending.is_empty()
+    }
+
+    /// Drops every delivery of a generation older than `generation` (a deleted tenant's,
+    /// superseded by the tenant created again under its id); how many were dropped.
+    pub fn drop_older_generations(&mut self, generation: u64) -> usize {
+        let before = self.pending.len();
+        self.pending.retain(|d| d.of_generation(generation));
+        before - self.pending.len()
     }
 
     /// The deliveries due at `now`, at most `BATCH`, oldest first; each counted as tried and held

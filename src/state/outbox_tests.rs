@@ -8,6 +8,7 @@ fn delivery(id: &str, at: u64) -> Delivery {
         created_at: at,
         attempts: 0,
         due_at: at,
+        generation: Some(1),
     }
 }
 
@@ -122,6 +123,27 @@ fn a_delivery_still_failing_after_a_day_is_given_up() {
     let last = last.unwrap();
     assert_eq!(last.retry_at, None);
     assert!(now <= GIVE_UP_AFTER_MS);
+}
+
+#[test]
+fn a_delivery_queued_for_a_deleted_tenant_never_reaches_the_tenant_created_again() {
+    let mut o = Outbox::default();
+    o.push(delivery("old", 0));
+    let legacy = Delivery {
+        generation: None,
+        ..delivery("legacy", 0)
+    };
+    o.push(legacy.clone());
+    let new = Delivery {
+        generation: Some(2),
+        ..delivery("new", 5)
+    };
+    assert!(new.of_generation(2) && legacy.of_generation(2));
+    assert!(!delivery("old", 0).of_generation(2));
+    o.push(new);
+    assert_eq!(o.drop_older_generations(2), 1);
+    assert_eq!(o.ids(), ["legacy", "new"]);
+    assert_eq!(o.drop_older_generations(2), 0);
 }
 
 #[test]
