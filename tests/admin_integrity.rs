@@ -7,7 +7,7 @@
 
 mod support;
 
-use cognigate::admin::store::{CatalogStore, DepthWrite, TenantStore};
+use cognigate::admin::store::{AlertSecretWrite, CatalogStore, DepthWrite, TenantStore};
 use cognigate::admin::Verb;
 use cognigate::api::auth::{hash_key, may_be_caller_key};
 use cognigate::config::sealed::Kek;
@@ -220,13 +220,13 @@ fn the_store_writes_a_rule_only_within_the_depth_it_holds_at_that_moment() {
         ..SettingsOverrides::default()
     };
     assert_eq!(
-        block_on(store.put_settings(&t, &lowered, 3)).unwrap(),
+        block_on(store.put_settings(&t, &lowered, 3, AlertSecretWrite::Keep)).unwrap(),
         DepthWrite::DepthExceeded,
         "a 5-entry rule is stored"
     );
     block_on(store.put_rule(&t, &Rule::unconditional(r.clone(), chain(3)), 5, 0)).unwrap();
     assert_eq!(
-        block_on(store.put_settings(&t, &lowered, 3)).unwrap(),
+        block_on(store.put_settings(&t, &lowered, 3, AlertSecretWrite::Keep)).unwrap(),
         DepthWrite::Written
     );
     assert_eq!(

@@ -137,10 +137,22 @@ fn a_tripped_breaker_reaches_the_webhook_within_10_s_signed_with_the_secret_show
             .map(|(_, v)| v.clone())
             .unwrap_or_default()
     };
+    // `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">` under the whole secret.
+    let signature = header("x-cognigate-signature");
+    let signed_at: u64 = signature
+        .strip_prefix("t=")
+        .and_then(|r| r.split(',').next())
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("{signature}"));
+    assert!(signed_at.abs_diff(now_ms() / 1000) <= 300, "{signature}");
     let mut mac = <SimpleHmac<sha2::Sha256> as Mac>::new_from_slice(secret.as_bytes()).unwrap();
+    mac.update(format!("{signed_at}.").as_bytes());
     mac.update(&body);
-    let expected = format!("sha256={}", hex::encode(mac.finalize().into_bytes()));
-    assert_eq!(header("x-cognigate-signature"), expected);
+    let expected = format!(
+        "t={signed_at},v1={}",
+        hex::encode(mac.finalize().into_bytes())
+    );
+    assert_eq!(signature, expected);
     assert!(header("x-cognigate-event-id").starts_with("evt_"));
     let event: Value = serde_json::from_slice(&body).unwrap();
     assert_eq!(event["type"], "breaker.opened");

@@ -3,8 +3,9 @@
 
 pub use super::memory_routing::MemoryRouting;
 use super::store::{
-    AliasWrite, CatalogSnapshot, CatalogStore, Created, DepthWrite, EventRow, KeyRow, ModelWrite,
-    NewKey, PolicyPatch, ProviderDelete, Stored, TenantRecord, TenantRow, TenantStore,
+    AlertSecretWrite, AliasWrite, CatalogSnapshot, CatalogStore, Created, DepthWrite, EventRow,
+    KeyRow, ModelWrite, NewKey, PolicyPatch, ProviderDelete, Stored, TenantRecord, TenantRow,
+    TenantStore,
 };
 use crate::config::rule::MAX_RULES;
 use crate::config::SortedMap;
@@ -171,6 +172,7 @@ impl TenantStore for MemoryStore {
         t: &TenantId,
         settings: &SettingsOverrides,
         max_depth: u32,
+        secret: AlertSecretWrite<'_>,
     ) -> Stored<DepthWrite> {
         Ok(self.write_or(t, DepthWrite::DepthExceeded, |d| {
             if d.rules.values().any(|c| c.len() > max_depth as usize) {
@@ -179,15 +181,16 @@ impl TenantStore for MemoryStore {
             match d.record.as_mut() {
                 Some(r) => {
                     r.settings = settings.clone();
+                    match secret {
+                        AlertSecretWrite::Keep => {}
+                        AlertSecretWrite::Set(sealed) => d.alert_secret = Some(sealed.to_owned()),
+                        AlertSecretWrite::Clear => d.alert_secret = None,
+                    }
                     DepthWrite::Written
                 }
                 None => DepthWrite::DepthExceeded,
             }
         }))
-    }
-
-    async fn put_alert_secret(&self, t: &TenantId, sealed: Option<&str>) -> Stored<()> {
-        self.write(t, |d| d.alert_secret = sealed.map(str::to_owned))
     }
 
     async fn insert_key(&self, t: &TenantId, key: &NewKey) -> Stored<()> {

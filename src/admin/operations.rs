@@ -1,6 +1,6 @@
 //! Settings, breaker events and manual breaker resets.
 
-use super::store::DepthWrite;
+use super::store::{AlertSecretWrite, DepthWrite};
 use super::{
     depth_changed, json, not_found, query_param, Admin, AdminStore, Answer, ObjectControl, Refusal,
 };
@@ -31,13 +31,21 @@ impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
     pub(super) async fn put_settings(&self, t: &TenantId, body: &[u8]) -> Answer {
         let overrides = parse_body::<SettingsOverrides>(body).and_then(validate_settings)?;
         if let Some(a) = &overrides.alerts {
-            a.webhook_url
-                .check_transport(self.cx.allow_http_upstreams)?;
+            a.webhook_url.check_reach(self.cx.allow_http_upstreams)?;
         }
         let secret = self.alert_secret(t, &overrides).await?;
+        let secret_write = match (&secret, &overrides.alerts) {
+            (Some((_, sealed)), _) => AlertSecretWrite::Set(sealed),
+            (None, Some(_)) => AlertSecretWrite::Keep,
+            (None, None) => AlertSecretWrite::Clear,
+        };
         let mut effective = self.cx.defaults.effective(&overrides);
         let depth = effective.max_fallback_depth;
-        if self.store.put_settings(t, &overrides, depth).await? == DepthWrite::DepthExceeded {
+        let written = self
+            .store
+            .put_settings(t, &overrides, depth, secret_write)
+            .await?;
+        if written == DepthWrite::DepthExceeded {
             // Refused in the write: name the rules only while they are still too long.
             if !self.store.tenant_exists(t).await? {
                 return Err(not_found(&format!("Tenant '{t}'")));
@@ -56,13 +64,8 @@ impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
             )
             .into());
         }
-        if let Some((plain, sealed)) = secret {
-            self.store.put_alert_secret(t, Some(&sealed)).await?;
-            if let Some(a) = effective.alerts.as_mut() {
-                a.secret = Some(plain);
-            }
-        } else if overrides.alerts.is_none() {
-            self.store.put_alert_secret(t, None).await?;
+        if let (Some((plain, _)), Some(a)) = (secret, effective.alerts.as_mut()) {
+            a.secret = Some(plain);
         }
         json(200, &effective)
     }

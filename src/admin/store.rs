@@ -132,6 +132,18 @@ impl DepthWrite {
     }
 }
 
+/// What a settings write does to the webhook signing secret: written in the same statement as
+/// the settings, so a reader never sees a new URL with the old secret (or none) in between.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AlertSecretWrite<'a> {
+    /// The URL is the one stored: its secret stays.
+    Keep,
+    /// A new URL: its new secret, sealed.
+    Set(&'a str),
+    /// No `alerts`: the secret is forgotten.
+    Clear,
+}
+
 /// One stored breaker event: its order and its JSON body as written.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EventRow {
@@ -159,16 +171,17 @@ pub trait TenantStore {
     async fn tenant(&self, t: &TenantId) -> Stored<Option<TenantRecord>>;
     /// Everything the tenant owns goes with it, in one step.
     async fn delete_tenant(&self, t: &TenantId) -> Stored<()>;
-    /// Writes the settings only if no routing rule's chain is longer than `max_depth` (the depth
-    /// they allow) at that moment, in one step, so a rule written meanwhile cannot outgrow it.
+    /// Writes the settings, and the webhook signing secret as `secret` says, only if no routing
+    /// rule's chain is longer than `max_depth` (the depth they allow) at that moment, in one
+    /// step, so a rule written meanwhile cannot outgrow it and the URL and its secret change
+    /// together.
     async fn put_settings(
         &self,
         t: &TenantId,
         settings: &SettingsOverrides,
         max_depth: u32,
+        secret: AlertSecretWrite<'_>,
     ) -> Stored<DepthWrite>;
-    /// The webhook signing secret, sealed (issue 25); `None` forgets it.
-    async fn put_alert_secret(&self, t: &TenantId, sealed: Option<&str>) -> Stored<()>;
 
     async fn insert_key(&self, t: &TenantId, key: &NewKey) -> Stored<()>;
     async fn list_keys(&self, t: &TenantId) -> Stored<Vec<KeyRow>>;

@@ -79,8 +79,9 @@ impl Alerts {
     }
 }
 
-/// An `https://` URL (plain http only under `ALLOW_HTTP_UPSTREAMS`, the upstreams' rule),
-/// without credentials or a fragment. A query is allowed: many receivers put a token there.
+/// An `https://` URL on a public host (plain http, and a loopback or private host, only under
+/// `ALLOW_HTTP_UPSTREAMS`, the local-development switch), without credentials or a fragment. A
+/// query is allowed: many receivers put a token there.
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
@@ -93,9 +94,28 @@ impl WebhookUrl {
         &self.0
     }
 
-    /// The same transport rule as a provider's `base_url` (`BaseUrl::check_transport`).
-    pub fn check_transport(&self, allow_http: bool) -> Result<(), ConfigError> {
-        super::base_url::transport(FIELD, self.0.starts_with("https://"), allow_http)
+    /// Where the gateway may POST: the transport rule of a provider's `base_url`
+    /// (`BaseUrl::check_transport`), and no host of the deployment's own or a private network
+    /// (`local_host`), both lifted by the same switch, for local development (`allow_local`).
+    /// Checked when the URL is written and again before each delivery.
+    pub fn check_reach(&self, allow_local: bool) -> Result<(), ConfigError> {
+        super::base_url::transport(FIELD, self.0.starts_with("https://"), allow_local)?;
+        if allow_local {
+            return Ok(());
+        }
+        let url = url::Url::parse(&self.0)
+            .map_err(|e| ConfigError::invalid(FIELD, format!("is not a valid URL ({e})")))?;
+        if url.host().as_ref().is_none_or(super::local_host::is_local) {
+            return Err(ConfigError::invalid(
+                FIELD,
+                format!(
+                    "may not name localhost or a loopback, private, link-local or unique-local \
+                     address (the deployment var {} = \"true\" allows it, for local development)",
+                    super::base_url::ALLOW_HTTP_VAR
+                ),
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -124,14 +144,31 @@ mod tests {
     #[test]
     fn a_webhook_url_is_https_only_unless_the_deployment_allows_http() {
         let https = WebhookUrl::try_from("https://hooks.example.com/x?t=1".to_owned()).unwrap();
-        assert!(https.check_transport(false).is_ok());
-        let http = WebhookUrl::try_from("http://127.0.0.1:9/hook".to_owned()).unwrap();
-        let e = http.check_transport(false).unwrap_err();
+        assert!(https.check_reach(false).is_ok());
+        let http = WebhookUrl::try_from("http://hooks.example.com/hook".to_owned()).unwrap();
+        let e = http.check_reach(false).unwrap_err();
         assert_eq!(e.field(), Some("alerts.webhook_url"));
-        assert!(http.check_transport(true).is_ok());
+        assert!(http.check_reach(true).is_ok());
         for bad in ["ftp://x", "https://u:p@x/", "https://x/#f", "https:///x"] {
             let e = WebhookUrl::try_from(bad.to_owned()).unwrap_err();
             assert_eq!(e.field(), Some("alerts.webhook_url"), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_webhook_on_a_local_or_private_host_is_refused_unless_the_deployment_allows_it() {
+        for url in [
+            "https://127.0.0.1/hook",
+            "https://localhost/x",
+            "https://10.0.0.1/",
+            "https://[fd12::1]:8443/x",
+            "https://0x7f.1/",
+        ] {
+            let hook = WebhookUrl::try_from(url.to_owned()).unwrap();
+            let e = hook.check_reach(false).unwrap_err();
+            assert_eq!(e.field(), Some("alerts.webhook_url"), "{url}");
+            assert!(e.to_string().contains("private"), "{url}: {e}");
+            assert!(hook.check_reach(true).is_ok(), "{url}");
         }
     }
 

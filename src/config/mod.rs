@@ -12,6 +12,7 @@ pub mod condition;
 pub mod condition_pattern;
 pub mod degraded;
 pub mod key_id;
+pub mod local_host;
 pub mod model;
 pub mod names;
 pub mod non_empty;

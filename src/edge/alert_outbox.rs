@@ -1,6 +1,8 @@
 //! The Durable Object holding one tenant's webhook outbox (issue 25): events wait here and are
 //! POSTed from its alarm, off every request path, retried with backoff for at most a day
-//! (`state::outbox`). Each outcome is an event (`alert.delivered`, `alert.failed`).
+//! (`state::outbox`). Each outcome is an event (`alert.delivered`, `alert.failed`). Each delivery
+//! carries the tenant generation it was queued under: one of a deleted tenant is dropped, never
+//! POSTed to the webhook of a tenant created again under the same id.
 
 use super::alerts::Enqueue;
 use super::d1::{parse_stored, Db};
@@ -36,7 +38,22 @@ impl DurableObject for AlertOutbox {
             (Method::Post, "/enqueue") => {
                 let call: Enqueue = json_body(&mut req).await?;
                 let now = now_ms();
+                let generation = match self.generation(&call.tenant).await {
+                    Ok(Some(g)) => Some(g),
+                    // No tenant holds the id: a deleted tenant's event, with nowhere to go.
+                    Ok(None) => return Response::from_json(&serde_json::json!({})),
+                    Err(e) => {
+                        console_error!(
+                            "{}",
+                            serde_json::json!({"msg": "tenant generation unread; alert queued without it", "tenant": call.tenant, "error": e})
+                        );
+                        None
+                    }
+                };
                 let mut outbox = self.load().await?;
+                if let Some(g) = generation {
+                    dropped_older(&call.tenant, outbox.drop_older_generations(g));
+                }
                 let mut body: serde_json::Value =
                     serde_json::from_str(&call.body).unwrap_or_default();
                 // The record as listed, with its type under the name receivers expect.
@@ -53,6 +70,7 @@ impl DurableObject for AlertOutbox {
                     created_at: now,
                     attempts: 0,
                     due_at: now,
+                    generation,
                 });
                 if let Some(d) = dropped {
                     console_error!(
@@ -88,11 +106,17 @@ impl DurableObject for AlertOutbox {
                     status: None,
                     error: why.clone(),
                 },
-                Ok((url, _, events)) if url.is_empty() || !events.contains(&d.kind) => {
+                Ok(Some(t)) if !d.of_generation(t.generation) => {
+                    dropped_older(&tenant, 1);
                     outbox.forget(&d.id);
                     continue;
                 }
-                Ok((url, secret, _)) => post(url, secret, &d).await,
+                Ok(Some(t)) if t.events.contains(&d.kind) => post(&t.url, &t.secret, &d).await,
+                // No tenant, no alerts, or the event unsubscribed since.
+                Ok(_) => {
+                    outbox.forget(&d.id);
+                    continue;
+                }
             };
             outcomes.extend(outbox.settle(&d.id, attempt, now_ms()));
         }
@@ -131,26 +155,36 @@ impl AlertOutbox {
         }
     }
 
-    /// The webhook URL, the secret in the clear and the subscribed events, read now: a URL
-    /// changed or alerts removed since the event take effect at once.
-    async fn target(
-        &self,
-        tenant: &str,
-    ) -> std::result::Result<(String, String, Vec<String>), String> {
+    async fn generation(&self, tenant: &str) -> std::result::Result<Option<u64>, String> {
         let db = Db::open(&self.env).map_err(|e| format!("{e:?}"))?;
-        // A deleted tenant has nothing to deliver: its deliveries are dropped like unsubscribed ones.
+        db.tenant_generation(tenant)
+            .await
+            .map_err(|e| format!("{e:?}"))
+    }
+
+    /// Where deliveries go, read now: a URL changed or alerts removed since the event take
+    /// effect at once. `None`: nothing to deliver (no tenant holds the id, or it has no alerts),
+    /// so its deliveries are dropped like unsubscribed ones. A URL the deployment may not reach
+    /// (stored before the rule, or the switch turned off since) is a failed attempt.
+    async fn target(&self, tenant: &str) -> std::result::Result<Option<Target>, String> {
+        let db = Db::open(&self.env).map_err(|e| format!("{e:?}"))?;
         let Some(row) = db
             .alert_target(tenant)
             .await
             .map_err(|e| format!("{e:?}"))?
         else {
-            return Ok((String::new(), String::new(), Vec::new()));
+            return Ok(None);
         };
+        let generation = row.generation();
         let settings: SettingsOverrides =
             parse_stored(&row.settings).map_err(|e| format!("{e:?}"))?;
         let Some(alerts) = settings.alerts else {
-            return Ok((String::new(), String::new(), Vec::new()));
+            return Ok(None);
         };
+        alerts
+            .webhook_url
+            .check_reach(super::deployment::allow_http_upstreams(&self.env))
+            .map_err(|e| e.to_string())?;
         let t = TenantId::parse(tenant).map_err(|e| format!("{e:?}"))?;
         let kek = super::store::kek(&self.env)
             .map_err(|_| "CG_KEK is malformed".to_owned())?
@@ -164,7 +198,31 @@ impl AlertOutbox {
             .iter()
             .map(|e| e.as_str().to_owned())
             .collect();
-        Ok((alerts.webhook_url.as_str().to_owned(), secret, events))
+        Ok(Some(Target {
+            url: alerts.webhook_url.as_str().to_owned(),
+            secret,
+            events,
+            generation,
+        }))
+    }
+}
+
+/// The tenant's webhook as the alarm read it.
+struct Target {
+    url: String,
+    /// The signing secret in the clear.
+    secret: String,
+    events: Vec<String>,
+    /// The generation of the tenant holding the id now.
+    generation: u64,
+}
+
+fn dropped_older(tenant: &str, n: usize) {
+    if n > 0 {
+        console_error!(
+            "{}",
+            serde_json::json!({"msg": "alerts of a deleted tenant generation dropped", "tenant": tenant, "deliveries": n})
+        );
     }
 }
 
@@ -173,9 +231,11 @@ async fn post(url: &str, secret: &str, d: &Delivery) -> Attempt {
     let sent = async {
         let headers = Headers::new();
         headers.set("content-type", "application/json")?;
+        // Signed now: each attempt carries its own time (`state::outbox::signature`).
+        let at_s = now_ms() / 1_000;
         headers.set(
             "x-cognigate-signature",
-            &signature(secret.as_bytes(), d.body.as_bytes()),
+            &signature(secret.as_bytes(), at_s, d.body.as_bytes()),
         )?;
         headers.set("x-cognigate-event-id", &d.id)?;
         headers.set("x-cognigate-event", &d.kind)?;

@@ -38,6 +38,12 @@ fn var(env: &Env, name: &str) -> Option<String> {
     env.var(name).ok().map(|v| v.to_string())
 }
 
+/// `ALLOW_HTTP_UPSTREAMS = "true"`: the local-development switch (plain http, and webhooks on
+/// local or private hosts).
+pub fn allow_http_upstreams(env: &Env) -> bool {
+    var(env, crate::config::base_url::ALLOW_HTTP_VAR).is_some_and(|v| v.trim() == "true")
+}
+
 fn size(env: &Env, name: &str, default: usize) -> Result<usize, String> {
     match var(env, name) {
         None => Ok(default),
@@ -75,8 +81,7 @@ fn read(env: &Env) -> Result<Deployment, String> {
             crate::api::chat::DEFAULT_MAX_JSON_VALUES,
         )?,
         debug_counters: var(env, "DEBUG_COUNTERS").is_some_and(|v| v == "true" || v == "1"),
-        allow_http_upstreams: var(env, crate::config::base_url::ALLOW_HTTP_VAR)
-            .is_some_and(|v| v.trim() == "true"),
+        allow_http_upstreams: allow_http_upstreams(env),
         lease_ms: whole_ms(env, "ROUTING_LEASE_MS", DEFAULT_LEASE_MS)?,
         routing_rtt_ms: whole_ms(env, "ROUTING_RTT_MS", 0)?,
         stats_flush_ms: whole_ms(

@@ -75,6 +75,7 @@ pub async fn serve(
         request_id,
         tenant: String::new(),
         requested: String::new(),
+        requested_configured: false,
         started,
         metrics: &metrics,
         env,
@@ -93,6 +94,7 @@ pub async fn serve(
         let default_model = limits.default_model.as_ref().map(|m| m.as_str());
         let inbound = Inbound::parse(surface, body, dep.max_chat_json_values, beta, default_model)?;
         log.requested = inbound.model().to_owned();
+        log.requested_configured = crate::routing::configured_name(&cfg, inbound.model());
         allowed(&key, inbound.model())?;
         let pending = PendingUsage {
             request_id: request_id.to_owned(),

@@ -21,6 +21,8 @@ pub(super) struct LogContext<'a> {
     pub request_id: &'a str,
     pub tenant: String,
     pub requested: String,
+    /// `requested` is a name the tenant configured (`routing::configured_name`).
+    pub requested_configured: bool,
     pub started: u64,
     pub metrics: &'a Metrics,
     pub env: &'a Env,
@@ -74,6 +76,7 @@ impl LogContext<'_> {
         let elapsed = now_ms().saturating_sub(self.started);
         let metric = RequestMetric {
             model: self.requested.clone(),
+            configured: self.requested_configured,
             outcome,
             depth: unserved(attempts).1,
             ttfb_ms: elapsed,
@@ -103,6 +106,7 @@ impl LogContext<'_> {
         let ttfb_ms = now_ms().saturating_sub(self.started);
         RequestMetric {
             model: model.to_owned(),
+            configured: true,
             outcome: MetricOutcome::Served,
             depth: u32::try_from(depth).unwrap_or(u32::MAX),
             ttfb_ms,

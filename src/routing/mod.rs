@@ -24,4 +24,4 @@ pub mod versions;
 
 pub use chain::{build_chain, dead_entries, AffinityUse, Candidate, ChainError, Route, RouteInput};
 pub use observed::{ModelHealth, NothingObserved, Observed};
-pub use resolve::{lookup, lookup_pinned, resolve_alias, Target};
+pub use resolve::{configured_name, lookup, lookup_pinned, resolve_alias, Target};

@@ -19,6 +19,23 @@ pub enum Target<'c> {
     Alias(&'c AliasName, &'c Alias),
 }
 
+/// Whether `name` is one the tenant configured, exactly as written: a catalog id, an alias, a
+/// rule's match, or an `auto` name in its lower-case form (a strategy, or `auto:<rule>` naming a
+/// rule). A name reached only through loose version matching or another spelling is the
+/// caller's string, of which there is no end; the metrics count it apart (`usage::metric_counts`).
+pub fn configured_name(cfg: &TenantConfig, name: &str) -> bool {
+    if let Some(auto) = super::auto::parse(name) {
+        return name == name.to_ascii_lowercase()
+            && match auto {
+                super::auto::AutoName::Strategy(_) => true,
+                super::auto::AutoName::Rule(rule) => cfg.rules.named(rule).is_some(),
+            };
+    }
+    cfg.models.contains_key(name)
+        || cfg.aliases.contains_key(name)
+        || !cfg.rules.for_match(name).is_empty()
+}
+
 /// A catalog model of that id, else an alias of that name, else (issue 23) the catalog model it
 /// loosely matches: exact ids always win, and an exact name never reaches the version index.
 pub fn lookup<'c>(cfg: &'c TenantConfig, name: &str) -> Option<Target<'c>> {

@@ -190,3 +190,34 @@ fn ties_break_on_model_id_so_the_same_request_resolves_the_same_way() {
         );
     }
 }
+
+#[test]
+fn only_names_the_tenant_wrote_are_configured_names_for_the_metrics() {
+    use crate::routing::test_config::{add_alias, add_model, add_rule_json, cfg};
+    let mut c = cfg();
+    add_model(&mut c, "gpt-4o-2024-08-06", "openai", 1.0);
+    add_alias(&mut c, "fast", r#"{"capabilities":["chat"]}"#);
+    add_rule_json(&mut c, r#"{"name":"r1","match":"chain","chain":["fast"]}"#);
+    for name in [
+        "gpt-4o-2024-08-06",
+        "fast",
+        "chain",
+        "auto",
+        "auto:cheap",
+        "auto:r1",
+    ] {
+        assert!(configured_name(&c, name), "{name}");
+    }
+    // Each of these routes (or is refused) by rule, but names nothing written: callers can
+    // make up any number of them.
+    for name in [
+        "gpt-4o",
+        "AUTO:cheap",
+        "auto:r2",
+        "no-such",
+        "fast\u{1f}x",
+        "",
+    ] {
+        assert!(!configured_name(&c, name), "{name}");
+    }
+}

@@ -16,15 +16,52 @@ const FIRST_RETRY_MS: u64 = 10_000;
 pub const IN_FLIGHT_MS: u64 = 30_000;
 const MAX_RETRY_MS: u64 = 7_200_000;
 
-/// `X-CogniGate-Signature`: `sha256=<hex HMAC-SHA256 of the raw body>` under the tenant's secret.
-pub fn signature(secret: &[u8], body: &[u8]) -> String {
-    use hmac::{Mac, SimpleHmac};
+/// The window a receiver is told to accept a signature's `t` in, either side of its clock.
+pub const SIGNATURE_TOLERANCE_S: u64 = 300;
+
+fn hmac_of(secret: &[u8], at_s: u64, body: &[u8]) -> Option<hmac::SimpleHmac<sha2::Sha256>> {
+    use hmac::Mac;
     // `new_from_slice` accepts any key length; an HMAC key cannot be refused.
-    let Ok(mut mac) = <SimpleHmac<sha2::Sha256> as Mac>::new_from_slice(secret) else {
+    let mut mac = <hmac::SimpleHmac<sha2::Sha256> as Mac>::new_from_slice(secret).ok()?;
+    mac.update(at_s.to_string().as_bytes());
+    mac.update(b".");
+    mac.update(body);
+    Some(mac)
+}
+
+/// `X-CogniGate-Signature`: `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`, keyed
+/// with the tenant's whole `whsec_…` secret. The timestamp is signed with the body, so a receiver
+/// can refuse a POST captured and replayed later; `at_s` is the time of this attempt (each retry
+/// is signed afresh), so a retry hours after the event still falls inside the receiver's window,
+/// and `X-CogniGate-Event-Id`, the same on every retry, is what it deduplicates on.
+pub fn signature(secret: &[u8], at_s: u64, body: &[u8]) -> String {
+    use hmac::Mac;
+    let Some(mac) = hmac_of(secret, at_s, body) else {
         return String::new();
     };
-    mac.update(body);
-    format!("sha256={}", hex::encode(mac.finalize().into_bytes()))
+    format!("t={at_s},v1={}", hex::encode(mac.finalize().into_bytes()))
+}
+
+/// A receiver's check, as the documentation gives it: the header's `t` within `tolerance_s` of
+/// the receiver's clock, and one of its `v1` values the HMAC of `"<t>.<raw body>"` under the
+/// secret, compared in constant time.
+pub fn verify(secret: &[u8], header: &str, body: &[u8], now_s: u64, tolerance_s: u64) -> bool {
+    use hmac::Mac;
+    let mut at = None;
+    let mut signatures = Vec::new();
+    for part in header.split(',') {
+        match part.trim().split_once('=') {
+            Some(("t", v)) => at = v.parse::<u64>().ok(),
+            Some(("v1", v)) => signatures.extend(hex::decode(v).ok()),
+            _ => {}
+        }
+    }
+    let Some(at) = at.filter(|t| t.abs_diff(now_s) <= tolerance_s) else {
+        return false;
+    };
+    signatures
+        .iter()
+        .any(|sig| hmac_of(secret, at, body).is_some_and(|mac| mac.verify_slice(sig).is_ok()))
 }
 
 /// When a delivery that failed its `attempts`th try is tried again: 10 s after the first failure,
@@ -51,6 +88,19 @@ pub struct Delivery {
     #[serde(default)]
     pub attempts: u32,
     pub due_at: u64,
+    /// The tenant generation (`usage::generation`) the event was queued under; `None` when it
+    /// could not be read, or for a delivery queued before deliveries carried one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generation: Option<u64>,
+}
+
+impl Delivery {
+    /// Whether the delivery belongs to the tenant that holds its id now (of `generation`). A
+    /// tenant deleted and created again under the same id takes a newer generation, so its
+    /// webhook never receives what was queued for the deleted one.
+    pub fn of_generation(&self, generation: u64) -> bool {
+        self.generation.is_none_or(|g| g >= generation)
+    }
 }
 
 /// How one POST ended.
@@ -103,6 +153,14 @@ impl Outbox {
 
     pub fn is_empty(&self) -> bool {
         self.pending.is_empty()
+    }
+
+    /// Drops every delivery of a generation older than `generation` (a deleted tenant's,
+    /// superseded by the tenant created again under its id); how many were dropped.
+    pub fn drop_older_generations(&mut self, generation: u64) -> usize {
+        let before = self.pending.len();
+        self.pending.retain(|d| d.of_generation(generation));
+        before - self.pending.len()
     }
 
     /// The deliveries due at `now`, at most `BATCH`, oldest first; each counted as tried and held

@@ -8,16 +8,43 @@ fn delivery(id: &str, at: u64) -> Delivery {
         created_at: at,
         attempts: 0,
         due_at: at,
+        generation: Some(1),
     }
 }
 
 #[test]
-fn the_signature_is_the_hex_hmac_sha256_of_the_raw_body() {
-    // RFC 4231 test case 2.
+fn the_signature_signs_the_timestamp_and_the_body_with_the_whole_secret() {
+    // Python: hmac.new(b"whsec_test", b"1700000000." + body, hashlib.sha256).hexdigest()
+    let body = br#"{"type":"breaker.opened"}"#;
     assert_eq!(
-        signature(b"Jefe", b"what do ya want for nothing?"),
-        "sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        signature(b"whsec_test", 1_700_000_000, body),
+        "t=1700000000,v1=bff416a313c3f6668b5f1139803575047180dfbbb8a9bc0b1dc374785f58c896"
     );
+}
+
+#[test]
+fn a_receiver_refuses_a_replay_outside_five_minutes_and_any_changed_timestamp_or_body() {
+    let (secret, body, t) = (b"whsec_abc".as_slice(), b"{}".as_slice(), 1_700_000_000);
+    let header = signature(secret, t, body);
+    let check = |h: &str, b: &[u8], now: u64| verify(secret, h, b, now, SIGNATURE_TOLERANCE_S);
+    assert!(check(&header, body, t));
+    assert!(check(&header, body, t + 300), "inside the window");
+    assert!(
+        !check(&header, body, t + 301),
+        "a replay after five minutes"
+    );
+    assert!(
+        !check(&header, body, t - 301),
+        "a timestamp from the future"
+    );
+    assert!(!check(&header, b"{ }", t), "another body");
+    let moved = header.replacen("t=1700000000", "t=1700000100", 1);
+    assert!(!check(&moved, body, t + 100), "a timestamp moved forward");
+    assert!(
+        !verify(b"whsec_other", &header, body, t, 300),
+        "another secret"
+    );
+    assert!(!check("v1=00", body, t) && !check("", body, t));
 }
 
 #[test]
@@ -96,6 +123,27 @@ fn a_delivery_still_failing_after_a_day_is_given_up() {
     let last = last.unwrap();
     assert_eq!(last.retry_at, None);
     assert!(now <= GIVE_UP_AFTER_MS);
+}
+
+#[test]
+fn a_delivery_queued_for_a_deleted_tenant_never_reaches_the_tenant_created_again() {
+    let mut o = Outbox::default();
+    o.push(delivery("old", 0));
+    let legacy = Delivery {
+        generation: None,
+        ..delivery("legacy", 0)
+    };
+    o.push(legacy.clone());
+    let new = Delivery {
+        generation: Some(2),
+        ..delivery("new", 5)
+    };
+    assert!(new.of_generation(2) && legacy.of_generation(2));
+    assert!(!delivery("old", 0).of_generation(2));
+    o.push(new);
+    assert_eq!(o.drop_older_generations(2), 1);
+    assert_eq!(o.ids(), ["legacy", "new"]);
+    assert_eq!(o.drop_older_generations(2), 0);
 }
 
 #[test]

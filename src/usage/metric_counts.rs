@@ -7,10 +7,16 @@
 
 use crate::config::SortedMap;
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
-/// Label sets past this many per family and tenant are counted under `OTHER` (the totals stay
-/// exact; a caller sending ever new model names cannot grow the ledger's stored counters).
+/// Request label sets under names the tenant did not configure (chosen by callers) past this many
+/// per tenant are counted under `OTHER` (the totals stay exact; a caller sending ever new model
+/// names cannot grow the ledger's stored counters).
 pub const MAX_LABEL_SETS: usize = 256;
+/// Label sets of configured names (catalog ids, aliases, rule names) are capped apart, and far
+/// higher: callers cannot fill this cap, so a configured model keeps its series whatever names
+/// callers send. It only bounds storage for a catalog rewritten many times over.
+pub const MAX_CONFIGURED_LABEL_SETS: usize = 4_096;
 /// The label value standing for every label set past `MAX_LABEL_SETS`.
 pub const OTHER: &str = "_other";
 /// Label values (model names come from callers) are cut to this many bytes.
@@ -55,6 +61,9 @@ impl MetricOutcome {
 pub struct RequestMetric {
     /// The model that served, else the requested name.
     pub model: String,
+    /// `model` is a name the tenant configured (a served model always is); else a caller's
+    /// string, counted apart under `MAX_LABEL_SETS`.
+    pub configured: bool,
     pub outcome: MetricOutcome,
     /// The serving candidate's chain position, else the last one tried (none tried: 0).
     pub depth: u32,
@@ -125,9 +134,13 @@ pub type Counter<V> = SortedMap<String, V>;
 /// The counters of one tenant.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct MetricCounts {
-    /// `model␟outcome` → requests.
+    /// `model␟outcome` → requests under a configured name.
     #[serde(default, skip_serializing_if = "SortedMap::is_empty")]
     pub requests: Counter<u64>,
+    /// `model␟outcome` → requests under a name the tenant did not configure: counted apart, so
+    /// that callers' names never push a configured model's series into `OTHER`.
+    #[serde(default, skip_serializing_if = "SortedMap::is_empty")]
+    pub unconfigured: Counter<u64>,
     /// `provider␟model␟failure` → upstream calls.
     #[serde(default, skip_serializing_if = "SortedMap::is_empty")]
     pub attempts: Counter<u64>,
@@ -144,13 +157,26 @@ pub struct MetricCounts {
 
 const SEP: char = '\u{1f}';
 
-/// A counter key from its label values (each cut to `MAX_LABEL_BYTES`).
+/// A label value as counted: control characters other than a newline (which the exposition
+/// format escapes) dropped, among them `SEP`, so a name cannot split into forged labels; then cut
+/// to `MAX_LABEL_BYTES`.
+fn label_value(value: &str) -> Cow<'_, str> {
+    let dropped = |c: char| c != '\n' && c.is_control();
+    let kept = if value.contains(dropped) {
+        Cow::Owned(value.chars().filter(|c| !dropped(*c)).collect())
+    } else {
+        Cow::Borrowed(value)
+    };
+    match kept {
+        Cow::Borrowed(v) => Cow::Borrowed(crate::config::text::truncated(v, MAX_LABEL_BYTES)),
+        Cow::Owned(v) => Cow::Owned(crate::config::text::truncated(&v, MAX_LABEL_BYTES).to_owned()),
+    }
+}
+
+/// A counter key from its label values (each as `label_value` keeps it).
 pub fn key(labels: &[&str]) -> String {
-    let cut: Vec<&str> = labels
-        .iter()
-        .map(|l| crate::config::text::truncated(l, MAX_LABEL_BYTES))
-        .collect();
-    cut.join(&SEP.to_string())
+    let kept: Vec<Cow<'_, str>> = labels.iter().map(|l| label_value(l)).collect();
+    kept.join(&SEP.to_string())
 }
 
 /// A counter key's label values.
@@ -158,9 +184,14 @@ pub fn labels(key: &str) -> Vec<&str> {
     key.split(SEP).collect()
 }
 
-/// Adds `n` under `k`, or under the `OTHER` set (same arity) once the family is full.
-fn add<V: Copy + std::ops::AddAssign + Default>(family: &mut Counter<V>, k: String, n: V) {
-    let k = if family.len() >= MAX_LABEL_SETS && !family.contains_key(&k) {
+/// Adds `n` under `k`, or under the `OTHER` set (same arity) once the family holds `cap` sets.
+fn add<V: Copy + std::ops::AddAssign + Default>(
+    family: &mut Counter<V>,
+    cap: usize,
+    k: String,
+    n: V,
+) {
+    let k = if family.len() >= cap && !family.contains_key(&k) {
         let arity = labels(&k).len();
         key(&vec![OTHER; arity])
     } else {
@@ -172,6 +203,7 @@ fn add<V: Copy + std::ops::AddAssign + Default>(family: &mut Counter<V>, k: Stri
 impl MetricCounts {
     pub fn is_empty(&self) -> bool {
         self.requests.is_empty()
+            && self.unconfigured.is_empty()
             && self.attempts.is_empty()
             && self.cost_usd.is_empty()
             && self.latency_ms.count == 0
@@ -179,13 +211,26 @@ impl MetricCounts {
             && self.depth.count == 0
     }
 
+    /// Attempts and cost name only models that were called, catalog ids: their families take
+    /// the configured cap.
     pub fn observe(&mut self, m: &RequestMetric) {
-        add(&mut self.requests, key(&[&m.model, m.outcome.as_str()]), 1);
+        let k = key(&[&m.model, m.outcome.as_str()]);
+        if m.configured {
+            add(&mut self.requests, MAX_CONFIGURED_LABEL_SETS, k, 1);
+        } else {
+            add(&mut self.unconfigured, MAX_LABEL_SETS, k, 1);
+        }
         for (provider, model, failure) in &m.attempts {
-            add(&mut self.attempts, key(&[provider, model, failure]), 1);
+            let k = key(&[provider, model, failure]);
+            add(&mut self.attempts, MAX_CONFIGURED_LABEL_SETS, k, 1);
         }
         if let Some(cost) = m.cost_usd.filter(|c| c.is_finite() && *c > 0.0) {
-            add(&mut self.cost_usd, key(&[&m.model]), cost);
+            add(
+                &mut self.cost_usd,
+                MAX_CONFIGURED_LABEL_SETS,
+                key(&[&m.model]),
+                cost,
+            );
         }
         self.depth.observe(DEPTH_BOUNDS, f64::from(m.depth));
         self.latency_ms.observe(MS_BOUNDS, m.latency_ms as f64);
@@ -194,14 +239,18 @@ impl MetricCounts {
 
     /// Adds another batch (an isolate's, or one put back after a failed call).
     pub fn merge(&mut self, other: &Self) {
+        let configured = MAX_CONFIGURED_LABEL_SETS;
         for (k, n) in &other.requests {
-            add(&mut self.requests, k.clone(), *n);
+            add(&mut self.requests, configured, k.clone(), *n);
+        }
+        for (k, n) in &other.unconfigured {
+            add(&mut self.unconfigured, MAX_LABEL_SETS, k.clone(), *n);
         }
         for (k, n) in &other.attempts {
-            add(&mut self.attempts, k.clone(), *n);
+            add(&mut self.attempts, configured, k.clone(), *n);
         }
         for (k, n) in &other.cost_usd {
-            add(&mut self.cost_usd, k.clone(), *n);
+            add(&mut self.cost_usd, configured, k.clone(), *n);
         }
         self.depth.merge(&other.depth);
         self.latency_ms.merge(&other.latency_ms);

@@ -3,6 +3,7 @@ use super::*;
 fn metric(model: &str, outcome: MetricOutcome, latency_ms: u64) -> RequestMetric {
     RequestMetric {
         model: model.into(),
+        configured: true,
         outcome,
         depth: 1,
         ttfb_ms: latency_ms,
@@ -44,21 +45,59 @@ fn batches_merged_in_any_order_give_the_same_counts() {
     assert_eq!(ab.requests.len(), 2);
 }
 
+/// A refused request under a name the tenant did not configure.
+fn unconfigured(name: &str) -> RequestMetric {
+    let mut m = metric(name, MetricOutcome::Refused, 1);
+    m.configured = false;
+    m.attempts.clear();
+    m.cost_usd = None;
+    m
+}
+
 #[test]
 fn label_sets_past_the_cap_are_counted_under_other_so_totals_stay_exact() {
     let mut c = MetricCounts::default();
     for i in 0..MAX_LABEL_SETS + 10 {
-        let mut m = metric(&format!("name-{i}"), MetricOutcome::Refused, 1);
-        m.attempts.clear();
-        m.cost_usd = None;
-        c.observe(&m);
+        c.observe(&unconfigured(&format!("name-{i}")));
     }
-    assert_eq!(c.requests.len(), MAX_LABEL_SETS + 1);
-    assert_eq!(c.requests[&key(&[OTHER, OTHER])], 10);
+    assert_eq!(c.unconfigured.len(), MAX_LABEL_SETS + 1);
+    assert_eq!(c.unconfigured[&key(&[OTHER, OTHER])], 10);
     assert_eq!(
-        c.requests.values().sum::<u64>(),
+        c.unconfigured.values().sum::<u64>(),
         (MAX_LABEL_SETS + 10) as u64
     );
+}
+
+#[test]
+fn unknown_names_never_push_a_configured_models_series_into_other() {
+    let mut flooded = MetricCounts::default();
+    for i in 0..MAX_LABEL_SETS * 2 {
+        flooded.observe(&unconfigured(&format!("made-up-{i}")));
+    }
+    flooded.observe(&metric("m1", MetricOutcome::Served, 5));
+    flooded.observe(&metric("m1", MetricOutcome::Exhausted, 5));
+    assert_eq!(flooded.requests[&key(&["m1", "served"])], 1);
+    assert_eq!(flooded.requests[&key(&["m1", "exhausted"])], 1);
+    // The same holds where batches meet: an isolate's, added into the ledger's.
+    let mut ledger = MetricCounts::default();
+    for i in 0..MAX_LABEL_SETS * 2 {
+        ledger.observe(&unconfigured(&format!("other-{i}")));
+    }
+    ledger.merge(&flooded);
+    assert_eq!(ledger.requests[&key(&["m1", "served"])], 1);
+    assert!(!ledger.requests.contains_key(&key(&[OTHER, OTHER])));
+    assert_eq!(ledger.unconfigured.len(), MAX_LABEL_SETS + 1);
+}
+
+#[test]
+fn a_control_character_in_a_name_cannot_split_it_into_forged_labels() {
+    let mut c = MetricCounts::default();
+    c.observe(&unconfigured("m1\u{1f}served\r\u{0}\t"));
+    let (k, n) = c.unconfigured.iter().next().unwrap();
+    assert_eq!(labels(k), ["m1served", "refused"]);
+    assert_eq!(*n, 1);
+    // A newline is kept: the exposition format escapes it.
+    assert_eq!(labels(&key(&["a\nb"])), ["a\nb"]);
 }
 
 #[test]

@@ -26,7 +26,9 @@ pub struct Scrape {
     pub gauges: Vec<ProviderGauges>,
 }
 
-/// A label value as the format wants it: `\` → `\\`, `"` → `\"`, newline → `\n`.
+/// A label value as the format wants it: `\` → `\\`, `"` → `\"`, newline → `\n`; any other
+/// control character is dropped (a carriage return or a NUL would split or end a line for some
+/// readers), so no value can close its label set or start a line of its own.
 pub fn escape_label(value: &str) -> String {
     let mut out = String::with_capacity(value.len());
     for c in value.chars() {
@@ -34,6 +36,7 @@ pub fn escape_label(value: &str) -> String {
             '\\' => out.push_str("\\\\"),
             '"' => out.push_str("\\\""),
             '\n' => out.push_str("\\n"),
+            c if c.is_control() => {}
             c => out.push(c),
         }
     }
@@ -137,6 +140,13 @@ pub fn render(scrape: &Scrape) -> String {
     // A tenant with no request yet has no sample (an idle tenant adds no lines).
     tenants.retain(|_, c| !c.is_empty());
     let mut out = String::new();
+    // Configured and unconfigured names are counted apart (each with its cap) and shown as one
+    // family; a name counted in both (configured since) is one series.
+    for counts in tenants.values_mut() {
+        for (k, n) in std::mem::take(&mut counts.unconfigured) {
+            *counts.requests.entry(k).or_default() += n;
+        }
+    }
     counter(
         &mut out,
         &tenants,

@@ -4,6 +4,7 @@ use crate::usage::metric_counts::{MetricOutcome, RequestMetric};
 fn served(model: &str, latency_ms: u64) -> RequestMetric {
     RequestMetric {
         model: model.into(),
+        configured: true,
         outcome: MetricOutcome::Served,
         depth: 0,
         ttfb_ms: latency_ms,
@@ -39,6 +40,31 @@ fn label_values_escape_backslash_quote_and_newline() {
         text.lines().all(|l| !l.is_empty()),
         "no raw newline in a value"
     );
+}
+
+#[test]
+fn other_control_characters_are_dropped_from_label_values() {
+    assert_eq!(escape_label("a\rb\u{0}c\u{1f}d\u{7f}e\tf"), "abcdef");
+    let mut c = counts(&[served("m", 1)]);
+    let mut unconfigured = served("x\r\n} 1\ny", 1);
+    unconfigured.configured = false;
+    c.observe(&unconfigured);
+    let text = render(&Scrape {
+        counts: vec![("t".into(), c)],
+        gauges: Vec::new(),
+    });
+    assert!(!text.contains('\r'), "{text:?}");
+    assert!(
+        text.contains(
+            "cognigate_requests_total{tenant=\"t\",model=\"x\\n} 1\\ny\",outcome=\"served\"} 1\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("cognigate_requests_total{tenant=\"t\",model=\"m\",outcome=\"served\"} 1\n"),
+        "configured and unconfigured names are one family: {text}"
+    );
+    assert_eq!(text.matches("# TYPE cognigate_requests_total").count(), 1);
 }
 
 #[test]

@@ -15,11 +15,19 @@ pub struct Watched {
     pub health_mode: Option<String>,
 }
 
-/// What an alert delivery needs of the tenant: its settings and its sealed secret.
+/// What an alert delivery needs of the tenant: its settings, its sealed secret and the
+/// generation of the tenant now holding the id.
 #[derive(Deserialize)]
 pub struct AlertTarget {
     pub settings: String,
     pub alert_secret: Option<String>,
+    generation: Option<f64>,
+}
+
+impl AlertTarget {
+    pub fn generation(&self) -> u64 {
+        self.generation.unwrap_or(0.0).max(0.0) as u64
+    }
 }
 
 impl Db {
@@ -91,11 +99,29 @@ impl Db {
     pub async fn alert_target(&self, tenant: &str) -> Stored<Option<AlertTarget>> {
         let rows: Vec<AlertTarget> = self
             .all(
-                "SELECT settings, alert_secret FROM tenants WHERE id = ?1",
+                "SELECT settings, alert_secret, generation FROM tenants WHERE id = ?1",
                 &[js(tenant)],
             )
             .await?;
         Ok(rows.into_iter().next())
+    }
+
+    /// The generation of the tenant holding the id now; `None` when there is none.
+    pub async fn tenant_generation(&self, tenant: &str) -> Stored<Option<u64>> {
+        #[derive(Deserialize)]
+        struct Row {
+            generation: Option<f64>,
+        }
+        let rows: Vec<Row> = self
+            .all(
+                "SELECT generation FROM tenants WHERE id = ?1",
+                &[js(tenant)],
+            )
+            .await?;
+        Ok(rows
+            .into_iter()
+            .next()
+            .map(|r| r.generation.unwrap_or(0.0).max(0.0) as u64))
     }
 
     /// Retention: events and roll-ups past their cutoffs, and watches of deleted tenants.

@@ -2,8 +2,8 @@
 
 use super::{changes, js, num, parse_stored, to_stored, Db};
 use crate::admin::store::{
-    Created, DepthWrite, EventRow, KeyRow, NewKey, PolicyPatch, Stored, TenantRecord, TenantRow,
-    TenantStore,
+    AlertSecretWrite, Created, DepthWrite, EventRow, KeyRow, NewKey, PolicyPatch, Stored,
+    TenantRecord, TenantRow, TenantStore,
 };
 use crate::config::{Alias, AliasName, SettingsOverrides, TenantId};
 use serde::Deserialize;
@@ -185,33 +185,39 @@ impl TenantStore for Db {
         self.batch(stmts).await.map(|_| ())
     }
 
-    /// One statement: written only while no rule's chain is longer than `max_depth`.
+    /// One statement: written only while no rule's chain is longer than `max_depth`; the
+    /// settings and the signing secret together (`?4` = 1: the secret becomes `?5`).
     async fn put_settings(
         &self,
         t: &TenantId,
         settings: &SettingsOverrides,
         max_depth: u32,
+        secret: AlertSecretWrite<'_>,
     ) -> Stored<DepthWrite> {
         let stored = to_stored(settings)?;
+        let null = worker::wasm_bindgen::JsValue::NULL;
+        let (replace, sealed) = match secret {
+            AlertSecretWrite::Keep => (0, null),
+            AlertSecretWrite::Set(sealed) => (1, js(sealed)),
+            AlertSecretWrite::Clear => (1, null),
+        };
         let r = self
             .run(
-                "UPDATE tenants SET settings = ?2 WHERE id = ?1 \
+                "UPDATE tenants SET settings = ?2, \
+                   alert_secret = CASE WHEN ?4 = 1 THEN ?5 ELSE alert_secret END \
+                 WHERE id = ?1 \
                  AND NOT EXISTS (SELECT 1 FROM routing_rules \
                    WHERE tenant_id = ?1 AND json_array_length(chain) > ?3)",
-                &[js(t.as_str()), js(&stored), num(u64::from(max_depth))],
+                &[
+                    js(t.as_str()),
+                    js(&stored),
+                    num(u64::from(max_depth)),
+                    num(replace),
+                    sealed,
+                ],
             )
             .await?;
         Ok(DepthWrite::from_written(changes(&r) > 0))
-    }
-
-    async fn put_alert_secret(&self, t: &TenantId, sealed: Option<&str>) -> Stored<()> {
-        let sealed = sealed.map_or(worker::wasm_bindgen::JsValue::NULL, js);
-        self.run(
-            "UPDATE tenants SET alert_secret = ?2 WHERE id = ?1",
-            &[js(t.as_str()), sealed],
-        )
-        .await
-        .map(|_| ())
     }
 
     async fn insert_key(&self, t: &TenantId, key: &NewKey) -> Stored<()> {
