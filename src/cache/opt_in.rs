@@ -4,7 +4,8 @@
 //! - Levels: the tenant's `cache.ttl_s`, the requested name's `cache_ttl_s` (its matched rule,
 //!   else its alias), the request's `X-CogniGate-Cache-Ttl`. The most specific level that is set
 //!   wins (request, then name, then tenant), and 0 means off.
-//! - Every level's TTL is capped at the tenant's `max_ttl_s` (default 86,400).
+//! - Every level's TTL is capped at the tenant's `max_ttl_s` (default 86,400); a `max_ttl_s` of
+//!   0 is the tenant's no: off for every caller, whatever its headers ask.
 //! - `X-CogniGate-Cache: off` bypasses both the lookup and the write, whatever the levels say.
 //! - A bad header value is an error naming the header; nothing is looked up or changed.
 
@@ -62,6 +63,9 @@ pub fn decide(
                 })?,
         ),
     };
+    if tenant.is_some_and(CacheSettings::forbids) {
+        return Ok(CacheUse::Off);
+    }
     if bypass {
         return Ok(CacheUse::Bypass);
     }
@@ -144,6 +148,29 @@ mod tests {
         assert_eq!(
             decide(Some(&t), None, None, Some("3600")),
             Ok(CacheUse::Use { ttl_s: 60 })
+        );
+    }
+
+    #[test]
+    fn a_tenant_max_ttl_s_of_0_is_off_for_every_caller_whatever_its_headers_ask() {
+        let no = tenant(None, Some(0));
+        for (name, mode, ttl) in [
+            (None, None, Some("60")),
+            (Some(600), None, None),
+            (Some(600), None, Some("86400")),
+            (None, Some("off"), Some("60")),
+        ] {
+            assert_eq!(
+                decide(Some(&no), name, mode, ttl),
+                Ok(CacheUse::Off),
+                "{name:?} {mode:?} {ttl:?}"
+            );
+        }
+        let e = decide(Some(&no), None, None, Some("soon")).err();
+        assert_eq!(
+            e.map(|e| e.header),
+            Some(TTL_HEADER),
+            "a bad value is still named"
         );
     }
 

@@ -1,14 +1,20 @@
 use super::*;
 
-fn key_of(tenant: &str, surface: &str, requested: &str, body: &str) -> String {
-    response_key(&KeyInput {
+fn input<'a>(tenant: &'a str, surface: &'a str, requested: &'a str, body: &'a str) -> KeyInput<'a> {
+    KeyInput {
         tenant,
+        generation: 1,
+        scope: None,
         surface,
         requested,
+        stream: None,
         headers: &[],
         body: body.as_bytes(),
-    })
-    .unwrap_or_default()
+    }
+}
+
+fn key_of(tenant: &str, surface: &str, requested: &str, body: &str) -> String {
+    response_key(&input(tenant, surface, requested, body)).unwrap_or_default()
 }
 
 fn chat(body: &str) -> String {
@@ -45,13 +51,95 @@ fn the_tenant_the_surface_the_requested_name_and_answer_shaping_headers_change_t
     assert_ne!(key_of("acme", "responses", "fast", BASE), base);
     assert_ne!(key_of("acme", "chat_completions", "slow", BASE), base);
     let pinned = response_key(&KeyInput {
-        tenant: "acme",
-        surface: "chat_completions",
-        requested: "fast",
         headers: &[("X-CogniGate-Pin-Provider", "b")],
-        body: BASE.as_bytes(),
+        ..input("acme", "chat_completions", "fast", BASE)
     });
     assert_ne!(pinned.as_deref(), Some(base.as_str()));
+}
+
+#[test]
+fn the_tenants_generation_the_keys_scope_and_a_keyed_stream_change_the_key() {
+    use crate::config::RouteName;
+    let base = input("acme", "chat_completions", "fast", BASE);
+    let key = |i: KeyInput<'_>| response_key(&i).unwrap_or_default();
+    let plain = key(base);
+    let names = |n: &[&str]| -> Vec<RouteName> {
+        n.iter().filter_map(|n| RouteName::parse(n).ok()).collect()
+    };
+    let (m1, m2, both, both_reversed, none) = (
+        names(&["m1"]),
+        names(&["m2"]),
+        names(&["m1", "m2"]),
+        names(&["m2", "m1"]),
+        names(&[]),
+    );
+    let differ = [
+        key(KeyInput {
+            generation: 2,
+            ..base
+        }),
+        key(KeyInput {
+            scope: Some(&m1),
+            ..base
+        }),
+        key(KeyInput {
+            scope: Some(&m2),
+            ..base
+        }),
+        key(KeyInput {
+            scope: Some(&both),
+            ..base
+        }),
+        key(KeyInput {
+            scope: Some(&none),
+            ..base
+        }),
+        key(KeyInput {
+            stream: Some(false),
+            ..base
+        }),
+        key(KeyInput {
+            stream: Some(true),
+            ..base
+        }),
+    ];
+    for (i, a) in differ.iter().enumerate() {
+        assert_ne!(a, &plain, "{i}");
+        for b in &differ[i + 1..] {
+            assert_ne!(a, b);
+        }
+    }
+    assert_eq!(
+        key(KeyInput {
+            scope: Some(&both),
+            ..base
+        }),
+        key(KeyInput {
+            scope: Some(&both_reversed),
+            ..base
+        }),
+        "one scope whatever its order"
+    );
+}
+
+#[test]
+fn the_digest_of_a_bodys_fields_is_the_digest_of_the_body_as_sent() {
+    let fields = [
+        ("messages", r#"[{"role":"user","content":"Hi"}]"#),
+        ("model", r#""fast""#),
+        ("stream", "true"),
+        ("temperature", "0.20"),
+    ];
+    let digest = body_digest(fields).unwrap();
+    let base = input("acme", "chat_completions", "fast", "");
+    let body = r#"{"temperature":2e-1,"model":"fast","messages":[{"content":"Hi","role":"user"}]}"#;
+    assert_eq!(
+        response_key(&KeyInput {
+            body: body.as_bytes(),
+            ..base
+        }),
+        Some(key_with_body(&base, &digest))
+    );
 }
 
 #[test]
@@ -113,12 +201,10 @@ fn key_order_whitespace_and_string_escapes_do_not_change_the_key() {
 
 #[test]
 fn a_body_that_is_not_json_has_no_key() {
-    let k = response_key(&KeyInput {
-        tenant: "t",
-        surface: "chat_completions",
-        requested: "m",
-        headers: &[],
-        body: b"{not json",
-    });
-    assert_eq!(k, None);
+    for body in ["{not json", "[1]", r#"{"a":[1,]}"#] {
+        assert_eq!(
+            response_key(&input("t", "chat_completions", "m", body)),
+            None
+        );
+    }
 }

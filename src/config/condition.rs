@@ -123,6 +123,8 @@ pub struct Reads {
     pub any: bool,
     pub metadata: bool,
     pub has_images: bool,
+    /// Some rule reads `params.stream`: a streamed and a plain request may take other routes.
+    pub stream: bool,
 }
 
 impl Reads {
@@ -131,6 +133,7 @@ impl Reads {
             any: self.any || other.any,
             metadata: self.metadata || other.metadata,
             has_images: self.has_images || other.has_images,
+            stream: self.stream || other.stream,
         }
     }
 }
@@ -179,6 +182,7 @@ fn note_reads(c: &Condition, reads: &mut Reads) {
         Condition::Not(c) => note_reads(c, reads),
         Condition::Test(Field::Metadata(_), _) => reads.metadata = true,
         Condition::Test(Field::HasImages, _) => reads.has_images = true,
+        Condition::Test(Field::Stream, _) => reads.stream = true,
         Condition::Test(..) => {}
     }
 }

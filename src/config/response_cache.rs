@@ -18,7 +18,8 @@ pub struct CacheSettings {
     /// requests that opt in are).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ttl_s: Option<u32>,
-    /// The cap on every level's TTL, the request header's included (default 86,400).
+    /// The cap on every level's TTL, the request header's included (default 86,400); 0 forbids
+    /// the cache to every caller of the tenant.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_ttl_s: Option<u32>,
 }
@@ -28,16 +29,14 @@ impl CacheSettings {
         self.max_ttl_s.unwrap_or(DEFAULT_MAX_TTL_S)
     }
 
+    /// The tenant's no: nothing of it is looked up or stored, whatever a request asks.
+    pub fn forbids(&self) -> bool {
+        self.max_ttl_s == Some(0)
+    }
+
     pub fn validate(self) -> Result<Self, ConfigError> {
         check_cache_ttl("cache.ttl_s", self.ttl_s)?;
-        if let Some(max) = self.max_ttl_s {
-            if !(1..=MAX_CACHE_TTL_S).contains(&max) {
-                return Err(ConfigError::invalid(
-                    "cache.max_ttl_s",
-                    format!("must be 1 to {MAX_CACHE_TTL_S} seconds"),
-                ));
-            }
-        }
+        check_cache_ttl("cache.max_ttl_s", self.max_ttl_s)?;
         if let Some(ttl) = self.ttl_s.filter(|t| *t > self.max_ttl_s()) {
             return Err(ConfigError::invalid(
                 "cache.ttl_s",
@@ -85,7 +84,7 @@ mod tests {
         .starts_with("cache.ttl_s:"));
         assert!(err(CacheSettings {
             ttl_s: None,
-            max_ttl_s: Some(0)
+            max_ttl_s: Some(MAX_CACHE_TTL_S + 1)
         })
         .starts_with("cache.max_ttl_s:"));
         assert!(err(CacheSettings {
@@ -94,6 +93,30 @@ mod tests {
         })
         .starts_with("cache.ttl_s: 100 is above max_ttl_s"));
         assert_eq!(check_cache_ttl("cache_ttl_s", Some(0)), Ok(Some(0)));
+    }
+
+    #[test]
+    fn a_max_ttl_s_of_0_is_accepted_and_forbids_the_cache_with_no_ttl_above_it() {
+        let no = CacheSettings {
+            ttl_s: None,
+            max_ttl_s: Some(0),
+        };
+        assert_eq!(no.validate(), Ok(no));
+        assert!(no.forbids());
+        let zero = CacheSettings {
+            ttl_s: Some(0),
+            ..no
+        };
+        assert_eq!(zero.validate(), Ok(zero));
+        assert!(err(CacheSettings {
+            ttl_s: Some(5),
+            ..no
+        })
+        .starts_with("cache.ttl_s: 5 is above max_ttl_s (0)"));
+        assert!(
+            !CacheSettings::default().forbids(),
+            "absent: the default cap"
+        );
     }
 
     #[test]
@@ -114,7 +137,7 @@ mod tests {
         assert!(parse(r#"{"cache":{"ttl":5}}"#)
             .err()
             .is_some_and(|e| e.starts_with("cache")));
-        assert!(parse(r#"{"cache":{"max_ttl_s":0}}"#)
+        assert!(parse(r#"{"cache":{"max_ttl_s":-1}}"#)
             .err()
             .is_some_and(|e| e.starts_with("cache.max_ttl_s:")));
         assert_eq!(

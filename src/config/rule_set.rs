@@ -158,4 +158,19 @@ mod tests {
         set.remove("t");
         assert!(!set.reads().any);
     }
+
+    #[test]
+    fn a_rule_reading_params_stream_is_known_so_the_response_cache_keys_stream() {
+        let mut set = RuleSet::new();
+        set.add(rule(
+            r#"{"name":"t","match":"a","when":{"params.tools":true},"chain":["m"]}"#,
+        ));
+        assert!(!set.reads().stream);
+        set.add(rule(
+            r#"{"name":"s","match":"a","when":{"$not":{"params.stream":true}},"chain":["m"]}"#,
+        ));
+        assert!(set.reads().stream, "read under a $not too");
+        set.remove("s");
+        assert!(!set.reads().stream);
+    }
 }

@@ -17,7 +17,7 @@ use super::served::{
 use super::stream_response::{self as streamed, StreamOwner, StreamUsageOwner};
 use super::upstream::{FetchUpstream, UpstreamBody};
 use super::usage_sink::{self, StreamHandOff};
-use crate::api::{ApiError, ErrorKind};
+use crate::api::{ApiError, ChatRequest, ErrorKind};
 use crate::cascade::log_line::LogUsage;
 use crate::cascade::metric::unserved;
 use crate::cascade::{settle, Cascade, Clock, Ending, Limits, Outcome, RefusalPolicy};
@@ -87,12 +87,15 @@ pub async fn serve(
         log.tenant = cfg.tenant.to_string();
         log.tenant_id = Some(cfg.tenant.clone());
         let body = http::read_body(&req, dep.max_chat_body).await?;
-        let digest = response_cache::digest(&req, &cfg, &body);
         // The request keeps the body and points into it: held once, never as a tree.
         let beta = header(&req, "anthropic-beta");
         let limits = &cfg.settings.limits;
         let default_model = limits.default_model.as_ref().map(|m| m.as_str());
-        let inbound = Inbound::parse(surface, body, dep.max_chat_json_values, beta, default_model)?;
+        let max_values = dep.max_chat_json_values;
+        // The body passes its depth and value limits here, before any feature reads it.
+        let sent = ChatRequest::parse_with_default(body, max_values, default_model)?;
+        let digest = response_cache::digest(&req, &cfg, &sent);
+        let inbound = Inbound::of_request(surface, sent, max_values, beta)?;
         log.requested = inbound.model().to_owned();
         log.requested_configured = crate::routing::configured_name(&cfg, inbound.model());
         allowed(&key, inbound.model())?;
@@ -108,7 +111,7 @@ pub async fn serve(
         let (route, conversation) = routed::route(&req, &cfg, &key, &inbound)?;
         let refusals = super::refusal::policy(&req, route.on_refusal);
         let (chain, refusal_only) = (route.candidates, route.refusal_only);
-        let cache = response_cache::Plan::of(&req, &cfg, &inbound, digest)?;
+        let cache = response_cache::Plan::of(&req, (&cfg, &key), &inbound, digest)?;
         // Read once: the reservation holds it, and an answer without usage is charged it.
         let prompt_estimate = inbound.prompt_tokens();
         let admitting = Admitting {

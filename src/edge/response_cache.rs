@@ -3,9 +3,12 @@
 //! this file reads the request's headers, talks to the store (`cache_store`) and sets the
 //! answer's headers.
 //!
-//! - No level opting in costs nothing: no hashing, no lookup, no header.
+//! - No level opting in costs nothing: no hashing, no lookup, no header; a tenant whose
+//!   `cache.max_ttl_s` is 0 forbids the cache, whatever a request asks.
+//! - The body is digested only once parsed, past its size, depth and value limits.
 //! - The key's `models` list is checked before (`limits::allowed`), so a refused request never
-//!   reaches the cache.
+//!   reaches the cache; the list is part of the key, so an answer is shared only by keys of one
+//!   scope.
 //! - A hit makes no upstream call, reports nothing to a breaker or the stats, takes no provider
 //!   rate-limit slot; admission still runs (a hit counts toward `rpm`) and its usage record costs
 //!   $0 with `cache_hit: true` and `saved_usd`.
@@ -18,11 +21,11 @@ use super::limits::Governed;
 use super::own_poll::own_poll;
 use super::served::{stream_response, ServedBy};
 use super::usage_sink;
-use crate::api::{ApiError, ErrorKind};
+use crate::api::{ApiError, ChatRequest, ErrorKind};
 use crate::cache::opt_in::{decide, CacheUse, MODE_HEADER, TTL_HEADER};
 use crate::cache::response_key::{body_digest, key_with_body, KeyInput};
 use crate::cache::stored_answer::{storable, StoredMeta};
-use crate::config::{ModelId, ProviderKind, ProviderName, TenantConfig};
+use crate::config::{CallerKey, ModelId, ProviderKind, ProviderName, TenantConfig};
 use crate::providers::refusal::is_refusal;
 use crate::routing::cache_ttl::{name_cache_ttl_s, tenant_may_cache};
 use crate::surfaces::cached_answer::streamed;
@@ -38,15 +41,21 @@ const KEYED_HEADERS: &[&str] = &[
     "x-cognigate-metadata",
 ];
 
-/// The body's canonical digest, taken before the body is parsed, and only when some level may
-/// opt in (the tenant's setting, a name's `cache_ttl_s`, the request's TTL header).
-pub(super) fn digest(req: &CallerRequest, cfg: &TenantConfig, body: &[u8]) -> Option<[u8; 32]> {
+/// The body's canonical digest, from the parsed request (so past the body's limits), and only
+/// when some level may opt in (the tenant's setting, a name's `cache_ttl_s`, the request's TTL
+/// header) and the tenant does not forbid the cache.
+pub(super) fn digest(
+    req: &CallerRequest,
+    cfg: &TenantConfig,
+    sent: &ChatRequest,
+) -> Option<[u8; 32]> {
     let off = header(req, MODE_HEADER).is_some();
     let asked = header(req, TTL_HEADER).is_some();
-    if off || !(asked || tenant_may_cache(cfg)) {
+    let forbidden = cfg.settings.cache.is_some_and(|c| c.forbids());
+    if off || forbidden || !(asked || tenant_may_cache(cfg)) {
         return None;
     }
-    body_digest(body)
+    body_digest(sent.fields())
 }
 
 /// What the cache does for one request.
@@ -74,13 +83,14 @@ impl Plan {
     /// The request's levels decide (`cache::opt_in`); a bad header value is a 400 naming it.
     pub(super) fn of(
         req: &CallerRequest,
-        cfg: &TenantConfig,
+        (cfg, key): (&TenantConfig, &CallerKey),
         inbound: &Inbound,
         digest: Option<[u8; 32]>,
     ) -> Result<Self, ApiError> {
         let mode = header(req, MODE_HEADER);
         let ttl = header(req, TTL_HEADER);
-        if mode.is_none() && digest.is_none() {
+        // A header sent is checked even when nothing was digested (a tenant that forbids it).
+        if mode.is_none() && ttl.is_none() && digest.is_none() {
             return Ok(Self::Off);
         }
         let requested = inbound.model();
@@ -122,8 +132,12 @@ impl Plan {
                     sent.iter().map(|(h, v)| (*h, v.as_str())).collect();
                 let input = KeyInput {
                     tenant: cfg.tenant.as_str(),
+                    generation: key.generation,
+                    scope: key.policy.models.as_deref(),
                     surface: inbound.surface().as_str(),
                     requested,
+                    // Keyed when a rule may route a stream elsewhere than a plain request.
+                    stream: cfg.rules.reads().stream.then(|| inbound.stream()),
                     headers: &headers,
                     body: &[],
                 };
@@ -194,20 +208,10 @@ pub(super) async fn try_hit(
     let Some((meta, body)) = found.filter(|(m, _)| m.fresh(now)) else {
         return Err((pending, governed));
     };
-    let surface = inbound.surface();
-    let resp = if inbound.stream() {
-        let include_usage = inbound
-            .chat()
-            .raw("stream_options")
-            .and_then(|o| serde_json::from_str::<serde_json::Value>(o).ok())
-            .is_some_and(|o| o["include_usage"] == true);
-        match streamed(surface, &body, include_usage, prompt_estimate, now / 1_000) {
-            Ok(sse) => stream_response(200, futures::stream::once(async move { Ok(sse) })),
-            // A stored answer this surface cannot stream: answered upstream instead.
-            Err(_) => return Err((pending, governed)),
-        }
-    } else {
-        http::bytes(200, &meta.content_type, body)
+    // Built whole before its usage is handed off: stored data this request cannot be answered
+    // from (a stream it cannot make, a header it cannot carry) is a miss, answered upstream.
+    let Some(resp) = hit_response(inbound, &meta, body, prompt_estimate, now) else {
+        return Err((pending, governed));
     };
     let served_by = (
         ModelId::parse(&meta.model).ok(),
@@ -215,20 +219,46 @@ pub(super) async fn try_hit(
     );
     let record = pending.cache_hit(now, served_by, meta.cost_usd);
     usage_sink::hand_off(env, ctx, record, governed);
-    let resp = resp.and_then(|r| {
-        let h = r.headers();
-        let set = |k: &str, v: &str| h.set(k, v).map_err(|_| ApiError::internal());
-        set("x-cognigate-cache", "hit")?;
-        set("age", &meta.age_s(now).to_string())?;
-        set("x-cognigate-model", &meta.model)?;
-        set("x-cognigate-provider", &meta.provider)?;
-        set("x-cognigate-fallback-depth", &meta.depth.to_string())?;
-        if !inbound.stream() {
-            set("x-cognigate-cost-usd", "0")?;
-        }
-        Ok(r)
-    });
-    Ok((resp, meta))
+    Ok((Ok(resp), meta))
+}
+
+/// The answer of a hit with its headers; `None` when the stored entry cannot make one.
+fn hit_response(
+    inbound: &Inbound,
+    meta: &StoredMeta,
+    body: Vec<u8>,
+    prompt_estimate: u64,
+    now: u64,
+) -> Option<Response> {
+    let resp = if inbound.stream() {
+        let include_usage = inbound
+            .chat()
+            .raw("stream_options")
+            .and_then(|o| serde_json::from_str::<serde_json::Value>(o).ok())
+            .is_some_and(|o| o["include_usage"] == true);
+        let surface = inbound.surface();
+        let sse = streamed(surface, &body, include_usage, prompt_estimate, now / 1_000).ok()?;
+        stream_response(200, futures::stream::once(async move { Ok(sse) })).ok()?
+    } else {
+        http::bytes(200, &meta.content_type, body).ok()?
+    };
+    let h = resp.headers();
+    let age = meta.age_s(now).to_string();
+    let depth = meta.depth.to_string();
+    let mut set = vec![
+        ("x-cognigate-cache", "hit"),
+        ("age", age.as_str()),
+        ("x-cognigate-model", meta.model.as_str()),
+        ("x-cognigate-provider", meta.provider.as_str()),
+        ("x-cognigate-fallback-depth", depth.as_str()),
+    ];
+    if !inbound.stream() {
+        set.push(("x-cognigate-cost-usd", "0"));
+    }
+    for (k, v) in set {
+        h.set(k, v).ok()?;
+    }
+    Some(resp)
 }
 
 /// A miss's entry, written after the answer is sent.

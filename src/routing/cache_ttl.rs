@@ -21,8 +21,11 @@ pub fn name_cache_ttl_s(
 }
 
 /// Whether any level of this tenant can opt a request in without its header: otherwise the
-/// request path computes nothing for the cache.
+/// request path computes nothing for the cache. A tenant that forbids the cache never does.
 pub fn tenant_may_cache(cfg: &TenantConfig) -> bool {
+    if cfg.settings.cache.is_some_and(|c| c.forbids()) {
+        return false;
+    }
     cfg.settings
         .cache
         .is_some_and(|c| c.ttl_s.is_some_and(|t| t > 0))
@@ -46,5 +49,18 @@ mod tests {
         assert_eq!(name_cache_ttl_s(&c, "m1", None), None);
         add_rule_json(&mut c, r#"{"match":"fast","chain":["m1"],"cache_ttl_s":0}"#);
         assert_eq!(name_cache_ttl_s(&c, "fast", None), Some(0));
+    }
+
+    #[test]
+    fn a_tenant_that_forbids_the_cache_never_opts_a_request_in_whatever_its_names_say() {
+        let mut c = cfg();
+        add_model(&mut c, "m1", "openai", 1.0);
+        add_alias(&mut c, "fast", r#"{"pin":"m1","cache_ttl_s":60}"#);
+        assert!(tenant_may_cache(&c));
+        c.settings.cache = Some(crate::config::response_cache::CacheSettings {
+            ttl_s: None,
+            max_ttl_s: Some(0),
+        });
+        assert!(!tenant_may_cache(&c));
     }
 }

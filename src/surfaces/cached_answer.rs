@@ -8,6 +8,9 @@
 //! the stored answer read as a chat completion, streamed so, then put through the surface's own
 //! stream encoder (the one every OpenAI-compatible candidate's stream goes through), so a hit's
 //! events are the events a miss would send.
+//!
+//! The stored answer is data read back, not trusted: whatever shape it has, each function here
+//! returns an error (the hit then is a miss), never a panic.
 
 use super::{Encoder, Surface};
 use serde_json::{json, Map, Value};
@@ -72,15 +75,20 @@ pub fn chat_sse(completion: &[u8], include_usage: bool) -> Result<Vec<u8>, Strin
             }
         }
         if let Some(calls) = msg["tool_calls"].as_array().filter(|a| !a.is_empty()) {
-            let calls: Vec<Value> = calls
+            let calls = calls
                 .iter()
                 .enumerate()
                 .map(|(j, call)| {
-                    let mut call = call.clone();
-                    call["index"] = j.into();
-                    call
+                    // Stored data is read, never trusted: a call that is no object is an error
+                    // (the hit a miss), where indexing into it would panic.
+                    let mut call = call
+                        .as_object()
+                        .cloned()
+                        .ok_or("stored tool call is not an object")?;
+                    call.insert("index".into(), j.into());
+                    Ok(Value::Object(call))
                 })
-                .collect();
+                .collect::<Result<Vec<Value>, &str>>()?;
             delta.insert("tool_calls".into(), calls.into());
         }
         sse(
@@ -144,11 +152,12 @@ fn responses_to_chat(stored: &[u8]) -> Result<Vec<u8>, String> {
     }
     let u = &r["usage"];
     let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
+    let total = n("input_tokens").saturating_add(n("output_tokens"));
     let chat = json!({
         "id": id, "object": "chat.completion", "created": r["created_at"], "model": r["model"],
         "choices": [{"index": 0, "message": message, "finish_reason": finish}],
         "usage": {"prompt_tokens": n("input_tokens"), "completion_tokens": n("output_tokens"),
-                  "total_tokens": n("input_tokens") + n("output_tokens")},
+                  "total_tokens": total},
     });
     serde_json::to_vec(&chat).map_err(|e| e.to_string())
 }

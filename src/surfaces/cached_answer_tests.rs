@@ -78,3 +78,43 @@ fn a_responses_hit_streams_responses_events_ending_completed_with_the_stored_tex
 fn embeddings_have_no_streamed_hit() {
     assert!(streamed(Surface::Embeddings, b"{}", false, 0, 0).is_err());
 }
+
+#[test]
+fn a_stored_answer_of_any_shape_is_streamed_or_refused_never_a_panic() {
+    let odd_call = r#"{"id":"c","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[5]},"finish_reason":"tool_calls"}]}"#;
+    assert!(
+        chat_sse(odd_call.as_bytes(), true).is_err(),
+        "a call that is no object: an error, the hit a miss"
+    );
+    let deep = format!("{}{}", "[".repeat(500), "]".repeat(500));
+    let max = u64::MAX;
+    let shapes = [
+        odd_call.to_owned(),
+        odd_call.replace("[5]", r#"["x",null,[1],{"id":"a"}]"#),
+        odd_call.replace("[5]", r#"{"id":"a"}"#),
+        r#"{"choices":[5,"x",null,[1]]}"#.to_owned(),
+        r#"{"choices":[{"message":5,"finish_reason":{"a":1},"index":"zero"}]}"#.to_owned(),
+        r#"{"choices":{"a":1}}"#.to_owned(),
+        format!(r#"{{"choices":[],"usage":{{"prompt_tokens":{max},"completion_tokens":{max}}}}}"#),
+        r#"{"type":"message","content":[5,{"type":"tool_use","input":7},{"type":"text","text":5}],"usage":5}"#.to_owned(),
+        format!(r#"{{"type":"message","content":[],"usage":{{"input_tokens":{max},"cache_read_input_tokens":{max},"output_tokens":{max}}}}}"#),
+        r#"{"output":[5,{"type":"message","content":[5,{"text":[1]}]},{"type":"function_call","name":[1]}],"status":5}"#.to_owned(),
+        format!(r#"{{"output":[],"usage":{{"input_tokens":{max},"output_tokens":{max}}}}}"#),
+        r#"[1,2]"#.to_owned(),
+        r#""text""#.to_owned(),
+        deep,
+        "not json".to_owned(),
+        String::new(),
+    ];
+    for stored in &shapes {
+        for surface in [
+            Surface::Chat,
+            Surface::Messages,
+            Surface::Responses,
+            Surface::Embeddings,
+        ] {
+            // Either answer is fine; reaching here for each is the point.
+            let _ = streamed(surface, stored.as_bytes(), true, 10, 0);
+        }
+    }
+}

@@ -128,6 +128,7 @@ mod tests {
         any: true,
         metadata: true,
         has_images: true,
+        stream: true,
     };
 
     #[test]

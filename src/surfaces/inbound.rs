@@ -36,6 +36,18 @@ impl Inbound {
         default_model: Option<&str>,
     ) -> Result<Self, ApiError> {
         let raw = ChatRequest::parse_with_default(body, max_values, default_model)?;
+        Self::of_request(surface, raw, max_values, beta)
+    }
+
+    /// The request of `surface` from the caller's body once parsed, and so past its depth and
+    /// value limits (`ChatRequest::parse_with_default`), which a feature reading the body as
+    /// sent (the response cache's digest) needs first; `max_values` bounds a translation.
+    pub fn of_request(
+        surface: Surface,
+        raw: ChatRequest,
+        max_values: usize,
+        beta: Option<String>,
+    ) -> Result<Self, ApiError> {
         Ok(match surface {
             Surface::Chat => Self::Chat(raw),
             Surface::Messages => {

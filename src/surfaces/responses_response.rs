@@ -10,7 +10,8 @@ pub fn usage(u: &Value) -> Value {
     let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
     let (i, o) = (n("prompt_tokens"), n("completion_tokens"));
     json!({"input_tokens": i, "input_tokens_details": {"cached_tokens": 0},
-           "output_tokens": o, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": i + o})
+           "output_tokens": o, "output_tokens_details": {"reasoning_tokens": 0},
+           "total_tokens": i.saturating_add(o)})
 }
 
 pub fn message_item(id: &str, text: &str, status: &str) -> Value {

@@ -10,9 +10,13 @@ use serde_json::{json, Value};
 /// when the answer reported them (`usage::wire` reads it back the same way).
 pub fn usage(u: &Value, output_tokens: u64) -> Value {
     let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
-    let prompt =
-        n("input_tokens") + n("cache_creation_input_tokens") + n("cache_read_input_tokens");
-    let mut out = json!({"prompt_tokens": prompt, "completion_tokens": output_tokens, "total_tokens": prompt + output_tokens});
+    // Saturating: the counts are the answer's (or a stored answer's) data, never trusted.
+    let prompt = n("input_tokens")
+        .saturating_add(n("cache_creation_input_tokens"))
+        .saturating_add(n("cache_read_input_tokens"));
+    let total = prompt.saturating_add(output_tokens);
+    let mut out =
+        json!({"prompt_tokens": prompt, "completion_tokens": output_tokens, "total_tokens": total});
     if u.get("cache_read_input_tokens").is_some_and(Value::is_u64) {
         out["prompt_tokens_details"] = json!({"cached_tokens": n("cache_read_input_tokens")});
     }
