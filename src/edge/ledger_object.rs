@@ -1,5 +1,6 @@
 //! The ledger Durable Object: one per tenant, holding the counters its limits need (request and
-//! token minutes in memory, spend per scope in storage) and the usage roll-ups not yet in D1,
+//! token minutes in memory, spend per scope and settled request ids in storage) and the usage
+//! roll-ups not yet in D1,
 //! which an alarm flushes in batches. Every decision is `crate::governance::Ledger`'s; this
 //! file loads scopes and stores what changed; the roll-ups, their flush and the wipe are in
 //! `ledger_rollups`. Its client is `ledger_client`.
@@ -11,14 +12,15 @@ use super::ledger_rollups::{self, Rollups, WipeRequest};
 use crate::config::SortedMap;
 use crate::governance::admission::KEY_SPEND_PREFIX;
 use crate::governance::settle::Rollup;
+use crate::governance::settled::SETTLED_PREFIX;
 use crate::governance::{AdmitRequest, Ledger, ScopeId, SettleEntry};
 use crate::usage::metric_counts::MetricCounts;
 use crate::usage::spend::Spend;
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use worker::{
-    console_error, durable_object, DurableObject, Env, Method, Request, Response, Result, State,
-    Storage,
+    console_error, durable_object, DurableObject, Env, ListOptions, Method, Request, Response,
+    Result, State, Storage,
 };
 
 /// Values are stored as JSON text: exact for every number the ledger holds, and read back the
@@ -30,6 +32,20 @@ pub(super) async fn get_json<T: serde::de::DeserializeOwned>(
     let text: Option<String> = storage.get(key).await?;
     text.map(|t| serde_json::from_str(&t).map_err(worker::Error::from))
         .transpose()
+}
+
+/// Every stored key under `prefix`, with its value.
+async fn list_prefix(storage: &Storage, prefix: &str) -> Result<Vec<(String, String)>> {
+    let listed = storage
+        .list_with_options(ListOptions::new().prefix(prefix))
+        .await?;
+    let mut stored = Vec::new();
+    listed.for_each(&mut |value, key| {
+        if let (Some(k), Some(v)) = (key.as_string(), value.as_string()) {
+            stored.push((k, v));
+        }
+    });
+    Ok(stored)
 }
 
 /// `POST /spend`: the keys whose spend the admin list shows.
@@ -161,6 +177,10 @@ impl LedgerObject {
         }
         let scopes: Vec<ScopeId> = entries.iter().flat_map(Ledger::scopes_of).collect();
         self.load_scopes(scopes).await?;
+        if !self.ledger.borrow().settled_loaded() {
+            let stored = list_prefix(&storage, SETTLED_PREFIX).await?;
+            self.ledger.borrow_mut().load_settled(stored, now_ms());
+        }
         let now = now_ms();
         let mut changed = Vec::new();
         {
@@ -181,6 +201,10 @@ impl LedgerObject {
         changed.dedup();
         let mut writes = self.rollups.take_writes()?;
         {
+            // The ids settled go in the same write as what settling them changed.
+            let settled = self.ledger.borrow_mut().take_settled_writes();
+            writes.puts.extend(settled.puts);
+            writes.deletes.extend(settled.deletes);
             let ledger = self.ledger.borrow();
             for id in changed {
                 if let Some(spend) = ledger.spend(&id) {
