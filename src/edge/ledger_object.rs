@@ -1,8 +1,8 @@
 //! The ledger Durable Object: one per tenant, holding the counters its limits need (request and
-//! token minutes in memory, spend per scope and settled request ids in storage) and the usage
-//! roll-ups not yet in D1,
-//! which an alarm flushes in batches. Every decision is `crate::governance::Ledger`'s; this
-//! file loads scopes and stores what changed; the roll-ups, their flush and the wipe are in
+//! token minutes and holds in memory, spend per scope and settled request ids in storage) and the
+//! usage roll-ups not yet in D1, which an alarm flushes in batches. Every decision is
+//! `crate::governance::Ledger`'s; this file loads scopes and stores what changed, and keeps a
+//! timer pending while anything is held; the roll-ups, their flush and the wipe are in
 //! `ledger_rollups`. Its client is `ledger_client`.
 
 use super::d1::Db;
@@ -11,16 +11,20 @@ use super::ledger_metrics::{LedgerMetrics, METRICS_HEADER};
 use super::ledger_rollups::{self, Rollups, WipeRequest};
 use crate::config::SortedMap;
 use crate::governance::admission::KEY_SPEND_PREFIX;
+use crate::governance::lease::{RenewRequest, Renewed};
 use crate::governance::settle::Rollup;
 use crate::governance::settled::SETTLED_PREFIX;
 use crate::governance::{AdmitRequest, Ledger, ScopeId, SettleEntry};
 use crate::usage::metric_counts::MetricCounts;
 use crate::usage::spend::Spend;
 use serde::{Deserialize, Serialize};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::time::Duration;
+use worker::wasm_bindgen_futures::spawn_local;
 use worker::{
-    console_error, durable_object, DurableObject, Env, ListOptions, Method, Request, Response,
-    Result, State, Storage,
+    console_error, durable_object, Delay, DurableObject, Env, ListOptions, Method, Request,
+    Response, Result, State, Storage,
 };
 
 /// Values are stored as JSON text: exact for every number the ledger holds, and read back the
@@ -48,6 +52,18 @@ async fn list_prefix(storage: &Storage, prefix: &str) -> Result<Vec<(String, Str
     Ok(stored)
 }
 
+/// Reservations and slices released unsettled at their expiry: a record that never came, or a
+/// request that stopped renewing its hold.
+fn log_released(ledger: &RefCell<Ledger>) {
+    let released = ledger.borrow_mut().take_released();
+    for r in released {
+        console_error!(
+            "{}",
+            serde_json::json!({"msg": "reservation released unsettled", "scope": r.scope, "hold": r.id, "usd": r.hold.usd, "tokens": r.hold.tokens, "requests": r.hold.requests})
+        );
+    }
+}
+
 /// `POST /spend`: the keys whose spend the admin list shows.
 #[derive(Serialize, Deserialize)]
 pub struct SpendRequest {
@@ -58,7 +74,9 @@ pub struct SpendRequest {
 pub struct LedgerObject {
     state: State,
     env: Env,
-    ledger: RefCell<Ledger>,
+    ledger: Rc<RefCell<Ledger>>,
+    /// A keep-awake timer is pending (`stay_awake`).
+    awake: Rc<Cell<bool>>,
     rollups: Rollups,
     metrics: LedgerMetrics,
 }
@@ -68,13 +86,30 @@ impl DurableObject for LedgerObject {
         Self {
             state,
             env,
-            ledger: RefCell::new(Ledger::default()),
+            ledger: Rc::new(RefCell::new(Ledger::default())),
+            awake: Rc::new(Cell::new(false)),
             rollups: Rollups::default(),
             metrics: LedgerMetrics::default(),
         }
     }
 
-    async fn fetch(&self, mut req: Request) -> Result<Response> {
+    async fn fetch(&self, req: Request) -> Result<Response> {
+        let answer = self.route(req).await;
+        self.stay_awake();
+        answer
+    }
+
+    /// Sends one flush of roll-ups to D1 (`ledger_rollups`), and schedules the next.
+    async fn alarm(&self) -> Result<Response> {
+        let db = Db::open(&self.env)
+            .map_err(|e| worker::Error::RustError(format!("{}: {}", e.op(), e.cause())));
+        self.rollups.flush(&self.state.storage(), db).await?;
+        Response::ok("flushed")
+    }
+}
+
+impl LedgerObject {
+    async fn route(&self, mut req: Request) -> Result<Response> {
         match (req.method(), req.path().as_str()) {
             (Method::Post, "/acquire") => {
                 let body: AdmitRequest = json_body(&mut req).await?;
@@ -85,6 +120,13 @@ impl DurableObject for LedgerObject {
                 let answer = self.ledger.borrow_mut().acquire(&body, now_ms());
                 self.log_released();
                 Response::from_json(&answer)
+            }
+            (Method::Post, "/renew") => {
+                // Memory only, like the holds: a renewal writes nothing.
+                let body: RenewRequest = json_body(&mut req).await?;
+                let renewed = self.ledger.borrow_mut().renew(&body, now_ms());
+                self.log_released();
+                Response::from_json(&Renewed { renewed })
             }
             (Method::Post, "/settle") => {
                 let riding = req.headers().get(METRICS_HEADER)?;
@@ -131,16 +173,30 @@ impl DurableObject for LedgerObject {
         }
     }
 
-    /// Sends one flush of roll-ups to D1 (`ledger_rollups`), and schedules the next.
-    async fn alarm(&self) -> Result<Response> {
-        let db = Db::open(&self.env)
-            .map_err(|e| worker::Error::RustError(format!("{}: {}", e.op(), e.cause())));
-        self.rollups.flush(&self.state.storage(), db).await?;
-        Response::ok("flushed")
+    /// While anything is held, keeps one timer pending (`Ledger::awake_until`): the runtime
+    /// drops an object idle for 10 s from memory unless a timer is pending, and with it the
+    /// holds of requests still running. The timer also releases lapsed holds on time.
+    fn stay_awake(&self) {
+        if self.awake.get() || self.ledger.borrow_mut().awake_until(now_ms()).is_none() {
+            log_released(&self.ledger);
+            return;
+        }
+        self.awake.set(true);
+        let (ledger, awake) = (Rc::clone(&self.ledger), Rc::clone(&self.awake));
+        spawn_local(async move {
+            loop {
+                let now = now_ms();
+                let next = ledger.borrow_mut().awake_until(now);
+                log_released(&ledger);
+                let Some(at) = next else {
+                    break;
+                };
+                Delay::from(Duration::from_millis(at.saturating_sub(now))).await;
+            }
+            awake.set(false);
+        });
     }
-}
 
-impl LedgerObject {
     /// Reads the stored spend of each scope memory does not hold yet.
     async fn load_scopes(&self, ids: Vec<ScopeId>) -> Result<()> {
         for id in ids {
@@ -153,14 +209,8 @@ impl LedgerObject {
         Ok(())
     }
 
-    /// Reservations and slices released unsettled at their expiry: a record that never came.
     fn log_released(&self) {
-        for r in self.ledger.borrow_mut().take_released() {
-            console_error!(
-                "{}",
-                serde_json::json!({"msg": "reservation released unsettled", "scope": r.scope, "hold": r.id, "usd": r.hold.usd, "tokens": r.hold.tokens, "requests": r.hold.requests})
-            );
-        }
+        log_released(&self.ledger);
     }
 
     /// Adds each finished request to its scopes and to the roll-ups, then stores the spends that
