@@ -16,6 +16,7 @@ use super::metrics_sink;
 use crate::config::TenantId;
 use crate::config::{SortedMap, SortedSet};
 use crate::governance::isolate::{self, Admission, IsolateLedger, LedgerPort, Via};
+use crate::governance::lease::{RenewRequest, Renewed};
 use crate::governance::{AdmitAnswer, AdmitRequest, SettleEntry, Verdict};
 use crate::usage::spend::Spend;
 use serde::de::DeserializeOwned;
@@ -177,6 +178,14 @@ pub async fn renew(env: &Env, tenant: &TenantId, ask: AdmitRequest) {
             serde_json::json!({"msg": "slice not renewed; the current one is kept until it lapses", "tenant": tenant, "error": e})
         );
     }
+}
+
+/// Renews a running request's hold (`governance::lease`); `Ok(false)`: the ledger no longer
+/// holds it.
+pub async fn renew_hold(env: &Env, tenant: &TenantId, renew: &RenewRequest) -> Result<bool> {
+    let body = serde_json::to_string(renew)?;
+    let answer: Renewed = call(env, tenant, "/renew", body).await?;
+    Ok(answer.renewed)
 }
 
 /// The spend of each listed key (the admin key list).

@@ -1,7 +1,8 @@
 //! The ledger Durable Object: one per tenant, holding the counters its limits need (request and
-//! token minutes in memory, spend per scope in storage) and the usage roll-ups not yet in D1,
-//! which an alarm flushes in batches. Every decision is `crate::governance::Ledger`'s; this
-//! file loads scopes and stores what changed; the roll-ups, their flush and the wipe are in
+//! token minutes and holds in memory, spend per scope and settled request ids in storage) and the
+//! usage roll-ups not yet in D1, which an alarm flushes in batches. Every decision is
+//! `crate::governance::Ledger`'s; this file loads scopes and stores what changed, and keeps a
+//! timer pending while anything is held; the roll-ups, their flush and the wipe are in
 //! `ledger_rollups`. Its client is `ledger_client`.
 
 use super::d1::Db;
@@ -10,15 +11,20 @@ use super::ledger_metrics::{LedgerMetrics, METRICS_HEADER};
 use super::ledger_rollups::{self, Rollups, WipeRequest};
 use crate::config::SortedMap;
 use crate::governance::admission::KEY_SPEND_PREFIX;
+use crate::governance::lease::{RenewRequest, Renewed};
 use crate::governance::settle::Rollup;
+use crate::governance::settled::SETTLED_PREFIX;
 use crate::governance::{AdmitRequest, Ledger, ScopeId, SettleEntry};
 use crate::usage::metric_counts::MetricCounts;
 use crate::usage::spend::Spend;
 use serde::{Deserialize, Serialize};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::time::Duration;
+use worker::wasm_bindgen_futures::spawn_local;
 use worker::{
-    console_error, durable_object, DurableObject, Env, Method, Request, Response, Result, State,
-    Storage,
+    console_error, durable_object, Delay, DurableObject, Env, ListOptions, Method, Request,
+    Response, Result, State, Storage,
 };
 
 /// Values are stored as JSON text: exact for every number the ledger holds, and read back the
@@ -32,6 +38,32 @@ pub(super) async fn get_json<T: serde::de::DeserializeOwned>(
         .transpose()
 }
 
+/// Every stored key under `prefix`, with its value.
+async fn list_prefix(storage: &Storage, prefix: &str) -> Result<Vec<(String, String)>> {
+    let listed = storage
+        .list_with_options(ListOptions::new().prefix(prefix))
+        .await?;
+    let mut stored = Vec::new();
+    listed.for_each(&mut |value, key| {
+        if let (Some(k), Some(v)) = (key.as_string(), value.as_string()) {
+            stored.push((k, v));
+        }
+    });
+    Ok(stored)
+}
+
+/// Reservations and slices released unsettled at their expiry: a record that never came, or a
+/// request that stopped renewing its hold.
+fn log_released(ledger: &RefCell<Ledger>) {
+    let released = ledger.borrow_mut().take_released();
+    for r in released {
+        console_error!(
+            "{}",
+            serde_json::json!({"msg": "reservation released unsettled", "scope": r.scope, "hold": r.id, "usd": r.hold.usd, "tokens": r.hold.tokens, "requests": r.hold.requests})
+        );
+    }
+}
+
 /// `POST /spend`: the keys whose spend the admin list shows.
 #[derive(Serialize, Deserialize)]
 pub struct SpendRequest {
@@ -42,7 +74,9 @@ pub struct SpendRequest {
 pub struct LedgerObject {
     state: State,
     env: Env,
-    ledger: RefCell<Ledger>,
+    ledger: Rc<RefCell<Ledger>>,
+    /// A keep-awake timer is pending (`stay_awake`).
+    awake: Rc<Cell<bool>>,
     rollups: Rollups,
     metrics: LedgerMetrics,
 }
@@ -52,13 +86,30 @@ impl DurableObject for LedgerObject {
         Self {
             state,
             env,
-            ledger: RefCell::new(Ledger::default()),
+            ledger: Rc::new(RefCell::new(Ledger::default())),
+            awake: Rc::new(Cell::new(false)),
             rollups: Rollups::default(),
             metrics: LedgerMetrics::default(),
         }
     }
 
-    async fn fetch(&self, mut req: Request) -> Result<Response> {
+    async fn fetch(&self, req: Request) -> Result<Response> {
+        let answer = self.route(req).await;
+        self.stay_awake();
+        answer
+    }
+
+    /// Sends one flush of roll-ups to D1 (`ledger_rollups`), and schedules the next.
+    async fn alarm(&self) -> Result<Response> {
+        let db = Db::open(&self.env)
+            .map_err(|e| worker::Error::RustError(format!("{}: {}", e.op(), e.cause())));
+        self.rollups.flush(&self.state.storage(), db).await?;
+        Response::ok("flushed")
+    }
+}
+
+impl LedgerObject {
+    async fn route(&self, mut req: Request) -> Result<Response> {
         match (req.method(), req.path().as_str()) {
             (Method::Post, "/acquire") => {
                 let body: AdmitRequest = json_body(&mut req).await?;
@@ -69,6 +120,13 @@ impl DurableObject for LedgerObject {
                 let answer = self.ledger.borrow_mut().acquire(&body, now_ms());
                 self.log_released();
                 Response::from_json(&answer)
+            }
+            (Method::Post, "/renew") => {
+                // Memory only, like the holds: a renewal writes nothing.
+                let body: RenewRequest = json_body(&mut req).await?;
+                let renewed = self.ledger.borrow_mut().renew(&body, now_ms());
+                self.log_released();
+                Response::from_json(&Renewed { renewed })
             }
             (Method::Post, "/settle") => {
                 let riding = req.headers().get(METRICS_HEADER)?;
@@ -115,16 +173,30 @@ impl DurableObject for LedgerObject {
         }
     }
 
-    /// Sends one flush of roll-ups to D1 (`ledger_rollups`), and schedules the next.
-    async fn alarm(&self) -> Result<Response> {
-        let db = Db::open(&self.env)
-            .map_err(|e| worker::Error::RustError(format!("{}: {}", e.op(), e.cause())));
-        self.rollups.flush(&self.state.storage(), db).await?;
-        Response::ok("flushed")
+    /// While anything is held, keeps one timer pending (`Ledger::awake_until`): the runtime
+    /// drops an object idle for 10 s from memory unless a timer is pending, and with it the
+    /// holds of requests still running. The timer also releases lapsed holds on time.
+    fn stay_awake(&self) {
+        if self.awake.get() || self.ledger.borrow_mut().awake_until(now_ms()).is_none() {
+            log_released(&self.ledger);
+            return;
+        }
+        self.awake.set(true);
+        let (ledger, awake) = (Rc::clone(&self.ledger), Rc::clone(&self.awake));
+        spawn_local(async move {
+            loop {
+                let now = now_ms();
+                let next = ledger.borrow_mut().awake_until(now);
+                log_released(&ledger);
+                let Some(at) = next else {
+                    break;
+                };
+                Delay::from(Duration::from_millis(at.saturating_sub(now))).await;
+            }
+            awake.set(false);
+        });
     }
-}
 
-impl LedgerObject {
     /// Reads the stored spend of each scope memory does not hold yet.
     async fn load_scopes(&self, ids: Vec<ScopeId>) -> Result<()> {
         for id in ids {
@@ -137,14 +209,8 @@ impl LedgerObject {
         Ok(())
     }
 
-    /// Reservations and slices released unsettled at their expiry: a record that never came.
     fn log_released(&self) {
-        for r in self.ledger.borrow_mut().take_released() {
-            console_error!(
-                "{}",
-                serde_json::json!({"msg": "reservation released unsettled", "scope": r.scope, "hold": r.id, "usd": r.hold.usd, "tokens": r.hold.tokens, "requests": r.hold.requests})
-            );
-        }
+        log_released(&self.ledger);
     }
 
     /// Adds each finished request to its scopes and to the roll-ups, then stores the spends that
@@ -161,6 +227,10 @@ impl LedgerObject {
         }
         let scopes: Vec<ScopeId> = entries.iter().flat_map(Ledger::scopes_of).collect();
         self.load_scopes(scopes).await?;
+        if !self.ledger.borrow().settled_loaded() {
+            let stored = list_prefix(&storage, SETTLED_PREFIX).await?;
+            self.ledger.borrow_mut().load_settled(stored, now_ms());
+        }
         let now = now_ms();
         let mut changed = Vec::new();
         {
@@ -181,6 +251,10 @@ impl LedgerObject {
         changed.dedup();
         let mut writes = self.rollups.take_writes()?;
         {
+            // The ids settled go in the same write as what settling them changed.
+            let settled = self.ledger.borrow_mut().take_settled_writes();
+            writes.puts.extend(settled.puts);
+            writes.deletes.extend(settled.deletes);
             let ledger = self.ledger.borrow();
             for id in changed {
                 if let Some(spend) = ledger.spend(&id) {

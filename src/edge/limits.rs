@@ -13,6 +13,7 @@ use crate::config::settings::TenantLimits;
 use crate::config::{CallerKey, TenantId};
 use crate::governance::admission::RELEASE_MARGIN_MS;
 use crate::governance::isolate::Via;
+use crate::governance::lease::HoldLease;
 use crate::governance::refusals::{check_model, refused};
 use crate::governance::{AdmitRequest, HoldRef, Need, Verdict};
 use crate::routing::auto;
@@ -29,6 +30,9 @@ pub struct Governed {
     pub track_end_user: bool,
     /// The reservation the record replaces.
     pub hold: Option<HoldRef>,
+    /// The tenant's ledger and the hold a stream renews while it runs (`governance::lease`);
+    /// `None` when its hold carries nothing a limit reads.
+    pub lease: Option<(TenantId, HoldLease)>,
 }
 
 /// The request as admission sees it.
@@ -40,7 +44,8 @@ pub struct Admitting<'a> {
     pub request_id: &'a str,
     /// The request's reservation (`Need::of_request`).
     pub need: Need,
-    /// `REQUEST_BUDGET_MS`: with `RELEASE_MARGIN_MS`, how long its reservation may stay unsettled.
+    /// `REQUEST_BUDGET_MS`: with `RELEASE_MARGIN_MS`, how long its reservation lasts unless the
+    /// request, still running, renews it.
     pub request_budget_ms: u64,
 }
 
@@ -96,8 +101,15 @@ pub async fn govern(
     ask.need = a.need;
     ask.request_id = Some(a.request_id.to_owned());
     ask.release_after_ms = a.request_budget_ms.saturating_add(RELEASE_MARGIN_MS);
+    // Before the ledger reads it: the hold lasts at least a lifetime from then.
+    let asked_ms = super::http::now_ms();
     // Only a key or tenant with limits gets here: its code compiles on its first use (own_poll.rs).
     let admission = own_poll(ledger_client::admit(env, a.tenant, ask.clone(), metrics)).await;
+    let lease = admission
+        .hold
+        .as_ref()
+        .and_then(|h| HoldLease::of(&ask, h, asked_ms))
+        .map(|l| (a.tenant.clone(), l));
     if admission.via == (Via::Slice { renew: true }) {
         let (env, tenant) = (env.clone(), a.tenant.clone());
         ctx.wait_until(async move { ledger_client::renew(&env, &tenant, ask).await });
@@ -109,6 +121,7 @@ pub async fn govern(
     match admission.verdict {
         Verdict::Admit => Ok(Governed {
             urgent: admission.via == Via::Ledger,
+            lease,
             hold: admission.hold,
             ..governed
         }),

@@ -7,11 +7,16 @@ use super::http::now_ms;
 use super::ledger_client;
 use super::limits::Governed;
 use super::request_metrics::StreamMetric;
+use crate::config::TenantId;
+use crate::governance::lease::HoldLease;
 use crate::governance::SettleEntry;
 use crate::usage::UsageRecord;
 use futures::channel::oneshot;
+use futures::future::{select, Either};
 use serde::Serialize;
-use worker::{console_log, Context, Env};
+use std::pin::pin;
+use std::time::Duration;
+use worker::{console_error, console_log, Context, Delay, Env};
 
 /// A record known when the answer is (non-streamed answers, exhausted requests).
 pub fn hand_off(env: &Env, ctx: &Context, record: UsageRecord, governed: Governed) {
@@ -27,12 +32,17 @@ pub struct StreamHandOff {
 }
 
 impl StreamHandOff {
-    /// `metric`: the request's metric (issue 24), finished with the stream's end and usage.
-    pub fn start(env: &Env, ctx: &Context, governed: Governed, metric: StreamMetric) -> Self {
+    /// `metric`: the request's metric (issue 24), finished with the stream's end and usage. While
+    /// the stream runs, its hold is renewed (`held_until_sent`).
+    pub fn start(env: &Env, ctx: &Context, mut governed: Governed, metric: StreamMetric) -> Self {
         let (tx, rx) = oneshot::channel::<UsageRecord>();
         let env = env.clone();
         ctx.wait_until(async move {
-            match rx.await {
+            let record = match governed.lease.take() {
+                Some((tenant, lease)) => held_until_sent(&env, &tenant, lease, rx).await,
+                None => rx.await,
+            };
+            match record {
                 Ok(record) => {
                     metric.finish(&env, Some(&record), now_ms()).await;
                     deliver(&env, record, governed).await;
@@ -49,6 +59,37 @@ impl StreamHandOff {
             let _ = tx.send(record);
         }
     }
+}
+
+/// Waits for the stream's record, renewing its hold at the ledger meanwhile (`governance::lease`):
+/// the stream is counted against its limits for as long as it runs. The record is handed off
+/// after any renewal in flight, so no renewal reaches the ledger after the settle it precedes.
+async fn held_until_sent(
+    env: &Env,
+    tenant: &TenantId,
+    mut lease: HoldLease,
+    mut record: oneshot::Receiver<UsageRecord>,
+) -> Result<UsageRecord, oneshot::Canceled> {
+    while let Some(due) = lease.due_at() {
+        let wait = Duration::from_millis(due.saturating_sub(now_ms()));
+        let tick = pin!(Delay::from(wait));
+        match select(record, tick).await {
+            Either::Left((r, _)) => return r,
+            Either::Right((_, pending)) => record = pending,
+        }
+        let sent = now_ms();
+        match ledger_client::renew_hold(env, tenant, lease.request()).await {
+            Ok(renewed) => lease.answered(renewed, sent),
+            Err(e) => {
+                console_error!(
+                    "{}",
+                    serde_json::json!({"msg": "reservation not renewed; tried again", "tenant": tenant, "hold": lease.request().hold, "error": e.to_string()})
+                );
+                lease.failed(now_ms());
+            }
+        }
+    }
+    record.await
 }
 
 #[derive(Serialize)]

@@ -4,8 +4,9 @@
 //! caller key, each end user.
 //!
 //! Request counts, token counts and holds live in memory only (an object that is evicted
-//! forgets at most one minute of counts, and the holds outstanding then); spend is durable, so
-//! `settle` names the scopes whose spend changed and the edge stores exactly those.
+//! forgets at most one minute of counts, and the holds outstanding then; while it holds anything
+//! it keeps itself from being dropped when idle, `lease`); spend and the settled request ids are
+//! durable, so `settle` names the scopes whose spend changed and the edge stores exactly those.
 
 use super::ask::Limit;
 pub use super::ask::{AdmitAnswer, AdmitRequest, SettleEntry};
@@ -21,7 +22,9 @@ use serde::{Deserialize, Serialize};
 /// End users kept in memory before idle ones (nothing in their current minute, nothing held)
 /// are dropped; their spend stays in storage and is read again when they return.
 pub const MAX_END_USERS_IN_MEMORY: usize = 10_000;
-/// A reservation is released this long after the request budget if its record never came.
+/// A reservation lasts this long past the request budget (its lifetime), and one lifetime past
+/// its last renewal by a request still running (`lease`); released then if its record never
+/// came.
 pub const RELEASE_MARGIN_MS: u64 = 10_000;
 
 /// A scope's storage identity.
@@ -109,7 +112,7 @@ pub struct Ledger {
     pub(super) settled: SettledIds,
     released: Vec<Released>,
     /// The earliest expiry of any hold (a scan visits every scope, so it runs only then).
-    next_expiry: Option<u64>,
+    pub(super) next_expiry: Option<u64>,
 }
 
 impl Ledger {

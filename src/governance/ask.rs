@@ -33,7 +33,8 @@ pub struct AdmitRequest {
     /// Slices this isolate gives back.
     #[serde(default)]
     pub returns: Vec<SliceReturn>,
-    /// How long a reservation may stay unsettled: the request budget plus a margin.
+    /// A reservation's lifetime: the request budget plus a margin; a request still running
+    /// renews it (`lease`).
     #[serde(default)]
     pub release_after_ms: u64,
 }

@@ -15,8 +15,8 @@ pub struct Hold {
     pub requests: u64,
     pub tokens: u64,
     pub usd: f64,
-    /// Released (and logged) if still held then: the request or the slice's requests must have
-    /// settled long before.
+    /// Released (and logged) if still held then: a guard against a request that died unsettled.
+    /// A request still running renews it (`lease`), so only one that stopped renewing lapses.
     pub expires_ms: u64,
 }
 
@@ -94,6 +94,17 @@ impl Holds {
     pub fn returned(&mut self, ret: &SliceReturn, drain_until: u64) {
         let (requests, tokens, usd) = (ret.unused_requests, ret.unused_tokens, ret.unused_usd);
         self.give_back(&ret.id, requests, tokens, usd, drain_until);
+    }
+
+    /// A request still running holds `id` until `until` at least (`lease`); `false` if no hold
+    /// has that id. A slice's hold is renewed whole: what its other requests still hold is kept
+    /// with it.
+    pub fn renew(&mut self, id: &str, until: u64) -> bool {
+        let Some(h) = self.by_id.get_mut(id) else {
+            return false;
+        };
+        h.expires_ms = h.expires_ms.max(until);
+        true
     }
 
     /// Takes from hold `id`, which is then released by `expire_by` at the latest; the hold ends

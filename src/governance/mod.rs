@@ -10,6 +10,7 @@ pub mod ask;
 pub mod budget_alert;
 pub mod holds;
 pub mod isolate;
+pub mod lease;
 pub mod refusals;
 pub mod reserve;
 pub mod retained;

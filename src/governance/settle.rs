@@ -3,6 +3,7 @@
 
 use super::admission::{Ledger, ScopeId, SettleEntry};
 use super::settled::Seen;
+use crate::usage::rollup_store::StorageWrites;
 use crate::usage::{TokenCounts, UsageRecord};
 
 /// What the roll-ups get from one settled entry.
@@ -37,6 +38,22 @@ impl Ledger {
             s.push(ScopeId::EndUser(u.clone()));
         }
         s
+    }
+
+    /// The settled ids were read back from storage since this ledger started (`settled`).
+    pub fn settled_loaded(&self) -> bool {
+        self.settled.is_loaded()
+    }
+
+    /// Reads back the stored settled ids (`settled::SETTLED_PREFIX` keys), before the first
+    /// settle of a ledger that started again.
+    pub fn load_settled(&mut self, stored: impl IntoIterator<Item = (String, String)>, now: u64) {
+        self.settled.load(stored, now);
+    }
+
+    /// The settled ids to store and forget, in the same write as the spend they go with.
+    pub fn take_settled_writes(&mut self) -> StorageWrites {
+        self.settled.take_writes()
     }
 
     /// Settles a finished request: the first record of a request releases its hold and adds

@@ -15,6 +15,10 @@
 // Prints one JSON line {"url": "..."} when ready. Then reads JSON lines on stdin:
 //   {"id": 1, "sql": "...", "params": [...]}  -> {"id": 1, "rows": [...]} | {"id": 1, "error": "..."}
 //   {"id": 1, "scheduled": <epoch ms>}        -> the cron handler run once -> {"id": 1, "rows": []}
+//   {"id": 1, "ledger": <tenant>, "path": "/settle", "body": "..."}
+//                                             -> that tenant's ledger object called directly (as a
+//                                                retry from an isolate would) -> {"id": 1, "rows":
+//                                                [{"status": N, "text": "..."}]}
 // When stdin closes (the test process exited, even by a panic) it disposes Miniflare and exits, so
 // nothing it started outlives the tests.
 import { readFileSync, readdirSync, rmSync } from "node:fs";
@@ -153,6 +157,18 @@ rl.on("line", async (line) => {
       const worker = await mf.getWorker();
       await worker.scheduled({ scheduledTime: new Date(req.scheduled), cron: "* * * * *" });
       process.stdout.write(JSON.stringify({ id: req.id, rows: [] }) + "\n");
+      return;
+    }
+    if (req.ledger !== undefined) {
+      const ns = await mf.getDurableObjectNamespace("LEDGER");
+      const stub = ns.get(ns.idFromName(req.ledger));
+      const resp = await stub.fetch(`https://ledger${req.path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: req.body,
+      });
+      const text = await resp.text();
+      process.stdout.write(JSON.stringify({ id: req.id, rows: [{ status: resp.status, text }] }) + "\n");
       return;
     }
     const { results } = await db.prepare(req.sql).bind(...(req.params ?? [])).all();

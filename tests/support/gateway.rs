@@ -198,6 +198,14 @@ impl Gateway {
         self.control(json!({"id": 1, "scheduled": at_ms}));
     }
 
+    /// POSTs `body` to `path` of `tenant`'s ledger object directly, from outside the worker (as
+    /// an isolate's retry would arrive); its status and body.
+    pub fn ledger(&self, tenant: &str, path: &str, body: &str) -> (u16, String) {
+        let rows = self.control(json!({"id": 1, "ledger": tenant, "path": path, "body": body}));
+        let status = rows[0]["status"].as_u64().unwrap_or(0) as u16;
+        (status, rows[0]["text"].as_str().unwrap_or("").to_owned())
+    }
+
     fn control(&self, line: Value) -> Vec<Value> {
         let mut guard = self.control.lock().unwrap_or_else(|p| p.into_inner());
         let (stdin, rx) = &mut *guard;
