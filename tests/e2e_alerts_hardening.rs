@@ -10,53 +10,15 @@ mod support;
 use cognigate::mock::{MockProvider, Reply, Rule};
 use hmac::{Mac, SimpleHmac};
 use serde_json::{json, Value};
-use std::io::Write;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use support::gateway::{eventually, Gateway, Tenant};
+use support::prometheus::{scrape, value};
 use support::webhook::{webhook, webhook_answering, Received};
 
 fn now_s() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
-}
-
-/// The scrape as prometheus-client's own parser reads it (`tests/harness/prom_parse.py`).
-fn scrape(gw: &Gateway) -> (String, Value) {
-    let r = gw.admin("GET", "/admin/v1/metrics", None);
-    assert_eq!(r.status, 200, "{}", r.text);
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/harness/prom_parse.py");
-    let mut child = Command::new("python3")
-        .arg(script)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("python3");
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(r.text.as_bytes()).unwrap();
-    drop(stdin);
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "the text must parse: {}\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        r.text
-    );
-    (r.text, serde_json::from_slice(&out.stdout).unwrap())
-}
-
-/// The sum of the samples `name` whose labels include every pair of `labels`.
-fn value(parsed: &Value, name: &str, labels: &[(&str, &str)]) -> f64 {
-    parsed["samples"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|s| s["name"] == name)
-        .filter(|s| labels.iter().all(|(k, v)| s["labels"][*k] == *v))
-        .map(|s| s["value"].as_f64().unwrap_or(0.0))
-        .sum()
 }
 
 /// Scrapes until the tenant's latency histogram counts `n` requests (at most 15 s).
@@ -269,18 +231,7 @@ fn a_tenant_created_again_never_receives_the_deleted_tenants_queued_alerts() {
         !posts(&old_got).is_empty()
     });
     let failed_at = Instant::now();
-    let id = old.id.clone();
-    let r = gw.admin("DELETE", &old.path(""), None);
-    assert_eq!(r.status, 200, "{}", r.text);
-    let r = gw.admin(
-        "POST",
-        "/admin/v1/tenants",
-        Some(json!({"id": id, "name": "regen again"})),
-    );
-    assert_eq!(r.status, 201, "{}", r.text);
-    let r = gw.admin("POST", &format!("/admin/v1/tenants/{id}/api-keys"), None);
-    let key = r.json()["key"].as_str().unwrap().to_owned();
-    let new = Tenant { gw, id, key };
+    let new = old.recreated();
     let (url, new_got) = webhook();
     alerting(&new, &mock, "m-new", &url);
     // Past the old event's retry, the new tenant's own event: delivered, and alone.

@@ -234,20 +234,7 @@ fn a_tenant_deleted_and_created_again_under_its_id_never_gets_the_old_tenants_ca
         post(&t, &body, &[]).header("x-cognigate-cache"),
         Some("hit")
     );
-    let gw = t.gw;
-    assert_eq!(gw.admin("DELETE", &t.path(""), None).status, 200);
-    let r = gw.admin(
-        "POST",
-        "/admin/v1/tenants",
-        Some(json!({"id": t.id, "name": "again"})),
-    );
-    assert_eq!(r.status, 201, "{}", r.text);
-    let r = gw.admin("POST", &t.path("/api-keys"), None);
-    let again = Tenant {
-        gw,
-        id: t.id.clone(),
-        key: r.json()["key"].as_str().unwrap().to_owned(),
-    };
+    let again = t.recreated();
     let mock = MockProvider::start("cache-regen-again").unwrap();
     again.provider("p", &mock.url(), &["sk-1"], "round_robin");
     again.model("m", "p", 1.0, 8000);

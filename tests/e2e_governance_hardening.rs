@@ -70,16 +70,7 @@ fn a_large_text_in_a_part_labelled_as_an_image_is_billed_by_its_text_bytes_and_s
 
 /// OpenAI's safety refusal, after `delay_ms`: the request stays in flight meanwhile.
 fn content_filter(delay_ms: u64) -> Reply {
-    Reply::json(
-        200,
-        &json!({"id": "chatcmpl-filtered", "object": "chat.completion", "created": 1_700_000_000,
-            "model": "m1",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": null},
-                "finish_reason": "content_filter"}],
-            "usage": {"prompt_tokens": 5, "completion_tokens": 0, "total_tokens": 5}})
-        .to_string(),
-    )
-    .delay(delay_ms)
+    support::replies::content_filter().delay(delay_ms)
 }
 
 /// Sends `name` with `max_tokens` 1,000 (1,008 tokens a reserved answer) while a first such

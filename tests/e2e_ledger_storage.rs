@@ -168,20 +168,7 @@ fn usage_settling_after_its_tenant_was_deleted_never_lands_in_a_re_created_tenan
     // The key has no limits: its record waits about a second in the isolate before it goes to
     // the ledger, so it settles after the tenant is gone.
     assert_eq!(chat_as(&t, "late"), 200);
-    let r = gw.admin("DELETE", &t.path(""), None);
-    assert_eq!(r.status, 200, "{}", r.text);
-    let r = gw.admin(
-        "POST",
-        "/admin/v1/tenants",
-        Some(json!({"id": t.id, "name": "again"})),
-    );
-    assert_eq!(r.status, 201, "{}", r.text);
-    let r = gw.admin("POST", &t.path("/api-keys"), None);
-    let again = Tenant {
-        gw,
-        id: t.id.clone(),
-        key: r.json()["key"].as_str().unwrap().to_owned(),
-    };
+    let again = t.recreated();
     let mock = cognigate::mock::MockProvider::start("regen-again").unwrap();
     again.provider("p", &mock.url(), &["sk-1"], "round_robin");
     again.model("m", "p", 100.0, 8000);

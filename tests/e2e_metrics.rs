@@ -7,53 +7,13 @@ mod support;
 
 use cognigate::mock::{MockProvider, Reply, Rule};
 use serde_json::{json, Value};
-use std::io::Write;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use support::gateway::{Gateway, Tenant};
+use support::prometheus::value;
 
 /// The scrape parsed by prometheus-client: `{"families": {name: type}, "samples": [...]}`.
 fn scrape(gw: &Gateway) -> Value {
-    let r = gw.admin("GET", "/admin/v1/metrics", None);
-    assert_eq!(r.status, 200, "{}", r.text);
-    assert_eq!(
-        r.header("content-type"),
-        Some("text/plain; version=0.0.4; charset=utf-8")
-    );
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/harness/prom_parse.py");
-    let mut child = Command::new("python3")
-        .arg(script)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("python3");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(r.text.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "the text must parse: {}\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        r.text
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
-/// The value of the sample `name` whose labels include every pair of `labels` (0 if none).
-fn value(parsed: &Value, name: &str, labels: &[(&str, &str)]) -> f64 {
-    parsed["samples"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|s| s["name"] == name)
-        .filter(|s| labels.iter().all(|(k, v)| s["labels"][*k] == *v))
-        .map(|s| s["value"].as_f64().unwrap_or(0.0))
-        .sum()
+    support::prometheus::scrape(gw).1
 }
 
 /// Scrapes until `done` holds (at most 10 s, the bound the README states); the last scrape.

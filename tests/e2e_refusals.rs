@@ -11,25 +11,13 @@ use cognigate::mock::{MockProvider, Reply, Rule, Step};
 use serde_json::json;
 use std::time::Duration;
 use support::gateway::{Gateway, Resp, Tenant};
+use support::replies::content_filter;
 
 const SETTLED: Duration = Duration::from_secs(10);
 
 fn chat(t: &Tenant<'_>, model: &str, headers: &[(&str, &str)]) -> Resp {
     let body = json!({"model": model, "messages": [{"role": "user", "content": "hi"}]});
     t.post_with("/v1/chat/completions", &body, headers)
-}
-
-/// OpenAI's safety refusal: `finish_reason: "content_filter"`, no content, 5 prompt tokens billed.
-fn content_filter() -> Reply {
-    Reply::json(
-        200,
-        &json!({"id": "chatcmpl-filtered", "object": "chat.completion", "created": 1_700_000_000,
-            "model": "m1",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": null},
-                "finish_reason": "content_filter"}],
-            "usage": {"prompt_tokens": 5, "completion_tokens": 0, "total_tokens": 5}})
-        .to_string(),
-    )
 }
 
 /// Anthropic's safety refusal.

@@ -1,4 +1,4 @@
-//! The response cache's key (issue 27): SHA-256 over the tenant and its generation, the caller
+//! The response cache's key: SHA-256 over the tenant and its generation, the caller
 //! key's scope, the surface, the requested name, `stream` when the route may depend on it, the
 //! headers that shape the answer, and the request body in canonical form.
 //!

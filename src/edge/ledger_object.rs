@@ -39,7 +39,7 @@ pub(super) async fn get_json<T: serde::de::DeserializeOwned>(
 }
 
 /// Every stored key under `prefix`, with its value.
-async fn list_prefix(storage: &Storage, prefix: &str) -> Result<Vec<(String, String)>> {
+pub(super) async fn list_prefix(storage: &Storage, prefix: &str) -> Result<Vec<(String, String)>> {
     let listed = storage
         .list_with_options(ListOptions::new().prefix(prefix))
         .await?;

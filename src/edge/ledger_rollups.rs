@@ -5,7 +5,7 @@
 
 use super::d1::{Db, Flush, MAX_ROWS_PER_FLUSH};
 use super::http::now_ms;
-use super::ledger_object::get_json;
+use super::ledger_object::{get_json, list_prefix};
 use crate::config::TenantId;
 use crate::governance::SettleEntry;
 use crate::usage::flush_schedule::FlushSchedule;
@@ -17,7 +17,7 @@ use serde::Deserialize;
 use std::cell::{Cell, RefCell};
 use worker::js_sys::{Date, Object, Reflect};
 use worker::wasm_bindgen::JsValue;
-use worker::{console_error, console_log, ListOptions, Result, ScheduledTime, Storage};
+use worker::{console_error, console_log, Result, ScheduledTime, Storage};
 
 /// The value the pre-row layout kept under `LEGACY_KEY`.
 #[derive(Deserialize)]
@@ -76,15 +76,7 @@ impl Rollups {
         if self.loaded.get() {
             return Ok(());
         }
-        let listed = storage
-            .list_with_options(ListOptions::new().prefix(ROW_PREFIX))
-            .await?;
-        let mut stored = Vec::new();
-        listed.for_each(&mut |value, key| {
-            if let (Some(k), Some(v)) = (key.as_string(), value.as_string()) {
-                stored.push((k, v));
-            }
-        });
+        let stored = list_prefix(storage, ROW_PREFIX).await?;
         let meta: Option<LedgerMeta> = get_json(storage, META_KEY).await?;
         let legacy: Option<Legacy> = get_json(storage, LEGACY_KEY).await.unwrap_or(None);
         let alarm = storage.get_alarm().await?;

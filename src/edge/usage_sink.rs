@@ -32,7 +32,7 @@ pub struct StreamHandOff {
 }
 
 impl StreamHandOff {
-    /// `metric`: the request's metric (issue 24), finished with the stream's end and usage. While
+    /// `metric`: the request's metric, finished with the stream's end and usage. While
     /// the stream runs, its hold is renewed (`held_until_sent`).
     pub fn start(env: &Env, ctx: &Context, mut governed: Governed, metric: StreamMetric) -> Self {
         let (tx, rx) = oneshot::channel::<UsageRecord>();

@@ -335,6 +335,24 @@ impl Tenant<'_> {
         format!("/admin/v1/tenants/{}{rest}", self.id)
     }
 
+    /// Deletes this tenant and creates it again under the same id, with a fresh caller key: the
+    /// next generation of the id, which must inherit nothing of this one.
+    pub fn recreated(&self) -> Self {
+        let r = self.gw.admin("DELETE", &self.path(""), None);
+        assert_eq!(r.status, 200, "{}", r.text);
+        let body = serde_json::json!({"id": self.id, "name": "again"});
+        let r = self.gw.admin("POST", "/admin/v1/tenants", Some(body));
+        assert_eq!(r.status, 201, "{}", r.text);
+        let r = self.gw.admin("POST", &self.path("/api-keys"), None);
+        assert_eq!(r.status, 201, "{}", r.text);
+        let key = r.json()["key"].as_str().unwrap_or_default().to_owned();
+        Self {
+            gw: self.gw,
+            id: self.id.clone(),
+            key,
+        }
+    }
+
     /// Mints a caller key of this tenant with `policy` (the POST body): its id and its key.
     pub fn key_with(&self, policy: Value) -> (String, String) {
         let r = self.gw.admin("POST", &self.path("/api-keys"), Some(policy));

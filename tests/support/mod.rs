@@ -2,6 +2,8 @@
 pub mod admin_world;
 pub mod fakes;
 pub mod gateway;
+pub mod prometheus;
+pub mod replies;
 pub mod resilience;
 pub mod response_cache;
 pub mod sdk;
