@@ -16,10 +16,12 @@ export WRANGLER_SEND_METRICS := false
 # whose worker-build output is unchanged copies it instead of running wasm-opt again (about 40 s).
 WASM_OPT_CACHE := $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)/wasm-opt
 # The most gzip -9 bytes of build/index_bg.wasm `make test` accepts (size-check): set a little
-# above the measured size (916,300 after the hot-path issue), so growth past it is a decision,
-# not an accident. The hot-path issue's goal, 500,000 bytes, is not met: see the README's
-# "Benchmark" section for where the bytes are.
-WASM_GZ_BUDGET := 930000
+# above the measured size, so growth past it is a decision, not an accident. 916,300 after the
+# hot-path work; 947,085 after the hardening (fifteen rules: a ledger that renews holds and
+# stores settled ids, an iterative cache digest, the image-part scan, the private-host check,
+# the fair tenant tables), raised to 955,000 as that decision. The hot-path goal, 500,000 bytes,
+# is not met: see the README's "Benchmark" section for where the bytes are.
+WASM_GZ_BUDGET := 955000
 
 .PHONY: setup build size-check dev test test-long schemathesis bench profile print-wasm-opt-flags lint host-test e2e clean
 
