@@ -225,3 +225,59 @@ fn the_citation_check_sees_a_number_and_nothing_else() {
     ));
     assert!(!cites_a_number("let seed = 4;"));
 }
+
+/// Each top-level module of `src/` and the modules its code names through `crate::`.
+fn module_graph(src: &Path) -> Vec<(String, String)> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let mut edges = Vec::new();
+    for file in files {
+        let rel = file.strip_prefix(src).unwrap_or(&file);
+        let Some(top) = rel.components().next().and_then(|c| c.as_os_str().to_str()) else {
+            continue;
+        };
+        let top = top.trim_end_matches(".rs").to_owned();
+        let text = fs::read_to_string(&file).unwrap_or_default();
+        for line in text.lines().filter(|l| !l.trim_start().starts_with("//")) {
+            for to in crate_paths(line) {
+                if to != top && !to.is_empty() {
+                    edges.push((top.clone(), to.to_owned()));
+                }
+            }
+        }
+    }
+    edges.sort();
+    edges.dedup();
+    edges
+}
+
+#[test]
+fn no_two_modules_import_each_other_even_through_others() {
+    let edges = module_graph(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
+    let reaches = |from: &str, to: &str| {
+        let mut seen = vec![from.to_owned()];
+        let mut next = vec![from.to_owned()];
+        while let Some(m) = next.pop() {
+            for (_, b) in edges.iter().filter(|(a, _)| *a == m) {
+                if b == to {
+                    return true;
+                }
+                if !seen.contains(b) {
+                    seen.push(b.clone());
+                    next.push(b.clone());
+                }
+            }
+        }
+        false
+    };
+    let cycles: Vec<String> = edges
+        .iter()
+        .filter(|(a, b)| reaches(b, a))
+        .map(|(a, b)| format!("{a} → {b} → … → {a}"))
+        .collect();
+    assert!(
+        cycles.is_empty(),
+        "modules in a cycle (move the shared piece down):\n{}",
+        cycles.join("\n")
+    );
+}

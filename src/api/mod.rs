@@ -3,6 +3,7 @@
 pub mod error;
 
 pub use error::{ApiError, AttemptSummary, ErrorKind, ErrorType, UpstreamFields};
+mod chain_error;
 pub mod chat;
 pub mod header_lines;
 pub mod raw_json;
@@ -10,6 +11,7 @@ pub mod raw_json;
 pub use chat::{passthrough_error, ChatRequest};
 pub mod route;
 pub mod route_table;
+pub mod usage_sums;
 
 pub use route::Route;
 pub mod auth;

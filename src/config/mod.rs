@@ -36,6 +36,7 @@ pub mod strict_json;
 #[cfg(test)]
 mod strict_json_paths;
 pub mod tenant;
+pub mod tenant_table;
 pub mod text;
 
 pub use alias::{Alias, CostTier};

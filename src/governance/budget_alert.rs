@@ -4,13 +4,13 @@
 //! remembers what it reported; several isolates may each report the same window once.
 //!
 //! What an isolate remembers is bounded in all and shared fairly between its tenants
-//! (`state::tenant_table`): a tenant whose scopes fill the table stops having its new scopes
+//! (`config::tenant_table`): a tenant whose scopes fill the table stops having its new scopes
 //! reported (until some expire), while another tenant's scope is still reported and remembered,
 //! room made for it from the tenant holding the most. So one tenant's flood of scopes can neither
 //! silence another tenant's alert nor make it repeat.
 
 use super::refusals::Refusal;
-use crate::state::tenant_table::TenantTable;
+use crate::config::tenant_table::TenantTable;
 
 /// Scopes remembered at most per isolate, of every tenant.
 const MAX_SCOPES: usize = 1_000;

@@ -12,8 +12,8 @@ use super::condition::matched_rule;
 use super::facts::RequestFacts;
 use super::resolve::{lookup, satisfies, Target};
 use super::spread::breaker_open;
+use crate::config::tenant_table::TenantTable;
 use crate::config::{Chain, ModelId, TenantConfig};
-use crate::state::tenant_table::TenantTable;
 
 /// Conversations one isolate remembers (a few hundred bytes each with their names: about 1 MB
 /// of wasm memory when full).
@@ -106,7 +106,7 @@ pub struct ConversationKey {
 }
 
 /// Which model served each remembered conversation last, and when; at most `capacity` in all,
-/// shared fairly between tenants (`state::tenant_table`): one tenant's conversations never push
+/// shared fairly between tenants (`config::tenant_table`): one tenant's conversations never push
 /// out another's that holds fewer.
 #[derive(Debug)]
 pub struct AffinityMemory {

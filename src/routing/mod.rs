@@ -4,7 +4,6 @@ pub mod affinity;
 pub mod auto;
 pub mod cache_ttl;
 pub mod chain;
-mod chain_error;
 pub mod condition;
 mod draw;
 pub mod facts;

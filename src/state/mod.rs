@@ -14,7 +14,6 @@ pub mod provider_state;
 pub mod request_rate;
 pub mod routing_snapshot;
 pub mod stats_book;
-pub mod tenant_table;
 pub mod wire;
 
 pub use breaker::{Admission, Breaker, Transition};

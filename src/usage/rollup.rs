@@ -2,6 +2,7 @@
 //! D1 in one batch, so D1 sees one upsert per (minute, model, provider, key, end user) group and
 //! never one write per request.
 
+pub use crate::api::usage_sums::UsageSums;
 use crate::config::SortedMap;
 use crate::usage::{Outcome, UsageRecord};
 use serde::{Deserialize, Serialize};
@@ -39,32 +40,7 @@ impl RollupKey {
     }
 }
 
-#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct UsageSums {
-    pub requests: u64,
-    pub prompt_tokens: u64,
-    pub completion_tokens: u64,
-    pub cached_tokens: u64,
-    pub cost_usd: f64,
-    /// Issue 27: requests answered from the response cache, and what they saved.
-    #[serde(default)]
-    pub cache_hits: u64,
-    #[serde(default)]
-    pub saved_usd: f64,
-}
-
 impl UsageSums {
-    pub fn add(&mut self, o: &UsageSums) {
-        self.requests = self.requests.saturating_add(o.requests);
-        self.prompt_tokens = self.prompt_tokens.saturating_add(o.prompt_tokens);
-        self.completion_tokens = self.completion_tokens.saturating_add(o.completion_tokens);
-        self.cached_tokens = self.cached_tokens.saturating_add(o.cached_tokens);
-        self.cost_usd += o.cost_usd;
-        self.cache_hits = self.cache_hits.saturating_add(o.cache_hits);
-        self.saved_usd += o.saved_usd;
-    }
-
     /// A record standing for `requests` requests (folded records; 0 for a late difference).
     pub fn counted(record: &UsageRecord, requests: u64) -> Self {
         Self {

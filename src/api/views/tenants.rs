@@ -1,8 +1,8 @@
 //! Tenants, their caller keys (policies and spend) and their usage, as admins see them.
 
+use crate::api::usage_sums::UsageSums;
 use crate::config::Settings;
 use crate::config::{KeyPolicy, Period};
-use crate::usage::rollup::UsageSums;
 use serde::{Deserialize, Serialize};
 
 /// `{"data": [...]}`: every admin list.

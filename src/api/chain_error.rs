@@ -1,9 +1,9 @@
 //! A chain that cannot be built, as the caller's error: one mapping for the request path and
-//! `explain` (issue 24), so an unknown name is the same 404 `model_not_found` on both.
+//! `explain`, so an unknown name is the same 404 `model_not_found` on both. It lives with the
+//! error type, so routing decides without knowing how its refusals are shown.
 
-use super::chain::ChainError;
-use super::pin;
-use crate::api::{ApiError, ErrorKind};
+use super::{ApiError, ErrorKind};
+use crate::routing::{pin, ChainError};
 
 impl ChainError {
     pub fn api_error(&self) -> ApiError {

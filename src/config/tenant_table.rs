@@ -7,7 +7,7 @@
 //! write, and one that fills the table only cycles through its own entries. Memory stays bounded:
 //! at most `capacity` entries in all, and a tenant is tracked only while it holds one.
 
-use crate::config::SortedMap;
+use super::SortedMap;
 use std::borrow::Borrow;
 use std::cmp::Reverse;
 use std::collections::HashMap;
