@@ -144,7 +144,7 @@ impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
     /// A chain longer than the tenant's depth limit is refused; entries that would contribute no
     /// candidate today are written anyway and named in `warnings`. The store checks the depth
     /// and the rule count again in the write itself, so settings lowered meanwhile still hold.
-    /// Upserted by name (issue 23; a body without `name` is named after its `match`).
+    /// Upserted by name (a body without `name` is named after its `match`).
     pub(super) async fn put_rule(&self, t: &TenantId, body: &[u8]) -> Answer {
         let settings = self.settings(t).await?;
         let rule =
@@ -182,7 +182,7 @@ impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
         json(200, &WrittenRuleView::new(&rule, warnings))
     }
 
-    /// By the rule's name (issue 23; a rule written without one is named after its match).
+    /// By the rule's name (a rule written without one is named after its match).
     pub(super) async fn delete_rule(&self, t: &TenantId, name: &RouteName) -> Answer {
         if !self.store.delete_rule(t, name).await? {
             return Err(not_found(&format!("The routing rule '{name}'")));

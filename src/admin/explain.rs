@@ -1,4 +1,4 @@
-//! `GET /admin/v1/tenants/{t}/explain` (issue 24): a dry run of a requested name's resolution
+//! `GET /admin/v1/tenants/{t}/explain`: a dry run of a requested name's resolution
 //! and chain. Nothing is sent upstream and nothing changes: the routing objects are read, not
 //! asked to admit (no probe claimed, no grant taken, no `rpm` counted, no stats folded).
 //!
@@ -132,7 +132,7 @@ pub fn explain(
         lease_ms: 0,
         max_park_ms: 0,
         // As the request path sets it (`edge/gateway.rs`): in degraded mode with probes on, a
-        // due breaker is left to the scheduled probe and skipped (issue 25).
+        // due breaker is left to the scheduled probe and skipped.
         degraded: cfg.settings.degraded_since.is_some() && cfg.settings.probes,
     };
     let origins = origins(cfg, q, &input, &route.candidates);

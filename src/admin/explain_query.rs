@@ -1,5 +1,5 @@
-//! `explain`'s query: the requested name and the request facts a conditional rule reads
-//! (issue 23). Each value is checked the way the request path checks it; a bad one is a 400
+//! `explain`'s query: the requested name and the request facts a conditional rule reads.
+//! Each value is checked the way the request path checks it; a bad one is a 400
 //! naming the parameter, and nothing is read from the routing objects.
 
 use crate::api::route::decode;

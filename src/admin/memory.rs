@@ -26,7 +26,7 @@ pub struct TenantData {
     pub events: Vec<(u64, EventRow)>,
     /// Flushed usage roll-ups (`memory_usage`).
     pub rollups: Vec<(crate::usage::RollupKey, crate::usage::UsageSums)>,
-    /// The sealed webhook signing secret (issue 25).
+    /// The sealed webhook signing secret.
     pub alert_secret: Option<String>,
 }
 

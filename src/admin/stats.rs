@@ -1,5 +1,5 @@
-//! `GET /admin/v1/tenants/{t}/stats`: the tenant's live stats (issue 22), one row per catalog
-//! model whose provider exists, and the keys parked now (issue 24's console), read from the
+//! `GET /admin/v1/tenants/{t}/stats`: the tenant's live stats, one row per catalog
+//! model whose provider exists, and the keys parked now (the console), read from the
 //! routing objects (one call per provider).
 
 use super::{json, Admin, AdminStore, Answer, ObjectControl};

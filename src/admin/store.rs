@@ -275,7 +275,7 @@ pub trait RoutingControl {
         provider: &ProviderName,
         model: Option<&ModelId>,
     ) -> Stored<Vec<ModelId>>;
-    /// The live stats snapshot of each listed provider (issue 22), by provider name.
+    /// The live stats snapshot of each listed provider, by provider name.
     async fn stats(
         &self,
         t: &TenantId,

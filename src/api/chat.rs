@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::ops::Range;
 
-/// Fields OpenAI-compatible APIs put on assistant messages to carry reasoning (seed 002's
+/// Fields OpenAI-compatible APIs put on assistant messages to carry reasoning (for
 /// reasoning compatibility): checked here, stripped or converted by `providers::reasoning`.
 pub const REASONING_FIELDS: &[&str] = &[
     "reasoning_content",

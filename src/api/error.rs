@@ -48,9 +48,9 @@ pub enum ErrorKind {
     /// The upstream stream failed after it had started: the final event of a cut stream.
     UpstreamStreamError,
     NoCandidates,
-    /// `auto:<x>` naming neither a strategy nor a routing rule (issue 22).
+    /// `auto:<x>` naming neither a strategy nor a routing rule.
     UnknownChain,
-    /// `X-CogniGate-Pin-Provider` naming a provider the tenant does not have (issue 23).
+    /// `X-CogniGate-Pin-Provider` naming a provider the tenant does not have.
     UnknownProvider,
     /// The key's `models` does not list the requested name.
     ModelNotAllowed,
@@ -114,7 +114,7 @@ pub struct AttemptSummary {
     pub failure: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<u16>,
-    /// Which try of a candidate with same-candidate retries; absent otherwise (seed 000's shape).
+    /// Which try of a candidate with same-candidate retries; absent otherwise (the spec's shape).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retry: Option<u32>,
 }

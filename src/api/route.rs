@@ -11,7 +11,7 @@ use crate::config::{AliasName, ModelId, NameError, ProviderName, RouteName, Tena
 pub enum Route {
     Health,
     ListModels,
-    /// `GET /v1/models/metrics`: the live stats of the models the key may use (issue 22).
+    /// `GET /v1/models/metrics`: the live stats of the models the key may use.
     ModelMetrics,
     RetrieveModel(String),
     ChatCompletions,
@@ -32,18 +32,18 @@ pub enum Route {
     Aliases(TenantId),
     Alias(TenantId, AliasName),
     Rules(TenantId),
-    /// A routing rule by its name (issue 23; a rule written without one is named after its match).
+    /// A routing rule by its name (a rule written without one is named after its match).
     Rule(TenantId, RouteName),
     Settings(TenantId),
     Events(TenantId),
     BreakerReset(TenantId),
     Usage(TenantId),
     Stats(TenantId),
-    /// `GET /admin/v1/tenants/{t}/explain`: a dry run of a name's chain (issue 24).
+    /// `GET /admin/v1/tenants/{t}/explain`: a dry run of a name's chain.
     Explain(TenantId),
-    /// `GET /admin/v1/metrics`: Prometheus text of every tenant (issue 24).
+    /// `GET /admin/v1/metrics`: Prometheus text of every tenant.
     Metrics,
-    /// `GET /console` and its script and style (issue 24): a public page, no credential.
+    /// `GET /console` and its script and style: a public page, no credential.
     Console(ConsoleFile),
 }
 

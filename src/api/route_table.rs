@@ -52,7 +52,7 @@ pub const CALLER_OPERATIONS: &[(&str, &str)] = &[
     ("get", "/v1/health"),
 ];
 
-/// The console's files (issue 24): public, no credential, documented with the rest.
+/// The console's files: public, no credential, documented with the rest.
 pub const CONSOLE_OPERATIONS: &[(&str, &str)] = &[
     ("get", "/console"),
     ("get", "/console/app.js"),

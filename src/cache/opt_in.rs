@@ -1,4 +1,4 @@
-//! Whether a request uses the response cache, and for how long (issue 27): a pure decision over
+//! Whether a request uses the response cache, and for how long: a pure decision over
 //! the three levels and the request's headers.
 //!
 //! - Levels: the tenant's `cache.ttl_s`, the requested name's `cache_ttl_s` (its matched rule,

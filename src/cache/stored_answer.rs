@@ -1,4 +1,4 @@
-//! What the response cache keeps beside an answer's bytes (issue 27), and which answers it keeps.
+//! What the response cache keeps beside an answer's bytes, and which answers it keeps.
 //!
 //! - Only a 200 answer is stored, never an error or a refusal, and never one over
 //!   `MAX_ENTRY_BYTES` (1 MiB: the Cache API and KV both hold more, but a cache of huge answers

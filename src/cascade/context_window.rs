@@ -1,4 +1,4 @@
-//! The context-window guard (issue 17): a candidate whose `context_window` cannot hold the prompt
+//! The context-window guard: a candidate whose `context_window` cannot hold the prompt
 //! plus the requested output is skipped before it is called, and with
 //! `X-CogniGate-Truncate: oldest` the oldest turns are dropped until it fits instead.
 //!

@@ -1,4 +1,4 @@
-//! A request's ending as the metrics (issue 24) and the log line's `level` name it. Pure, so the
+//! A request's ending as the metrics and the log line's `level` name it. Pure, so the
 //! request path and its tests read the same mapping.
 
 use super::{CandidateAttempt, Failure};

@@ -97,7 +97,7 @@ pub trait Upstream {
     async fn send(&self, call: Call<'_>) -> UpstreamReply<Self::Body>;
 
     /// How the request fits `model`'s context window (`context_window::fit`). A port that holds
-    /// no request body (the host fakes) fits everything, which is seed 000's behaviour.
+    /// no request body (the host fakes) fits everything, which is the spec's behaviour.
     fn fit(&self, _model: &CatalogModel) -> context_window::Fit {
         context_window::Fit::Fits
     }
@@ -236,7 +236,7 @@ pub struct Limits {
     pub lease_ms: u64,
     /// The longest a `Retry-After` parks a key (`MAX_PARK_MS`).
     pub max_park_ms: u64,
-    /// The tenant is in degraded mode with scheduled probes on (issue 25): no attempt is spent on
+    /// The tenant is in degraded mode with scheduled probes on: no attempt is spent on
     /// a candidate whose breaker is open, even past its open duration (the scheduled pass probes
     /// it): its acquire says `leave_probe`, and it is skipped like an open one.
     pub degraded: bool,
@@ -264,7 +264,7 @@ pub struct Cascade<'p, S, U, C> {
 }
 
 impl<S: RoutingState, U: Upstream, C: Clock> Cascade<'_, S, U, C> {
-    /// Seed 000's cascade: a refusal is an answer like any other.
+    /// The spec's cascade: a refusal is an answer like any other.
     pub async fn run(&self, chain: &[Candidate<'_>]) -> Outcome<U::Body> {
         self.run_with(chain, RefusalPolicy::Answer, None).await
     }

@@ -1,4 +1,4 @@
-//! Issue 24: whether a candidate is tried or skipped, decided from what is known before any
+//! Whether a candidate is tried or skipped, decided from what is known before any
 //! upstream call. One pure function, read by the cascade (for its own request: `candidate.rs`)
 //! and by `explain` (over a read of the routing objects), so the explanation of a route cannot
 //! drift from what a request does.

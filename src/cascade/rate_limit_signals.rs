@@ -1,5 +1,5 @@
-//! Rate-limit signals besides `Retry-After` (issue 17), each opt-in per provider through
-//! `rate_limit_signals`. Seed 000's rule stays the default: with no signal listed, a 429 without
+//! Rate-limit signals besides `Retry-After`, each opt-in per provider through
+//! `rate_limit_signals`. The spec's rule stays the default: with no signal listed, a 429 without
 //! `Retry-After` parks nothing. `Retry-After`, when present, always wins; every park obeys
 //! `MAX_PARK_MS` (`park_window`'s clamp).
 

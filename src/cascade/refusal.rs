@@ -1,4 +1,4 @@
-//! Refusal fallback (issue 23, seed 003): with `on_refusal: fallback`, a non-streamed answer that
+//! Refusal fallback: with `on_refusal: fallback`, a non-streamed answer that
 //! is a safety refusal (`providers::refusal`) is kept, and the request is sent once more, to the
 //! next candidate of the chain that can be asked.
 //!
@@ -24,7 +24,7 @@ use crate::state::Verdict;
 /// What a request does with a refusal: its name's `on_refusal`, and the opt-out header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum RefusalPolicy {
-    /// Seed 000: a refusal is the answer, and answers are not even read for one.
+    /// A refusal is the answer, and answers are not even read for one.
     #[default]
     Answer,
     /// `on_refusal: fallback`.

@@ -1,5 +1,5 @@
-//! Same-candidate retries (issue 17, opt-in per provider through `retry`): which failures are
-//! retried, on which key, and after how long. Seed 000 had none; `max_retries: 0` keeps it so.
+//! Same-candidate retries: which failures are
+//! retried, on which key, and after how long. The spec has none; `max_retries: 0` keeps it so.
 
 use super::Failure;
 use crate::config::{KeyId, RetryPolicy};

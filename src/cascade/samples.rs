@@ -1,4 +1,4 @@
-//! What each attempt adds to the live stats (issue 22): a sent attempt is one request, served or
+//! What each attempt adds to the live stats: a sent attempt is one request, served or
 //! failed; an attempt never sent (open breaker, used-up `rpm`, a window too small) is none.
 
 use super::CandidateAttempt;

@@ -247,10 +247,10 @@ pub struct AliasBody {
     pub rank_by: RankBy,
     #[serde(default)]
     pub weights: Option<Weights>,
-    /// Prompt-cache affinity in seconds (issue 22); absent is off.
+    /// Prompt-cache affinity in seconds; absent is off.
     #[serde(default)]
     pub cache_affinity_s: Option<u32>,
-    /// Issue 27: the response cache's TTL for this name (seconds; 0 turns it off).
+    /// The response cache's TTL for this name (seconds; 0 turns it off).
     #[serde(default)]
     pub cache_ttl_s: Option<u32>,
     #[serde(default)]
@@ -303,23 +303,23 @@ impl AliasBody {
 pub struct RuleBody {
     #[serde(rename = "match")]
     pub match_: RouteName,
-    /// Issue 23: unique per tenant; defaults to `match` (what a rule written before has).
+    /// Unique per tenant; defaults to `match` (what a rule written before has).
     #[serde(default)]
     pub name: Option<RouteName>,
-    /// Issue 23: rules sharing a match are tried lower first, then by name.
+    /// Rules sharing a match are tried lower first, then by name.
     #[serde(default)]
     pub priority: i32,
-    /// Issue 23: the condition under which this rule gives the chain (`config::condition`).
+    /// The condition under which this rule gives the chain (`config::condition`).
     #[serde(default)]
     pub when: Option<serde_json::Map<String, serde_json::Value>>,
     pub chain: Vec<ChainEntry>,
-    /// Prompt-cache affinity in seconds (issue 22); absent is off.
+    /// Prompt-cache affinity in seconds; absent is off.
     #[serde(default)]
     pub cache_affinity_s: Option<u32>,
-    /// Issue 27: the response cache's TTL for this rule (seconds; 0 turns it off).
+    /// The response cache's TTL for this rule (seconds; 0 turns it off).
     #[serde(default)]
     pub cache_ttl_s: Option<u32>,
-    /// Issue 23: what a safety refusal of this rule's answer does.
+    /// What a safety refusal of this rule's answer does.
     #[serde(default)]
     pub on_refusal: OnRefusal,
 }

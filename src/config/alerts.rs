@@ -1,4 +1,4 @@
-//! `alerts` settings (issue 25): where a tenant's events are POSTed and which ones. The signing
+//! `alerts` settings: where a tenant's events are POSTed and which ones. The signing
 //! secret is not part of the settings: it is generated when a `webhook_url` is set, shown once in
 //! that PUT's answer, and stored sealed under `CG_KEK` beside the settings (`seal_alert_secret`).
 

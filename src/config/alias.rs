@@ -28,33 +28,33 @@ pub struct Alias {
     pub provider_preference: Vec<ProviderName>,
     #[serde(default)]
     pub cost_tier: CostTier,
-    /// Issue 22: how the models that pass the constraints are ordered. `price` (absent in every
-    /// alias written before) is seed 000's resolution exactly.
+    /// How the models that pass the constraints are ordered. `price` (absent in every
+    /// alias written before) is the spec's resolution exactly.
     #[serde(default, skip_serializing_if = "RankBy::is_price")]
     pub rank_by: RankBy,
     /// The blend `rank_by: "score"` uses; `None` is `Weights::default()`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weights: Option<Weights>,
-    /// Prompt-cache affinity in seconds (issue 22, the `spread` part); `None` is off.
+    /// Prompt-cache affinity in seconds; `None` is off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_affinity_s: Option<u32>,
-    /// Issue 27: the response cache's TTL for this name (seconds; 0 turns it off).
+    /// The response cache's TTL for this name (seconds; 0 turns it off).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_ttl_s: Option<u32>,
-    /// Issue 23 (seed 002): dated models first, newest first, ahead of the alias's ranking.
+    /// Dated models first, newest first, ahead of the alias's ranking.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub prefer_newest_version: bool,
-    /// Issue 23 (seed 003): what a safety refusal of this alias's answer does.
+    /// What a safety refusal of this alias's answer does.
     #[serde(default, skip_serializing_if = "OnRefusal::is_answer")]
     pub on_refusal: OnRefusal,
 }
 
-/// The axis a ranked alias orders by (issue 22).
+/// The axis a ranked alias orders by.
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RankBy {
-    /// Seed 000: price by `cost_tier`, resolved once per config.
+    /// Price by `cost_tier`, resolved once per config.
     #[default]
     Price,
     /// EWMA of total latency, ascending.
@@ -73,7 +73,7 @@ impl RankBy {
     }
 }
 
-/// Weights of the normalised axes in a score (seed 004's balanced blend by default). An object
+/// Weights of the normalised axes in a score (a balanced blend by default). An object
 /// that is given names every weight it wants: an absent one is 0.
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -127,7 +127,7 @@ impl Weights {
     }
 }
 
-/// `auto` and every `auto:...` name (any case) belong to the gateway's ranked chains (issue 22).
+/// `auto` and every `auto:...` name (any case) belong to the gateway's ranked chains.
 pub fn is_reserved(name: &str) -> bool {
     let lower = |s: &str| s.to_ascii_lowercase();
     lower(name) == "auto" || name.get(..5).is_some_and(|p| lower(p) == "auto:")

@@ -1,5 +1,5 @@
 //! One position of a routing rule's chain: a name (a model or an alias), or a weighted spread
-//! over several names of which each request draws one (issue 22, seed 003).
+//! over several names of which each request draws one.
 //!
 //! Stored and shown as written: `"gpt-4o"` or `{"spread": [{"model": "m1", "weight": 3}, ...]}`.
 

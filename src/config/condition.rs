@@ -1,4 +1,4 @@
-//! A routing rule's `when` (issue 23, seed 004): a condition over what the request is, validated
+//! A routing rule's `when`: a condition over what the request is, validated
 //! when written and again when read back, so the request path only ever evaluates a valid one
 //! (`routing::condition`).
 //!

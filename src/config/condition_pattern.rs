@@ -1,4 +1,4 @@
-//! A rule condition's `$regex` (issue 23): compiled once when the rule is written or read
+//! A rule condition's `$regex`: compiled once when the rule is written or read
 //! back, bounded in length and compiled size, so a pattern can never cost the request path more
 //! than linear time over a bounded automaton (`regex-lite`).
 

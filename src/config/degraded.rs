@@ -1,4 +1,4 @@
-//! `degraded` settings (issue 25, seed 004's degraded mode): below `healthy_ratio` of usable
+//! `degraded` settings: below `healthy_ratio` of usable
 //! providers for `entry_grace_ms` a tenant is degraded; it leaves after `exit_grace_ms` at or
 //! above the ratio. A tenant with fewer than `min_providers` providers is never degraded.
 

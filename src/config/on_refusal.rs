@@ -1,9 +1,9 @@
-//! What a safety refusal does (issue 23, seed 003): answered as it is, or sent once more to the
+//! What a safety refusal does: answered as it is, or sent once more to the
 //! next candidate of the chain.
 
 use serde::{Deserialize, Serialize};
 
-/// Alias or rule field `on_refusal`; `answer` (the default, seed 000) hands the refusal back.
+/// Alias or rule field `on_refusal`; `answer` (the default) hands the refusal back.
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

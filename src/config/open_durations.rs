@@ -1,6 +1,6 @@
-//! `breaker.open_durations_ms` (issue 17, escalating breakers): each failed probe re-opens for the
+//! `breaker.open_durations_ms`: each failed probe re-opens for the
 //! next duration of the list, staying on the last; a successful probe goes back to the first. The
-//! empty list is the default and means `[open_duration_ms]`, seed 000's fixed duration.
+//! empty list is the default and means `[open_duration_ms]`, the spec's fixed duration.
 //!
 //! Held in a fixed array so `BreakerSettings` stays `Copy` (it rides along every report).
 

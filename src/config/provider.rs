@@ -44,7 +44,7 @@ pub struct ProviderSpec<K> {
     pub keys: NonEmpty<K>,
     pub key_strategy: KeyStrategy,
     pub timeout_ms: u32,
-    /// Issue 17's opt-ins; absent in rows stored before them, which load with the defaults.
+    /// The opt-ins; absent in rows stored before them, which load with the defaults.
     #[serde(flatten)]
     pub resilience: Resilience,
 }

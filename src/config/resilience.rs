@@ -1,5 +1,5 @@
-//! Per-provider opt-ins of issue 17: same-candidate retries, extra rate-limit signals, benched
-//! credentials and a request rate. Every default is seed 000's behaviour, and rows stored before
+//! Per-provider opt-ins: same-candidate retries, extra rate-limit signals, benched
+//! credentials and a request rate. Every default is the spec's behaviour, and rows stored before
 //! these fields existed load with those defaults.
 
 use super::ConfigError;

@@ -1,4 +1,4 @@
-//! The response cache's settings (issue 27): the tenant's `cache` setting and the `cache_ttl_s`
+//! The response cache's settings: the tenant's `cache` setting and the `cache_ttl_s`
 //! of an alias or routing rule. Opt-in: absent everywhere, nothing is hashed or looked up.
 
 use super::ConfigError;

@@ -7,11 +7,11 @@ use super::on_refusal::OnRefusal;
 use super::ConfigError;
 use serde::{Deserialize, Serialize};
 
-/// The most routing rules one tenant may have (issue 23): each request naming a match tries its
+/// The most routing rules one tenant may have: each request naming a match tries its
 /// rules in order, so the bound keeps that walk short.
 pub const MAX_RULES: usize = 100;
 
-/// A routing rule (issue 23): for a request naming `matches`, tried in `priority` order (lower
+/// A routing rule: for a request naming `matches`, tried in `priority` order (lower
 /// first), then by `name`; the first whose `when` holds, or that has none, gives the chain.
 /// `name` is unique per tenant and defaults to `matches`, so a rule written before has its match
 /// as its name, priority 0 and no `when`.
@@ -25,7 +25,7 @@ pub struct Rule {
 }
 
 impl Rule {
-    /// A rule as written before issue 23: named after its match, priority 0, no `when`.
+    /// A rule as written before rules had names: named after its match, priority 0, no `when`.
     pub fn unconditional(matches: RouteName, chain: Chain) -> Self {
         Self {
             name: matches.clone(),
@@ -71,9 +71,9 @@ pub fn check_cache_affinity(field: &str, secs: Option<u32>) -> Result<Option<u32
 pub struct Chain {
     entries: Vec<ChainEntry>,
     cache_affinity_s: Option<u32>,
-    /// Issue 27: the response cache's TTL for this rule (stored beside the chain).
+    /// The response cache's TTL for this rule (stored beside the chain).
     cache_ttl_s: Option<u32>,
-    /// Issue 23: what a safety refusal of this rule's answer does (stored beside the chain).
+    /// What a safety refusal of this rule's answer does (stored beside the chain).
     on_refusal: OnRefusal,
 }
 

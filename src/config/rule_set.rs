@@ -1,4 +1,4 @@
-//! A tenant's routing rules as the request path reads them (issue 23): per requested name
+//! A tenant's routing rules as the request path reads them: per requested name
 //! (`match`), its rules in the order they are tried (priority, then name), and what their
 //! conditions read, so a tenant without any `when` pays nothing for facts.
 
@@ -18,7 +18,7 @@ impl RuleSet {
         Self::default()
     }
 
-    /// A rule as written before issue 23 (named after its match, priority 0, no `when`).
+    /// A rule as written before rules had names (named after its match, priority 0, no `when`).
     pub fn insert(&mut self, matches: RouteName, chain: Chain) {
         self.add(Rule::unconditional(matches, chain));
     }

@@ -39,7 +39,7 @@ fn aad(tenant: &TenantId, provider: &ProviderName) -> Vec<u8> {
     format!("cognigate/v1/{tenant}/{provider}").into_bytes()
 }
 
-/// A tenant's webhook signing secret (issue 25) is bound to the tenant and to its purpose: `#`
+/// A tenant's webhook signing secret is bound to the tenant and to its purpose: `#`
 /// is no provider name's character, so a sealed provider key never opens as it, nor the reverse.
 fn alert_aad(tenant: &TenantId) -> Vec<u8> {
     format!("cognigate/v1/{tenant}#alerts").into_bytes()

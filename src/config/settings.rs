@@ -16,35 +16,35 @@ pub struct SettingsOverrides {
     pub max_fallback_depth: Option<u32>,
     #[serde(default)]
     pub breaker: BreakerOverrides,
-    /// Skip candidates whose `context_window` cannot hold the request (issue 17); off unless set.
+    /// Skip candidates whose `context_window` cannot hold the request; off unless set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_window_guard: Option<bool>,
-    /// Issue 15 (`TenantLimits`); written out here because `flatten` and `deny_unknown_fields`
-    /// do not combine.
+    /// The tenant's limits (`TenantLimits`); written out here because `flatten` and
+    /// `deny_unknown_fields` do not combine.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<Budget>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub end_user: Option<EndUserSettings>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_model: Option<RouteName>,
-    /// Issue 22: the share of ranked requests that try a candidate with stale stats first.
+    /// The share of ranked requests that try a candidate with stale stats first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exploration_share: Option<f64>,
-    /// Issue 25: scheduled probes of open breakers; on unless `false`.
+    /// Scheduled probes of open breakers; on unless `false`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probes: Option<bool>,
-    /// Issue 25: degraded mode's ratio and graces.
+    /// Degraded mode's ratio and graces.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub degraded: Option<DegradedOverrides>,
-    /// Issue 25: the webhook events are POSTed to.
+    /// The webhook events are POSTed to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alerts: Option<Alerts>,
-    /// Issue 27: the response cache (`config::response_cache`); absent is off.
+    /// The response cache (`config::response_cache`); absent is off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache: Option<super::response_cache::CacheSettings>,
 }
 
-/// The share of ranked requests that explore when the tenant sets none (2%, issue 22).
+/// The share of ranked requests that explore when the tenant sets none (2%).
 pub const DEFAULT_EXPLORATION_SHARE: f64 = 0.02;
 
 fn is_default_share(share: &f64) -> bool {
@@ -55,8 +55,8 @@ fn default_share() -> f64 {
     DEFAULT_EXPLORATION_SHARE
 }
 
-/// The tenant's `end_user` setting: limits applied to each end user separately (issue 15), and
-/// whether every request must name its end user (issue 21).
+/// The tenant's `end_user` setting: limits applied to each end user separately, and
+/// whether every request must name its end user.
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -92,7 +92,7 @@ impl EndUserSettings {
     }
 }
 
-/// Issue 15's tenant settings. None has a deployment default: absent is "no limit" and "no
+/// The tenant settings. None has a deployment default: absent is "no limit" and "no
 /// default model".
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -159,7 +159,7 @@ impl BreakerSettings {
 pub struct Settings {
     pub max_fallback_depth: u32,
     pub breaker: BreakerSettings,
-    /// Seed 000 sends every request to every candidate, so the guard is opt-in per tenant (the
+    /// The spec sends every request to every candidate, so the guard is opt-in per tenant (the
     /// request header `X-CogniGate-Truncate: oldest` turns it on for that request).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub context_window_guard: bool,
@@ -167,20 +167,20 @@ pub struct Settings {
     /// (`routing::rank`); shown only when it is not the default 0.02.
     #[serde(default = "default_share", skip_serializing_if = "is_default_share")]
     pub exploration_share: f64,
-    /// Scheduled probes of this tenant's open breakers (issue 25); shown only when off.
+    /// Scheduled probes of this tenant's open breakers; shown only when off.
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub probes: bool,
-    /// Degraded mode (issue 25); shown only when not the default.
+    /// Degraded mode; shown only when not the default.
     #[serde(default, skip_serializing_if = "DegradedSettings::is_default")]
     pub degraded: DegradedSettings,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alerts: Option<Alerts>,
-    /// Runtime state, not a setting: since when the tenant is degraded (issue 25), read with the
+    /// Runtime state, not a setting: since when the tenant is degraded, read with the
     /// config so the request path needs no round trip for it. Never shown or written.
     #[serde(skip)]
     #[cfg_attr(not(target_arch = "wasm32"), schemars(skip))]
     pub degraded_since: Option<u64>,
-    /// Issue 27: the response cache; absent is off.
+    /// The response cache; absent is off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache: Option<super::response_cache::CacheSettings>,
     #[serde(flatten)]
@@ -196,7 +196,7 @@ fn is_true(b: &bool) -> bool {
 }
 
 impl Settings {
-    /// The tenant's degraded mode as the request path sees it (issue 25): while degraded,
+    /// The tenant's degraded mode as the request path sees it: while degraded,
     /// exploration is off (ranked names serve their best-ranked model, no stale candidate first).
     pub fn with_degraded_since(mut self, since: Option<u64>) -> Self {
         self.degraded_since = since;

@@ -12,7 +12,7 @@ pub struct TenantConfig {
     pub providers: SortedMap<ProviderName, Provider>,
     pub models: SortedMap<ModelId, CatalogModel>,
     pub aliases: SortedMap<AliasName, Alias>,
-    /// Per requested name, its rules in the order they are tried (issue 23).
+    /// Per requested name, its rules in the order they are tried.
     pub rules: RuleSet,
     pub settings: Settings,
     /// When each model id and alias name took its current definition (epoch seconds), read with

@@ -1,4 +1,4 @@
-//! This isolate's prompt-cache affinity memory (issue 22): which model served each conversation
+//! This isolate's prompt-cache affinity memory: which model served each conversation
 //! last, per tenant, requested name and prefix hash (`routing::affinity::AffinityMemory`, at most
 //! `CAPACITY` conversations in all; when full, the least recently served of the tenant holding
 //! the most is evicted, so no tenant pushes out another's). Per isolate: a conversation served

@@ -1,4 +1,4 @@
-//! The Durable Object holding one tenant's webhook outbox (issue 25): events wait here and are
+//! The Durable Object holding one tenant's webhook outbox: events wait here and are
 //! POSTed from its alarm, off every request path, retried with backoff for at most a day
 //! (`state::outbox`). Each outcome is an event (`alert.delivered`, `alert.failed`). Each delivery
 //! carries the tenant generation it was queued under: one of a deleted tenant is dropped, never

@@ -1,4 +1,4 @@
-//! Where every event goes (issue 25): into the events list, and, when it is one a webhook may
+//! Where every event goes: into the events list, and, when it is one a webhook may
 //! subscribe to, to the tenant's alert outbox (`alert_outbox`), which delivers it off the request
 //! path. A `breaker.opened` also puts the tenant on the scheduled pass's watch list.
 

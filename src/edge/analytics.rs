@@ -1,4 +1,4 @@
-//! One Workers Analytics Engine data point per request (issue 24), when the `ANALYTICS` binding
+//! One Workers Analytics Engine data point per request, when the `ANALYTICS` binding
 //! is configured. Whether it is is read once per isolate; without it a request pays one
 //! thread-local read. The schema (README, "Metrics, Analytics Engine, observability"):
 //! index1 tenant; blob1 tenant, blob2 model (served, else requested), blob3 provider (empty when

@@ -1,4 +1,4 @@
-//! Where the response cache keeps its entries (issue 27), behind one port:
+//! Where the response cache keeps its entries, behind one port:
 //!
 //! - By default the Workers Cache API (`caches.default`): per location (each Cloudflare data
 //!   centre has its own), free, and evicted under pressure; Miniflare provides it locally.

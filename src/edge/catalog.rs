@@ -26,7 +26,7 @@ fn objects(cfg: &TenantConfig, policy: &KeyPolicy) -> Vec<Value> {
     let aliases = cfg.aliases.keys().filter(|a| policy.allows(a.as_str())).map(|a| {
         json!({"id": a, "object": "model", "created": created(a.as_str()), "owned_by": "cognigate-alias"})
     });
-    // Issue 22: the `auto` names this key may call (`auto::allowed_by`). `auto:<rule>` took its
+    // The `auto` names this key may call (`auto::allowed_by`). `auto:<rule>` took its
     // meaning when its rule was written; a strategy when the newest model it ranks was.
     let newest_model = cfg.models.keys().map(|m| created(m.as_str())).max();
     let auto = auto::listed(cfg, |r| policy.allows(r))

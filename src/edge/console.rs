@@ -1,4 +1,4 @@
-//! `GET /console` (issue 24): the operator's page, served from bytes compiled into the worker.
+//! `GET /console`: the operator's page, served from bytes compiled into the worker.
 //! The page is public (it holds no data); everything it shows comes from the admin API, called by
 //! the page's own script with the admin key the operator pastes. The Content-Security-Policy
 //! admits only this origin, so the script and style are separate files, never inline.

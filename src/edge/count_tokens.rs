@@ -41,7 +41,7 @@ pub async fn count_tokens(
     // The `auto` names rank only what the key may use, here as on the request itself.
     let may_use = |m: &ModelId| key.policy.allows(m.as_str());
     let pinned = pin::parse(&cfg, http::header(&req, pin::HEADER).as_deref());
-    // Issue 23: the facts `/v1/messages` would route by, so the name resolves the same way.
+    // The facts `/v1/messages` would route by, so the name resolves the same way.
     let metadata = http::header(&req, "x-cognigate-metadata");
     let facts = count_facts(&count, cfg.rules.reads(), metadata.as_deref())?;
     let input = RouteInput {

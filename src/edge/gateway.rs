@@ -201,7 +201,7 @@ struct Metered<'a> {
     prompt_estimate: u64,
     /// How the record goes to the ledger.
     governed: Governed,
-    /// Issue 27: where a miss's answer is stored (`None`: the cache is not used).
+    /// Where a miss's answer is stored (`None`: the cache is not used).
     cache: Option<CacheWrite>,
 }
 

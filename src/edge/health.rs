@@ -1,5 +1,5 @@
 //! `/v1/health`: liveness without credentials; with a caller key, that tenant's breakers and
-//! whether it is degraded (issue 25).
+//! whether it is degraded.
 
 use super::caller::{caller, invalid_api_key};
 use super::deployment::Deployment;
@@ -44,7 +44,7 @@ pub async fn health(req: Request, env: &Env, ctx: &Context, dep: &Deployment) ->
             b
         }));
     }
-    // Issue 25: read from D1, not the cached config, so it is exact the moment a pass stored it.
+    // Read from D1, not the cached config, so it is exact the moment a pass stored it.
     let degraded = degraded_since(env, tenant)
         .await
         .map(|since| json!({"since": since}));

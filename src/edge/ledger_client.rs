@@ -104,7 +104,7 @@ impl LedgerPort for ObjectPort<'_> {
 
     async fn settle(&self, entries: &[SettleEntry]) -> std::result::Result<(), String> {
         let body = serde_json::to_string(entries).map_err(|e| e.to_string())?;
-        // This isolate's metrics batch rides along (issue 24); it is dropped only once the
+        // This isolate's metrics batch rides along; it is dropped only once the
         // ledger says it added it, and put back otherwise.
         let ride = metrics_sink::take_for_ride(self.tenant);
         let header = ride

@@ -1,4 +1,4 @@
-//! The ledger object's Prometheus counters (issue 24): every isolate's batches of the tenant
+//! The ledger object's Prometheus counters: every isolate's batches of the tenant
 //! are added here, riding on `/settle` (header `METRICS_HEADER`) or in a timed `POST /metrics`,
 //! and a scrape reads them with `GET /metrics`. Stored under their own key, unconfirmed
 //! (`edge::unconfirmed`): they are advisory, so no settle waits for their disk flush.

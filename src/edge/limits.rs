@@ -168,7 +168,7 @@ thread_local! {
         std::cell::RefCell::default();
 }
 
-/// A spent budget is an event, `budget.exceeded`, and an alert (issue 25): once per scope and
+/// A spent budget is an event, `budget.exceeded`, and an alert: once per scope and
 /// window in this isolate (`governance::budget_alert`), stored under `waitUntil`.
 fn budget_exceeded(
     env: &Env,

@@ -1,4 +1,4 @@
-//! This isolate's live stats (issue 22): per tenant/provider, the routing object's last snapshot
+//! This isolate's live stats: per tenant/provider, the routing object's last snapshot
 //! of each model's stats and this isolate's outcomes not yet folded into it
 //! (`state::isolate_stats`). The ranking reads both through `IsolateView`, so an isolate sees its
 //! own outcomes at once; batches travel to the object inside `/acquire` and `/report`

@@ -1,4 +1,4 @@
-//! `GET /admin/v1/metrics` (issue 24): the Prometheus text of every tenant. One D1 query lists
+//! `GET /admin/v1/metrics`: the Prometheus text of every tenant. One D1 query lists
 //! the tenants and their providers; then, all at once, each tenant's ledger object answers its
 //! counters and each tenant/provider routing object its breakers and parked keys. Nothing is read
 //! from this isolate's memory: the objects hold every isolate's counts. An object that cannot be

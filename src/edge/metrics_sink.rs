@@ -1,4 +1,4 @@
-//! This isolate's Prometheus counters (issue 24), per tenant, until its ledger object has them.
+//! This isolate's Prometheus counters, per tenant, until its ledger object has them.
 //! A request's facts are added here when it ends (`observe`); the batch rides to the ledger on
 //! the `/settle` call that carries usage records anyway (`ledger_client`, header
 //! `ledger_metrics::METRICS_HEADER`), and when none carries it, the first request of a quiet

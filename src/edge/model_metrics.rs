@@ -1,4 +1,4 @@
-//! `GET /v1/models/metrics` (issue 22; seed 001): the live stats of every catalog model the
+//! `GET /v1/models/metrics`: the live stats of every catalog model the
 //! caller key may use (`KeyPolicy::allows`), in the admin stats route's shape. This isolate sends
 //! its pending outcomes first (one routing-object call per provider of the tenant), so its own
 //! are counted; other isolates' are within their flush interval (`LIVE_STATS_FLUSH_MS`).

@@ -1,4 +1,4 @@
-//! Breakers this isolate knows to be open from its own reports' answers (issue 22), so a spread
+//! Breakers this isolate knows to be open from its own reports' answers, so a spread
 //! never draws a member whose breaker it just opened.
 //!
 //! The grant book also learns an open breaker, but only when an acquire is answered with a skip,

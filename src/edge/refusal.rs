@@ -1,4 +1,4 @@
-//! The refusal fallback at the edge (issue 23): the request's opt-out header, and the answers
+//! The refusal fallback at the edge: the request's opt-out header, and the answers
 //! billed beside the one the caller gets (`usage::billed`). The decisions are `cascade::refusal`'s.
 
 use super::http::{header, CallerRequest};

@@ -1,5 +1,5 @@
 //! How a caller request ends on the edge: its one log line (`cascade::log_line`) and its metric
-//! (issue 24: `request_metrics`), both from what the request path knows at its end.
+//! (`request_metrics`), both from what the request path knows at its end.
 
 use super::http::now_ms;
 use super::metrics::Metrics;
@@ -59,7 +59,7 @@ impl LogContext<'_> {
         console_log!("{}", line.to_line());
     }
 
-    /// A response-cache hit (issue 27): logged, and counted as served by the stored answer's
+    /// A response-cache hit: logged, and counted as served by the stored answer's
     /// model at $0 with no upstream attempt.
     pub fn cache_hit(&self, hit: &StoredMeta) {
         self.emit("cache_hit", 200, &[]);

@@ -1,4 +1,4 @@
-//! The request path's side of the metrics (issue 24): one `RequestMetric` per request that
+//! The request path's side of the metrics: one `RequestMetric` per request that
 //! reached its tenant, added to this isolate's counters (`metrics_sink`) and, when configured,
 //! written to Analytics Engine. A timed flush, when one is due, runs under the request's
 //! `waitUntil` (or inside the stream's own, for a stream that settles later).

@@ -1,4 +1,4 @@
-//! The response cache on the request path (issue 27). The decisions are pure
+//! The response cache on the request path. The decisions are pure
 //! (`cache::opt_in`, `cache::response_key`, `cache::stored_answer`, `surfaces::cached_answer`);
 //! this file reads the request's headers, talks to the store (`cache_store`) and sets the
 //! answer's headers.

@@ -27,7 +27,7 @@ pub(super) fn route<'c>(
         now_ms: now,
     };
     let view = WithOpenBreakers(&isolate);
-    // Issue 23: what the tenant's rule conditions read (nothing when none has a `when`).
+    // What the tenant's rule conditions read (nothing when none has a `when`).
     let metadata = header(req, "x-cognigate-metadata");
     let facts = facts(inbound, cfg.rules.reads(), metadata.as_deref())?;
     let conversation = Conversation::of(cfg, inbound, facts.as_ref());

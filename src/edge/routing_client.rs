@@ -237,7 +237,7 @@ pub(super) async fn send_report(
 ) -> Vec<ModelTransition> {
     let p = provider.as_str();
     news(tenant, p);
-    // The report carries this isolate's pending outcomes of the provider (issue 22).
+    // The report carries this isolate's pending outcomes of the provider.
     let taken = super::live_stats::take(tenant, p);
     let body = serde_json::to_string(&ReportCall {
         report: req,
@@ -253,7 +253,7 @@ pub(super) async fn send_report(
     };
     super::live_stats::answered(tenant, p, taken.is_some(), stats);
     match sent {
-        // Issue 22 (spread): this isolate's routing learns the breakers its reports open.
+        // This isolate's routing learns the breakers its reports open.
         Ok(transitions) => super::open_breakers::learned(tenant, provider, transitions),
         Err(e) => {
             console_error!(

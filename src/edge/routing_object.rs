@@ -21,7 +21,7 @@ use worker::{
 pub use super::routing_client::{breakers, call_object, record_transitions, RoutingClient};
 
 const STORAGE_KEY: &str = "state";
-/// The live stats (issue 22) under their own key: only a call that brings outcomes writes them.
+/// The live stats under their own key: only a call that brings outcomes writes them.
 const STATS_KEY: &str = "stats";
 
 #[durable_object]
@@ -36,7 +36,7 @@ pub struct ResetRequest {
     pub model: Option<ModelId>,
 }
 
-/// What the scheduled pass reads of one provider (issue 25): its breakers not closed and how many
+/// What the scheduled pass reads of one provider: its breakers not closed and how many
 /// of its keys are parked now.
 #[derive(Default, Serialize, Deserialize)]
 pub struct PassView {
@@ -74,10 +74,10 @@ impl DurableObject for RoutingObject {
             (Method::Post, "/report") => own_poll(self.report(req, now)).await,
             (Method::Post, "/hold") => own_poll(self.hold(req, now)).await,
             (Method::Post, "/reset") => own_poll(self.reset(req)).await,
-            // `explain` (issue 24): a read that changes nothing, not even the stats book.
+            // `explain`: a read that changes nothing, not even the stats book.
             (Method::Get, "/snapshot") => self.snapshot(now),
             (Method::Get, "/gauges") => self.gauges(now),
-            // Issue 25: the scheduled pass's probe and its view of the provider.
+            // The scheduled pass's probe and its view of the provider.
             (Method::Post, "/probe") => own_poll(self.probe(req, now)).await,
             (Method::Get, "/pass_view") => self.pass_view(now),
             (Method::Get, "/breakers") => self.breakers(now),

@@ -1,4 +1,4 @@
-//! The cron trigger (issue 25, `* * * * *`): retention, then a visit of the tenants on the watch
+//! The cron trigger: retention, then a visit of the tenants on the watch
 //! list (a breaker opened, or degraded mode not yet over), `PAGE` a run, the longest unvisited
 //! first, `CONCURRENCY` at a time. A tenant's visit (`tenant_pass`) probes its due breakers and
 //! decides its degraded mode. The pass's clock is the event's `scheduledTime`.

@@ -1,4 +1,4 @@
-//! The upstream side of issue 17's rate-limit signals: which response headers are kept for the
+//! The upstream side of the rate-limit signals: which response headers are kept for the
 //! core (`cascade::rate_limit_signals` decides what they mean), and the `rate_limited_200` check.
 
 use crate::cascade::rate_limit_signals::{is_rate_limited_body, is_signal_header};
@@ -15,7 +15,7 @@ pub fn signal_headers(headers: &Headers) -> Vec<(String, String)> {
 }
 
 /// What a 2xx needs to become a 429 under `rate_limited_200`; `None` when the provider does not
-/// read that signal (seed 000: a 2xx is an answer or broken, never a rate limit).
+/// read that signal (the spec: a 2xx is an answer or broken, never a rate limit).
 pub struct RateLimited200 {
     retry_after: Option<String>,
     headers: Vec<(String, String)>,

@@ -223,7 +223,7 @@ pub async fn load_config(
     }))
 }
 
-/// The tenant's degraded mode rides on its config (issue 25): while degraded, exploration is
+/// The tenant's degraded mode rides on its config: while degraded, exploration is
 /// off. An unreadable state is healthy (logged): it only ever turns features off.
 fn with_health(s: crate::config::Settings, mode: Option<&str>) -> crate::config::Settings {
     let mode = mode.and_then(|m| {

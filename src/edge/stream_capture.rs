@@ -1,4 +1,4 @@
-//! A streamed miss stored for later hits (issue 27): a copy of the chat chunks the relay forwards
+//! A streamed miss stored for later hits: a copy of the chat chunks the relay forwards
 //! is assembled (`surfaces::assembled`) while the caller receives them, nothing held back; when
 //! the stream completes, the answer in the surface's non-streamed form is stored under the
 //! request's `waitUntil`, so a later request (streamed or not) hits it. A stream that fails, is

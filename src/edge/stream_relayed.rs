@@ -292,7 +292,7 @@ impl CancelGuard {
             );
         }
         if end == StreamEnd::Completed {
-            // Counted as served at its first event; its total time is known only now (issue 22).
+            // Counted as served at its first event; its total time is known only now.
             let latency_ms = now_ms().saturating_sub(self.started_ms);
             let (provider, model) = (&owner.settlement.provider, &owner.settlement.report.model);
             let finished = Sample::Finished { latency_ms };

@@ -37,7 +37,7 @@ pub struct StreamOwner {
     /// A probe's timeout: while its stream runs, the probe is renewed for this long at a time.
     pub probe_hold_ms: u64,
     pub usage: Option<StreamUsageOwner>,
-    /// Issue 27: a copy assembled for the response cache (`None`: the cache is not used).
+    /// A copy assembled for the response cache (`None`: the cache is not used).
     pub cache: Option<StreamCapture>,
 }
 

@@ -1,4 +1,4 @@
-//! One tenant's visit by the scheduled pass (issue 25): each breaker past its open duration gets
+//! One tenant's visit by the scheduled pass: each breaker past its open duration gets
 //! its single half-open probe (a minimal chat request, `max_tokens: 1`, through the cascade, the
 //! upstream port and the classification user traffic takes), then the tenant's degraded mode is
 //! decided from its providers' state and stored with its config.

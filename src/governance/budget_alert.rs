@@ -1,4 +1,4 @@
-//! `budget.exceeded` (issue 25): a budget refusal becomes an event (and a webhook alert) once per
+//! `budget.exceeded`: a budget refusal becomes an event (and a webhook alert) once per
 //! scope (the tenant, a key, an end user) and window, not once per refused request: a caller
 //! retrying against a spent budget would otherwise write an event per request. Each isolate
 //! remembers what it reported; several isolates may each report the same window once.

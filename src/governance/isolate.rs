@@ -1,4 +1,4 @@
-//! The isolate's side of its tenants' ledgers (issue 21): admission from slices without a round
+//! The isolate's side of its tenants' ledgers: admission from slices without a round
 //! trip, renewal in the background, one round trip per request when no slice fits, and what
 //! happens when the ledger cannot be reached.
 //!

@@ -1,4 +1,4 @@
-//! Issue 21's ledger rules: reservations, settling once, slices as holds.
+//! The ledger rules: reservations, settling once, slices as holds.
 
 use super::admission::*;
 use super::admission_tests::{budget, req, served, T0};

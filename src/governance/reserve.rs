@@ -1,4 +1,4 @@
-//! What admission holds for a request before its usage is known (issue 21): its estimated tokens
+//! What admission holds for a request before its usage is known: its estimated tokens
 //! and cost. Budgets and `tpm` count spend (or tokens) plus every hold still outstanding, so
 //! concurrent requests cannot all pass a budget that only one of them fits: the overshoot is
 //! bounded by the estimate's error, not by concurrency.

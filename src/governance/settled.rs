@@ -1,4 +1,4 @@
-//! Each request is settled once (issue 21). A record whose `request_id` the ledger has settled
+//! Each request is settled once. A record whose `request_id` the ledger has settled
 //! before is either a retried hand-off (the same record again: nothing changes) or a late usage
 //! report after an estimate (`Estimated`, then `Reported`): only the difference is charged.
 //!

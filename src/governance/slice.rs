@@ -1,4 +1,4 @@
-//! Slices (issue 21): the ledger grants an isolate part of what a key (and the tenant, and the
+//! Slices: the ledger grants an isolate part of what a key (and the tenant, and the
 //! end user, where they are limited) has left of its `rpm`, `tpm` and budget, with a short lease.
 //! The isolate admits requests from it locally, with no round trip, and gives back what it did
 //! not use. The same idea as the routing grants (`state::grant`).

@@ -1,4 +1,4 @@
-//! Reasoning compatibility across families (seed 002, "Reasoning Compatibility"). Reasoning state
+//! Reasoning compatibility across families. Reasoning state
 //! from one family replayed as-is to another corrupts context or draws a 400 that would stop the
 //! cascade, so it is stripped or converted, and reasoning parameters are mapped to the target's
 //! form or dropped. The table in the README is the contract; these functions are it.

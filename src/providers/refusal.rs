@@ -1,4 +1,4 @@
-//! Whether an upstream's non-streamed answer is a safety refusal (issue 23, seed 003), read from
+//! Whether an upstream's non-streamed answer is a safety refusal, read from
 //! the answer as its own family wrote it, before any translation into the caller's surface.
 //!
 //! - OpenAI-compatible: every choice ends with `finish_reason: "content_filter"` and has no

@@ -1,4 +1,4 @@
-//! Seed 002's prompt-cache affinity (issue 22): a conversation keeps going to the model that
+//! Prompt-cache affinity: a conversation keeps going to the model that
 //! served its stable prefix last, so that model's prompt cache is hit, for `cache_affinity_s`
 //! after that serve, while the model is a healthy candidate.
 //!
@@ -19,8 +19,8 @@ use crate::config::{Chain, ModelId, TenantConfig};
 /// of wasm memory when full).
 pub const CAPACITY: usize = 4_096;
 
-/// The requested name's `cache_affinity_s`: the rule's if a rule matches this request (issue 23:
-/// the rule its facts select), else the alias's. `None` (a plain model, or a name without the
+/// The requested name's `cache_affinity_s`: the rule's if a rule matches this request (the
+/// rule its facts select), else the alias's. `None` (a plain model, or a name without the
 /// field): the name has no affinity.
 pub fn window_s(cfg: &TenantConfig, requested: &str, facts: Option<&RequestFacts>) -> Option<u32> {
     let rule = matched_rule(cfg, requested, facts).map(|r| &r.chain);

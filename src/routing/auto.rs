@@ -1,4 +1,4 @@
-//! Issue 22, the `auto` names: reserved for every tenant, case-insensitive. A strategy ranks
+//! The `auto` names: reserved for every tenant, case-insensitive. A strategy ranks
 //! every chat model the caller may use whose provider exists, and serves the top
 //! `max_fallback_depth` of them (the runner-up is the first fallback); `auto:<rule>` serves that
 //! routing rule's chain; any other `auto:<x>` is refused, never a silent fallback.
@@ -8,7 +8,7 @@ use super::rank::{rank, Ranked, Ranking};
 use crate::config::alias::{RankBy, Weights};
 use crate::config::{Capability, OnRefusal, TenantConfig};
 
-/// How a strategy ranks (seed 004's five, with seed 001's synonyms).
+/// How a strategy ranks (five strategies, with their common synonyms).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Strategy {
     /// `auto`, `auto:balanced`: the default score.
@@ -67,7 +67,7 @@ impl Strategy {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AutoName<'a> {
     Strategy(Strategy),
-    /// `auto:<x>` naming no strategy: the chain of the routing rule called `x` (issue 23: by its
+    /// `auto:<x>` naming no strategy: the chain of the routing rule called `x` (by its
     /// name, as written, case-sensitive like every rule name; whatever its `when`), else unknown.
     Rule(&'a str),
 }
@@ -97,7 +97,7 @@ pub fn route<'c>(
     input: &RouteInput<'_>,
 ) -> Result<Route<'c>, ChainError> {
     let strategy = match name {
-        // Issue 23: the rule called `rule`, whatever its `when` (naming it is the choice).
+        // The rule called `rule`, whatever its `when` (naming it is the choice).
         AutoName::Rule(rule) => match cfg.rules.named(rule) {
             Some(r) => return walk(cfg, r.name.as_str(), Some(&r.chain), input),
             None => return Err(ChainError::UnknownChain(requested.to_owned())),
@@ -168,7 +168,7 @@ pub fn strategy_set<'c>(cfg: &'c TenantConfig, input: &RouteInput<'_>) -> Vec<Ra
 
 /// Whether a caller key's allow-list (`allows`, by name as listed; an unscoped key allows every
 /// name) lets it call this `auto` name. A scoped key lists the `auto` names it may use like any
-/// other name (issue 21: it sees and calls only its names): a strategy by any of its listed
+/// other name (it sees and calls only its names): a strategy by any of its listed
 /// names (`auto` and `auto:balanced` are one), `auto:<rule>` as itself or by the rule's name.
 pub fn allowed_by(name: AutoName<'_>, requested: &str, allows: impl Fn(&str) -> bool) -> bool {
     allows(requested)

@@ -1,4 +1,4 @@
-//! The requested name's response-cache TTL (issue 27): the matched rule's `cache_ttl_s` if a
+//! The requested name's response-cache TTL: the matched rule's `cache_ttl_s` if a
 //! rule matches this request, else the alias's; `None` when the name sets none.
 
 use super::condition::matched_rule;

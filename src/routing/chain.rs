@@ -32,7 +32,7 @@ pub enum ChainError {
 
 impl std::error::Error for ChainError {}
 
-/// What a request brings to its chain besides the name (issue 22): what was measured, the time,
+/// What a request brings to its chain besides the name: what was measured, the time,
 /// its random draw, the caller's scope and the conversation's remembered model.
 pub struct RouteInput<'a> {
     pub observed: &'a dyn Observed,
@@ -45,14 +45,14 @@ pub struct RouteInput<'a> {
     /// The model that last served this conversation's stable prefix under the requested name,
     /// and when (epoch ms), if this isolate remembers one (`cache_affinity_s`).
     pub remembered: Option<(&'a ModelId, u64)>,
-    /// What the request is, for rules' `when` conditions (issue 23); `None` reads as no facts.
+    /// What the request is, for rules' `when` conditions; `None` reads as no facts.
     pub facts: Option<&'a RequestFacts>,
-    /// `X-CogniGate-Pin-Provider` (issue 23): only this provider's candidates are kept.
+    /// `X-CogniGate-Pin-Provider`: only this provider's candidates are kept.
     pub pin: Option<&'a ProviderName>,
 }
 
 impl RouteInput<'_> {
-    /// Seed 000's resolution: nothing measured, nothing remembered, every model usable.
+    /// The spec's resolution: nothing measured, nothing remembered, every model usable.
     pub fn unmeasured() -> RouteInput<'static> {
         RouteInput {
             observed: &NothingObserved,
@@ -102,7 +102,7 @@ pub fn build_chain<'c>(
     if let Some(auto) = super::auto::parse(requested) {
         return super::auto::route(cfg, requested, auto, input);
     }
-    // Issue 23: the first of the name's rules whose `when` holds; none, as if no rule existed.
+    // The first of the name's rules whose `when` holds; none, as if no rule existed.
     let rule = super::condition::matched_rule(cfg, requested, input.facts).map(|r| &r.chain);
     walk(cfg, requested, rule, input)
 }

@@ -1,4 +1,4 @@
-//! Issue 23: which rule gives a request its chain. Conditions (validated by `config::condition`)
+//! Which rule gives a request its chain. Conditions (validated by `config::condition`)
 //! are evaluated against the request's facts; evaluation never fails: a clause that cannot apply
 //! (a value the request does not have, no facts at all) is false. `$not` negates what its operand
 //! evaluated to, so `{"$not": {"metadata.team": "x"}}` holds without the label while

@@ -1,4 +1,4 @@
-//! Issue 23: conditions against request facts, and which rule a request takes.
+//! Conditions against request facts, and which rule a request takes.
 
 use super::*;
 use crate::config::condition::When;

@@ -1,4 +1,4 @@
-//! What a request is, as routing rules' conditions read it (issue 23): the `params.*` of the
+//! What a request is, as routing rules' conditions read it: the `params.*` of the
 //! parsed body and the `metadata.*` labels of the `X-CogniGate-Metadata` header. Filled once at
 //! the boundary (surfaces and edge), read by the condition evaluator.
 

@@ -1,4 +1,4 @@
-//! What the gateway has measured of each model, as the ranking reads it (issue 22).
+//! What the gateway has measured of each model, as the ranking reads it.
 //!
 //! The ranking never asks how the numbers were gathered: the edge answers from this isolate's
 //! view (the routing objects' last snapshots plus its own outcomes not yet folded into them),
@@ -38,7 +38,7 @@ pub trait Observed {
     fn health(&self, provider: &ProviderName, model: &ModelId) -> Option<ModelHealth>;
 }
 
-/// Nothing measured: every model ranks as untried (seed 000's resolution never asks).
+/// Nothing measured: every model ranks as untried (the spec's resolution never asks).
 pub struct NothingObserved;
 
 impl Observed for NothingObserved {

@@ -1,8 +1,8 @@
-//! Issue 23 (seed 003), the provider pin: `X-CogniGate-Pin-Provider: <provider>` keeps only
+//! The provider pin: `X-CogniGate-Pin-Provider: <provider>` keeps only
 //! that provider's candidates, wherever they sit in the chain.
 //!
 //! A pinned request resolves every position against the pinned provider's part of the catalog,
-//! so each position still contributes one candidate (seed 000 §2), now of that provider:
+//! so each position still contributes one candidate (the spec), now of that provider:
 //! - a model entry of another provider is dropped (an id with no exact entry on the provider may
 //!   still reach a dated sibling there, `routing::versions`);
 //! - an alias resolves among that provider's models as if the catalog held only them (its own

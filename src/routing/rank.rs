@@ -1,4 +1,4 @@
-//! Issue 22, ranking by what was measured: the models that passed an alias's constraints (or every
+//! Ranking by what was measured: the models that passed an alias's constraints (or every
 //! model an `auto` name may use), ordered by one axis or by a weighted score, with a small share
 //! of requests exploring a model whose stats went stale.
 //!
@@ -6,8 +6,8 @@
 //! draw: the same snapshot and draw always give the same order, and ties break on model id.
 //!
 //! - An open breaker sorts after every closed one (the cascade would skip it with no call).
-//! - With `prefer_newest_version` (issue 23), dated models newest first, undated ones after.
-//! - Then the constraint order (`tier`: the alias's provider preference), as seed 000.
+//! - With `prefer_newest_version`, dated models newest first, undated ones after.
+//! - Then the constraint order (`tier`: the alias's provider preference), as the spec says.
 //! - Then the axis: latency and ttfb ascending, success descending, price ascending (descending
 //!   for `best`/`auto:smart`), score descending. A model with no value on the axis ranks as if
 //!   it had the best value of the set there, and before the measured model holding it, so it
@@ -25,7 +25,7 @@ use std::cmp::Reverse;
 /// A model whose newest outcome is at least this old has stale stats: exploration may try it.
 pub const STALE_MS: u64 = 60_000;
 /// Score multiplier when more than `PARKED_ABOVE` of the provider's keys are parked (a live
-/// rate-limit penalty, seed 004).
+/// rate-limit penalty).
 pub const PARKED_FACTOR: f64 = 0.5;
 pub const PARKED_ABOVE: f64 = 0.5;
 /// Score multiplier when the provider has used `RPM_FROM` or more of its `rpm` this minute.
@@ -45,7 +45,7 @@ pub struct Ranking {
     pub weights: Weights,
     /// Share of requests (0 to 1) that put a stale model first (`exploration_share`).
     pub exploration_share: f64,
-    /// Dated models newest first, ahead of the axis (`prefer_newest_version`, issue 23).
+    /// Dated models newest first, ahead of the axis (`prefer_newest_version`).
     pub prefer_newest: bool,
 }
 
@@ -277,7 +277,7 @@ fn recency(r: &Ranked<'_>, how: &Ranking) -> Reverse<Option<VersionDate>> {
 /// Which position exploration puts first on this request, if it explores: among the stale
 /// models of the leading tier (and, with `prefer_newest`, the leading date) whose breaker is
 /// closed, in model-id order, one picked by the draw. Price ranking reads no stats, so it never
-/// explores (seed 000 stays exact).
+/// explores (the spec's order stays exact).
 fn explored(order: &[(Ranked<'_>, f64)], how: &Ranking, now_ms: u64, draw: u64) -> Option<usize> {
     if how.rank_by == RankBy::Price || !explores(draw, how.exploration_share) {
         return None;

@@ -351,7 +351,7 @@ fn a_ranked_alias_keeps_seed_000s_pin_filter_and_preference_before_its_axis_and_
         ["b"],
         "a pin that exists wins outright"
     );
-    // The price alias ignores what was measured (seed 000, resolved once per config).
+    // The price alias ignores what was measured.
     let slow_a = Table::of([("a", seen(9_000.0, 0.1).unwrap())]);
     assert_eq!(chain(&cfg, "cheap", &slow_a), ["a"]);
     assert_eq!(

@@ -1,5 +1,5 @@
-//! What a safety refusal falls back to (issue 23, seed 003). A rule's chain has its own next
-//! positions. An alias requested on its own contributes one candidate (seed 000 §2), so with
+//! What a safety refusal falls back to. A rule's chain has its own next
+//! positions. An alias requested on its own contributes one candidate (the spec), so with
 //! `on_refusal: fallback` the model it would resolve to without the one that refused is kept
 //! aside, asked only after a refusal, never after a failure.
 

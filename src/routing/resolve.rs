@@ -1,5 +1,5 @@
 //! Spec §1, resolving a name: a catalog model, or an alias applied as pin → filter → order → tie.
-//! Issue 23: a name that is neither falls back to loose version matching (`routing::versions`),
+//! A name that is neither falls back to loose version matching (`routing::versions`),
 //! a provider pin narrows the catalog a request sees (`routing::pin`), and an alias with
 //! `prefer_newest_version` orders dated models newest first, ahead of its ranking.
 
@@ -36,7 +36,7 @@ pub fn configured_name(cfg: &TenantConfig, name: &str) -> bool {
         || !cfg.rules.for_match(name).is_empty()
 }
 
-/// A catalog model of that id, else an alias of that name, else (issue 23) the catalog model it
+/// A catalog model of that id, else an alias of that name, else the catalog model it
 /// loosely matches: exact ids always win, and an exact name never reaches the version index.
 pub fn lookup<'c>(cfg: &'c TenantConfig, name: &str) -> Option<Target<'c>> {
     lookup_pinned(cfg, name, None)
@@ -66,7 +66,7 @@ pub fn alias_target<'c>(cfg: &'c TenantConfig, name: &AliasName) -> Option<&'c C
         .and_then(|id| cfg.models.get(id))
 }
 
-/// The model an alias contributes to this request. `rank_by: "price"` is seed 000's resolution,
+/// The model an alias contributes to this request. `rank_by: "price"` is the spec's resolution,
 /// once per config; any other `rank_by` reads the measured stats, so it ranks per request.
 /// Under a provider pin a price alias keeps its resolution when that is on the provider (the
 /// best of all is the best of any part holding it), else resolves among the provider's models.
@@ -88,7 +88,7 @@ pub fn alias_model<'c>(
     ranked_alias(cfg, alias, input).into_iter().next()
 }
 
-/// Issue 22: a ranked alias's models in order. Rule 1 holds (a pin that exists wins outright);
+/// A ranked alias's models in order. Rule 1 holds (a pin that exists wins outright);
 /// rule 2 filters; the provider preference orders before the alias's axis (`routing::rank`).
 pub fn ranked_alias<'c>(
     cfg: &'c TenantConfig,
@@ -133,8 +133,8 @@ pub fn alias_ranking<'c>(
     (set, how)
 }
 
-/// The model an alias would resolve to were `top` gone (issue 23): its refusal fallback when it
-/// is requested on its own, one candidate by seed 000. Its pin, if `top`, falls through to its
+/// The model an alias would resolve to were `top` gone: its refusal fallback when it
+/// is requested on its own, one candidate by the spec. Its pin, if `top`, falls through to its
 /// constraints, as a retired pin does.
 pub fn alias_runner_up<'c>(
     cfg: &'c TenantConfig,
@@ -201,7 +201,7 @@ fn resolve_within<'c>(
         .map(|(_, m)| m)
 }
 
-/// Issue 23 (seed 002), `prefer_newest_version`: dated models newest first, ahead of the
+/// `prefer_newest_version`: dated models newest first, ahead of the
 /// alias's order; undated ones after them. Without the field every model ranks alike here.
 fn newest_rank(model: &CatalogModel, alias: &Alias) -> Reverse<Option<versions::VersionDate>> {
     if alias.prefer_newest_version {

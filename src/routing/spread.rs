@@ -1,6 +1,6 @@
-//! Seed 003's weighted spread (issue 22): a chain position lists several members with weights,
+//! Weighted spread: a chain position lists several members with weights,
 //! and each request draws one of them among those that can serve now. The position still
-//! contributes exactly one candidate (seed 000 §2).
+//! contributes exactly one candidate (the spec).
 
 use super::chain::Candidate;
 use super::draw::{mix64, GOLDEN};

@@ -1,4 +1,4 @@
-//! Issue 23 (seeds 002 and 003), model versions: a catalog id may end in a version date, and a
+//! Model versions: a catalog id may end in a version date, and a
 //! requested id with no exact entry reaches the ids that differ from it only by that date.
 //!
 //! - A date is a trailing `-YYYYMMDD`, `-YYYY-MM-DD` or `@YYYYMMDD` that is a real calendar day

@@ -1,4 +1,4 @@
-//! Loose version matching (seed 003) and `prefer_newest_version` (seed 002), through the
+//! Loose version matching and `prefer_newest_version`, through the
 //! functions the request path calls: `split`, `lookup`, `build_chain` and the alias ranking.
 
 use super::*;

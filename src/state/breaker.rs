@@ -46,7 +46,7 @@ pub enum Admission {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         until: Option<u64>,
     },
-    /// Skip with zero upstream calls: the provider's `rpm` is used up until `until` (issue 17).
+    /// Skip with zero upstream calls: the provider's `rpm` is used up until `until`.
     /// Decided before the breaker is asked, so it never takes or spends a probe.
     Limited {
         until: u64,

@@ -1,4 +1,4 @@
-//! Seed 004's degraded mode for one tenant, decided once per scheduled pass with time passed in.
+//! Degraded mode for one tenant, decided once per scheduled pass with time passed in.
 //! Below `healthy_ratio` of usable providers for `entry_grace_ms` the tenant is degraded; at or
 //! above it for `exit_grace_ms` it recovers. Graces are measured across passes: the state keeps
 //! when the current run began. A tenant with fewer than `min_providers` providers is never

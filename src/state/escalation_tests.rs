@@ -1,4 +1,4 @@
-//! Host tests of escalating breakers (issue 17): `breaker.open_durations_ms`.
+//! Host tests of escalating breakers: `breaker.open_durations_ms`.
 
 use super::*;
 use crate::config::OpenDurations;

@@ -1,4 +1,4 @@
-//! One isolate's live stats of one tenant/provider (issue 22): the routing object's last snapshot,
+//! One isolate's live stats of one tenant/provider: the routing object's last snapshot,
 //! the batch it has sent and not yet had answered, and its outcomes since. The edge keeps one per
 //! tenant/provider (`edge::live_stats`); the rules of sending live here, with time passed in.
 //!

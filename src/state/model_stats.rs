@@ -1,4 +1,4 @@
-//! Live stats of one model on one provider (issue 22): counts, EWMAs of latency and time to first
+//! Live stats of one model on one provider: counts, EWMAs of latency and time to first
 //! byte, and a success ratio over a recent window.
 //!
 //! An isolate gathers its outcomes in an `OutcomeBatch`; the routing object folds each batch it
@@ -9,7 +9,7 @@
 use crate::routing::observed::ModelHealth;
 use serde::{Deserialize, Serialize};
 
-/// Seed 001's smoothing: each new sample weighs 0.3.
+/// Smoothing: each new sample weighs 0.3.
 pub const EWMA_ALPHA: f64 = 0.3;
 /// The success ratio counts outcomes of the last `WINDOW_BUCKETS` buckets of this length: five
 /// minutes, moving a minute at a time.

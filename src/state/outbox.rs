@@ -1,4 +1,4 @@
-//! A tenant's webhook outbox (issue 25): events waiting to be POSTed, the retry schedule, and the
+//! A tenant's webhook outbox: events waiting to be POSTed, the retry schedule, and the
 //! signature each POST carries. Pure, time passed in; the tenant's health object stores it and
 //! wakes itself with an alarm at `next_alarm`.
 

@@ -1,4 +1,4 @@
-//! Host tests of scheduled probes (issue 25): the one-probe rule holds between a scheduled probe
+//! Host tests of scheduled probes: the one-probe rule holds between a scheduled probe
 //! and user requests, both ways, with an injected clock.
 
 use super::*;

@@ -23,7 +23,7 @@ pub struct ProviderState {
     /// Numbers transitions, so their events can be ordered however late they are stored.
     #[serde(default)]
     transitions: u64,
-    /// Model → the escalation of its breaker while not closed (issue 17): which opening in a row
+    /// Model → the escalation of its breaker while not closed: which opening in a row
     /// it is and the duration in force. Absent in state stored before escalation existed.
     #[serde(default, skip_serializing_if = "SortedMap::is_empty")]
     escalation: SortedMap<ModelId, Escalation>,
@@ -54,10 +54,10 @@ pub struct AcquireRequest {
     /// quiet. Absent (an older client), every failure on record counts, as before.
     #[serde(default = "forever")]
     pub window_ms: u64,
-    /// The provider's requests per minute for this tenant (issue 17); absent is unlimited.
+    /// The provider's requests per minute for this tenant; absent is unlimited.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rpm: Option<u32>,
-    /// Degraded mode with scheduled probes (issue 25): a breaker due for its probe is skipped
+    /// Degraded mode with scheduled probes: a breaker due for its probe is skipped
     /// (`Skip { until: None }`) and its slot left to the scheduled pass. Absent: false.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub leave_probe: bool,
@@ -200,7 +200,7 @@ impl ProviderState {
         }
     }
 
-    /// A scheduled probe (issue 25): the breaker's one half-open probe slot, taken exactly as a
+    /// A scheduled probe: the breaker's one half-open probe slot, taken exactly as a
     /// user request takes it (`Breaker::admit`), or a skip. A closed breaker is never probed, and
     /// while any probe is out (scheduled or a user's) every other request skips, both ways.
     pub fn acquire_probe(&mut self, req: &AcquireRequest, now: u64) -> Lease {

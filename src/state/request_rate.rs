@@ -1,4 +1,4 @@
-//! `rpm` (issue 17): how many requests one tenant may start on one provider in any minute. The
+//! `rpm`: how many requests one tenant may start on one provider in any minute. The
 //! routing object counts admissions in a sliding one-minute window and refuses past the limit.
 
 use std::collections::VecDeque;

@@ -1,4 +1,4 @@
-//! A read of one tenant/provider's routing object for `explain` (issue 24): its state as stored,
+//! A read of one tenant/provider's routing object for `explain`: its state as stored,
 //! the admissions of the last minute (memory only, so carried beside it) and its live stats.
 //!
 //! Reading one changes nothing in the object. The admission it predicts is the object's own

@@ -1,4 +1,4 @@
-//! The routing object's side of the live stats (issue 22): every isolate's batches of one
+//! The routing object's side of the live stats: every isolate's batches of one
 //! tenant/provider are folded here, and each call that brings some (or asks) is answered with a
 //! snapshot of the provider's models, their breakers, and how much of its keys and `rpm` is
 //! taken now.
@@ -121,7 +121,7 @@ pub struct StatsSnapshot {
     /// Share of the provider's `rpm` admitted in the last minute (0 to 1; 0 without `rpm`).
     #[serde(default)]
     pub rpm_share: f64,
-    /// The keys parked now, by key id, with when each is free (issue 24's console; absent from
+    /// The keys parked now, by key id, with when each is free (the console; absent from
     /// older objects, and on the wire only while a key is parked).
     #[serde(default, skip_serializing_if = "SortedMap::is_empty")]
     pub parked: SortedMap<String, u64>,
@@ -210,7 +210,7 @@ impl StatsBook {
     }
 }
 
-/// `GET /gauges` of a routing object (issue 24's scrape): each model it knows (measured, or with
+/// `GET /gauges` of a routing object (the scrape): each model it knows (measured, or with
 /// a breaker not closed) and whether its breaker is open now, and how many keys are parked now.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Gauges {

@@ -1,4 +1,4 @@
-//! A streamed answer put back together (issue 27): the response cache stores every answer in the
+//! A streamed answer put back together: the response cache stores every answer in the
 //! surface's non-streamed form, so a streamed miss is assembled from the chat chunks the relay
 //! forwarded (a copy; nothing is held back from the caller) and stored as the `chat.completion`
 //! they spell, or its Messages or Responses translation.

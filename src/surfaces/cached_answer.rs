@@ -1,4 +1,4 @@
-//! A cached answer served as a stream (issue 27): the stored answer is in the surface's
+//! A cached answer served as a stream: the stored answer is in the surface's
 //! non-streamed form; a streamed request that hits gets a well-formed stream of its surface built
 //! from it, which the official SDKs reassemble to the same answer.
 //!

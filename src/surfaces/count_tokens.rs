@@ -16,7 +16,7 @@ pub struct CountRequest {
     pub model: String,
     pub input_tokens: u64,
     /// Tools declared, and an image part in the messages: what routing rules' conditions may
-    /// read (issue 23), so the name resolves as `/v1/messages` would resolve it.
+    /// read, so the name resolves as `/v1/messages` would resolve it.
     pub tools: bool,
     pub has_images: bool,
 }

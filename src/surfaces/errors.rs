@@ -34,7 +34,7 @@ pub fn anthropic_type(err: &ApiError) -> &'static str {
     }
 }
 
-/// The body; the aggregated 502 keeps seed 000's `attempts` inside `error`.
+/// The body; the aggregated 502 keeps the spec's `attempts` inside `error`.
 pub fn anthropic_json(err: &ApiError) -> String {
     let mut error = json!({"type": anthropic_type(err), "message": err.message()});
     if let Some(attempts) = err.attempts() {

@@ -1,4 +1,4 @@
-//! Issue 23: a request's facts for routing rules' conditions, built at the boundary from the
+//! A request's facts for routing rules' conditions, built at the boundary from the
 //! parsed request (its chat view, which every surface has) and the `X-CogniGate-Metadata`
 //! header. Only what the tenant's rules read is computed: a tenant with no `when` builds nothing,
 //! and the header costs its presence check unless a caller sends it.

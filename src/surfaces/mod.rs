@@ -1,4 +1,4 @@
-//! Caller surfaces besides chat completions (seed 004): each is a thin translation at the edge of
+//! Caller surfaces besides chat completions: each is a thin translation at the edge of
 //! the one cascade. A request is read into an `Inbound` (which keeps the body as raw fields), each
 //! candidate gets the body its provider family speaks, and the answer leaves in the surface's own
 //! shape. Everything here is pure; the wasm edge only wires it.

@@ -1,4 +1,4 @@
-//! The stable prefix of a conversation, as prompt-cache affinity remembers it (issue 22): its
+//! The stable prefix of a conversation, as prompt-cache affinity remembers it: its
 //! leading system (or developer) messages and its first user message. Providers cache a prompt by
 //! its prefix, and these are what every later turn of the conversation resends unchanged.
 //!

@@ -1,4 +1,4 @@
-//! A request that met a safety refusal (issue 23, `on_refusal: fallback`) made two upstream
+//! A request that met a safety refusal made two upstream
 //! calls that both generated an answer, and both providers bill for theirs. The ledger settles
 //! once per request id (`governance::settled`: a second record of the same id would be a
 //! duplicate and charge nothing), so the request keeps its one record, summed: the tokens of

@@ -1,4 +1,4 @@
-//! The Prometheus counters of one tenant (issue 24): requests by model and outcome, upstream
+//! The Prometheus counters of one tenant: requests by model and outcome, upstream
 //! attempts by provider, model and failure class, cost by model, and three histograms (fallback
 //! depth, latency, time to first byte). An isolate gathers them per tenant from the requests it
 //! ends; its batches are added into the tenant's ledger object (`edge::metrics_sink`), which

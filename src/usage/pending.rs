@@ -36,7 +36,7 @@ impl PendingUsage {
         }
     }
 
-    /// Issue 27: answered from the response cache. The key and tenant pay nothing and no tokens
+    /// Answered from the response cache. The key and tenant pay nothing and no tokens
     /// were used; the record names the model and provider of the stored answer and what its
     /// original serving cost (`saved_usd`).
     pub fn cache_hit(

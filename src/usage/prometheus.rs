@@ -1,4 +1,4 @@
-//! `GET /admin/v1/metrics` as text (issue 24): the Prometheus text exposition format 0.0.4,
+//! `GET /admin/v1/metrics` as text: the Prometheus text exposition format 0.0.4,
 //! rendered from what the scrape gathered (each tenant's ledger counters, each routing object's
 //! breakers and parked keys). Pure: the edge gathers, this writes.
 

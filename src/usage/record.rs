@@ -87,10 +87,10 @@ pub struct UsageRecord {
     #[serde(default)]
     pub generation: u64,
     pub outcome: Outcome,
-    /// Issue 27: answered from the response cache (no upstream call, cost 0).
+    /// Answered from the response cache (no upstream call, cost 0).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cache_hit: bool,
-    /// Issue 27: what a cache hit saved: the original answer's cost at its serving model's prices.
+    /// What a cache hit saved: the original answer's cost at its serving model's prices.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub saved_usd: Option<f64>,
 }

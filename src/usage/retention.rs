@@ -1,4 +1,4 @@
-//! What the scheduled pass deletes (issue 25): events older than `EVENTS_RETENTION_DAYS` (30 by
+//! What the scheduled pass deletes: events older than `EVENTS_RETENTION_DAYS` (30 by
 //! default) and usage roll-ups older than `USAGE_RETENTION_DAYS` (400: a year and a month, so a
 //! year-on-year monthly report still has its month).
 

@@ -1,4 +1,4 @@
-//! `openapi.json` checked against the types (issue 13): each operation's request and response
+//! `openapi.json` checked against the types: each operation's request and response
 //! schemas, its error answers and the path parameters are derived from the serde types with
 //! schemars (a host-only dependency) and compared with the document by shape (`shape.rs`). A field
 //! added to a body or view type and not to the document fails here, naming the type and field.

@@ -113,7 +113,7 @@ pub struct AliasView<'a> {
     pub min_context_window: Option<u32>,
     pub provider_preference: &'a [ProviderName],
     pub cost_tier: CostTier,
-    /// Absent: `price`, seed 000's resolution.
+    /// Absent: `price`, the spec's resolution.
     #[serde(skip_serializing_if = "RankBy::is_price")]
     pub rank_by: RankBy,
     /// Present when set (the default blend is used otherwise).
@@ -148,7 +148,7 @@ impl<'a> AliasView<'a> {
     }
 }
 
-/// A routing rule as listed: its name (issue 23; its match when written without one), match,
+/// A routing rule as listed: its name (its match when written without one), match,
 /// priority, `when` as written (absent when it has none), chain and options.
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Serialize)]

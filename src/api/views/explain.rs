@@ -1,4 +1,4 @@
-//! The answer of `GET /admin/v1/tenants/{t}/explain` (issue 24): a requested name's chain, each
+//! The answer of `GET /admin/v1/tenants/{t}/explain`: a requested name's chain, each
 //! candidate with the decision a request would meet now. Built by `admin::explain`; the reasons
 //! are the cascade's (`cascade::precheck`), spelled as the issue names them.
 

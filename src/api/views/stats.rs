@@ -1,4 +1,4 @@
-//! The live stats answer (issue 22) of `GET /v1/models/metrics` and
+//! The live stats answer of `GET /v1/models/metrics` and
 //! `GET /admin/v1/tenants/{t}/stats`: one row per catalog model whose provider exists, by id.
 
 use crate::config::SortedMap;

@@ -12,7 +12,7 @@ use serde::Deserialize;
 /// each model or alias took its current definition (epoch seconds).
 pub struct ConfigRows {
     pub settings: SettingsOverrides,
-    /// The degraded-mode state the scheduled pass stored (issue 25), JSON; none while healthy.
+    /// The degraded-mode state the scheduled pass stored, JSON; none while healthy.
     pub health_mode: Option<String>,
     pub providers: Vec<StoredProvider>,
     pub models: Vec<(CatalogModel, u64)>,

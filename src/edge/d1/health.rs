@@ -1,4 +1,4 @@
-//! Issue 25's statements: the tenants the scheduled pass watches, their degraded-mode state,
+//! The statements: the tenants the scheduled pass watches, their degraded-mode state,
 //! the alert secret, and retention.
 
 use super::{js, num, Db};

@@ -105,7 +105,7 @@ pub fn parse_stored<T: DeserializeOwned>(json: &str) -> Stored<T> {
     serde_json::from_str(json).map_err(|e| StoreError::new("stored spec", e))
 }
 
-/// A rule's row as stored (issue 23: keyed by name, `when_json` and `on_refusal` beside the
+/// A rule's row as stored (keyed by name, `when_json` and `on_refusal` beside the
 /// chain).
 #[derive(serde::Deserialize)]
 pub struct RuleRow {
@@ -116,7 +116,7 @@ pub struct RuleRow {
     pub on_refusal: String,
     pub chain: String,
     pub cache_affinity_s: Option<f64>,
-    /// Issue 27 (migration 0007).
+    /// The response cache's TTL for this rule (migration 0007).
     #[serde(default)]
     pub cache_ttl_s: Option<f64>,
     pub updated_at: f64,

@@ -55,7 +55,7 @@ impl Db {
 
 impl Db {
     /// Every tenant with its providers (none: one row with `provider` null), in one query: what
-    /// a metrics scrape reads from D1 (issue 24), whatever the number of tenants.
+    /// a metrics scrape reads from D1, whatever the number of tenants.
     pub async fn tenants_with_providers(&self) -> Stored<Vec<(TenantId, Option<String>)>> {
         #[derive(Deserialize)]
         struct Row {
