@@ -20,7 +20,7 @@ WASM_OPT_CACHE := $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)/wasm-opt
 # hot-path work; 947,085 after the hardening (fifteen rules: a ledger that renews holds and
 # stores settled ids, an iterative cache digest, the image-part scan, the private-host check,
 # the fair tenant tables), raised to 955,000 as that decision. The hot-path goal, 500,000 bytes,
-# is not met: see the README's "Benchmark" section for where the bytes are.
+# is not met: see docs/benchmark.md for where the bytes are.
 WASM_GZ_BUDGET := 955000
 
 .PHONY: setup build size-check dev test test-long schemathesis bench profile print-wasm-opt-flags lint host-test e2e clean
