@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 /// Higher layers first: a module may use its own layer and every one after it.
 const LAYERS: &[&[&str]] = &[
     &["edge", "mock"],
-    &["surfaces", "admin"],
+    &["surfaces", "admin", "request"],
     &["cascade", "governance", "providers"],
     &["routing", "state", "usage", "api", "stream"],
     &["config", "cache"],
@@ -125,7 +125,7 @@ fn the_check_sees_an_upward_import() {
 
 /// Lines of `src/edge/`, the wasm adapter layer no host test reaches: rules that live there are
 /// rules no host test can state, so it may only shrink.
-const EDGE_LINES_CEILING: usize = 8_884;
+const EDGE_LINES_CEILING: usize = 8_876;
 /// Lines in `src/` and `tests/` that cite an issue or seed number. A comment states the rule;
 /// the README's spec map is where provenance lives.
 const CITING_LINES_CEILING: usize = 54;

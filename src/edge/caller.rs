@@ -1,22 +1,42 @@
-//! Who is calling: the caller key from `Authorization: Bearer` or `x-api-key`, looked up in the
-//! cached caller-key index, and its tenant's config.
+//! The caller store on the runtime: caller keys and tenant configs through the isolate's memo
+//! (`store`), D1 on a miss. Who is calling is decided by `request::identify`.
 
 use super::deployment::Deployment;
 use super::http::{header, RawRequest};
 use super::metrics::Metrics;
 use super::store;
-use crate::api::auth::{bearer, hash_key, may_be_caller_key};
-use crate::api::{ApiError, ErrorKind};
-use crate::config::{CallerKey, TenantConfig};
+use crate::api::ApiError;
+use crate::config::caller_key::CallerKeyMac;
+use crate::config::{CallerKey, TenantConfig, TenantId};
+use crate::request::identify::{self, credential, CallerStore};
 use std::rc::Rc;
 use worker::{Context, Env};
 
-pub(super) fn invalid_api_key() -> ApiError {
-    ApiError::new(ErrorKind::InvalidApiKey, "Missing or invalid API key.")
+/// The `CallerStore` of one request: its environment, `waitUntil`, deployment and counters.
+pub(super) struct Callers<'a>(
+    pub &'a Env,
+    pub &'a Context,
+    pub &'a Deployment,
+    pub &'a Metrics,
+);
+
+impl CallerStore for Callers<'_> {
+    fn mac(&self) -> Option<CallerKeyMac> {
+        store::caller_key_mac(self.0)
+    }
+
+    async fn key(&self, hash: &str) -> Result<Option<CallerKey>, ApiError> {
+        let Self(env, ctx, dep, metrics) = *self;
+        store::caller_key(env, ctx, hash, &dep.defaults, metrics).await
+    }
+
+    async fn config(&self, tenant: &TenantId) -> Result<Option<Rc<TenantConfig>>, ApiError> {
+        let Self(env, ctx, dep, metrics) = *self;
+        store::tenant_config(env, ctx, tenant, &dep.defaults, metrics).await
+    }
 }
 
-/// Who is calling, from the cached caller-key index. The key comes as `Authorization: Bearer`
-/// or, as Anthropic's SDKs send it, as `x-api-key`.
+/// The caller of a route outside the chat surfaces, if it presents a key (`request::identify`).
 pub(super) async fn caller(
     req: &impl RawRequest,
     env: &Env,
@@ -24,20 +44,9 @@ pub(super) async fn caller(
     dep: &Deployment,
     metrics: &Metrics,
 ) -> Result<Option<CallerKey>, ApiError> {
-    let auth = header(req, "authorization");
-    let key = match (auth, header(req, "x-api-key")) {
-        (Some(auth), _) => bearer(Some(&auth)).map(str::to_owned),
-        (None, Some(key)) => Some(key),
-        (None, None) => return Ok(None),
-    };
-    // A token no minted key can be (its shape, or a MAC that fails) costs no D1 query.
-    let mac = store::caller_key_mac(env);
-    let key = key
-        .filter(|k| may_be_caller_key(k, mac.as_ref()))
-        .ok_or_else(invalid_api_key)?;
-    let key = key.as_str();
-    let found = store::caller_key(env, ctx, &hash_key(key), &dep.defaults, metrics).await?;
-    found.map(Some).ok_or_else(invalid_api_key)
+    let (auth, key) = (header(req, "authorization"), header(req, "x-api-key"));
+    let callers = Callers(env, ctx, dep, metrics);
+    identify::caller(credential(auth.as_deref(), key.as_deref()), &callers).await
 }
 
 /// The caller key and its tenant's config; without a key, 401.
@@ -48,11 +57,7 @@ pub(super) async fn caller_config(
     dep: &Deployment,
     metrics: &Metrics,
 ) -> Result<(CallerKey, Rc<TenantConfig>), ApiError> {
-    let key = caller(req, env, ctx, dep, metrics)
-        .await?
-        .ok_or_else(invalid_api_key)?;
-    let cfg = store::tenant_config(env, ctx, &key.tenant, &dep.defaults, metrics)
-        .await?
-        .ok_or_else(invalid_api_key)?;
-    Ok((key, cfg))
+    let (auth, key) = (header(req, "authorization"), header(req, "x-api-key"));
+    let callers = Callers(env, ctx, dep, metrics);
+    identify::identify(credential(auth.as_deref(), key.as_deref()), &callers).await
 }

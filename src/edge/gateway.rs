@@ -1,10 +1,10 @@
 //! Caller routes: chat completions through the cascade, the model list, health.
 
 use super::affinity_memory::Conversation;
-use super::caller::caller_config;
+use super::caller::Callers;
 use super::deployment::Deployment;
 use super::http::{self, header, now_ms, random_bytes, CallerRequest, HttpReply};
-use super::limits::{allowed, govern, Admitting, Governed};
+use super::limits::{govern, Admitting, Governed};
 use super::live_stats;
 use super::metrics::Metrics;
 use super::request_end::LogContext;
@@ -23,11 +23,12 @@ use crate::cascade::metric::unserved;
 use crate::cascade::{settle, Cascade, Clock, Ending, Limits, Outcome, RefusalPolicy};
 use crate::config::TenantConfig;
 use crate::governance::{billable_answers, Need, Price};
+use crate::request::{self, BodyLimits, Progress, Scoped};
 use crate::routing::{Candidate, ChainError};
 use crate::surfaces::{Inbound, Surface};
 use crate::usage::estimate::{answer_tokens, requested_output};
 use crate::usage::metric_counts::MetricOutcome;
-use crate::usage::{end_user, usd_decimal, PendingUsage};
+use crate::usage::{usd_decimal, PendingUsage};
 use worker::{web_sys, Context, Env, Response};
 
 pub(super) struct WorkerClock;
@@ -73,41 +74,30 @@ pub async fn serve(
     let mut log = LogContext {
         surface,
         request_id,
-        tenant: String::new(),
-        requested: String::new(),
-        requested_configured: false,
+        progress: Progress::default(),
         started,
         metrics: &metrics,
         env,
         ctx,
-        tenant_id: None,
     };
     let result: Result<HttpReply, ApiError> = async {
-        let (key, cfg) = caller_config(&req, env, ctx, dep, &metrics).await?;
-        log.tenant = cfg.tenant.to_string();
-        log.tenant_id = Some(cfg.tenant.clone());
-        let body = http::read_body(&req, dep.max_chat_body).await?;
-        // The request keeps the body and points into it: held once, never as a tree.
-        let beta = header(&req, "anthropic-beta");
-        let limits = &cfg.settings.limits;
-        let default_model = limits.default_model.as_ref().map(|m| m.as_str());
-        let max_values = dep.max_chat_json_values;
-        // The body passes its depth and value limits here, before any feature reads it.
-        let sent = ChatRequest::parse_with_default(body, max_values, default_model)?;
-        let digest = response_cache::digest(&req, &cfg, &sent);
-        let inbound = Inbound::of_request(surface, sent, max_values, beta)?;
-        log.requested = inbound.model().to_owned();
-        log.requested_configured = crate::routing::configured_name(&cfg, inbound.model());
-        allowed(&key, inbound.model())?;
-        let pending = PendingUsage {
-            request_id: request_id.to_owned(),
-            tenant: cfg.tenant.clone(),
-            key_id: key.id.clone(),
-            end_user: end_user(header(&req, "x-cognigate-user").as_deref(), inbound.chat()),
-            requested: inbound.model().to_owned(),
-            generation: key.generation,
+        let callers = Callers(env, ctx, dep, &metrics);
+        let limits = BodyLimits {
+            bytes: dep.max_chat_body,
+            values: dep.max_chat_json_values,
         };
-        crate::usage::end_user::require(limits.end_user_required(), pending.end_user.as_deref())?;
+        let at = (surface, limits, request_id);
+        let digest =
+            |cfg: &TenantConfig, sent: &ChatRequest| response_cache::digest(&req, cfg, sent);
+        let front = request::front(&req, &callers, at, &mut log.progress, digest).await;
+        let Scoped {
+            key,
+            cfg,
+            inbound,
+            pending,
+            digest,
+        } = front?;
+        let limits = &cfg.settings.limits;
         let (route, conversation) = routed::route(&req, &cfg, &key, &inbound)?;
         let refusals = super::refusal::policy(&req, route.on_refusal);
         let (chain, refusal_only) = (route.candidates, route.refusal_only);

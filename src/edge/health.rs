@@ -1,13 +1,14 @@
 //! `/v1/health`: liveness without credentials; with a caller key, that tenant's breakers and
 //! whether it is degraded.
 
-use super::caller::{caller, invalid_api_key};
+use super::caller::caller;
 use super::deployment::Deployment;
 use super::http::{self, HttpReply};
 use super::limits::count_call;
 use super::metrics::Metrics;
 use super::routing_object;
 use super::store;
+use crate::request::identify::invalid_api_key;
 use crate::surfaces::Surface;
 use serde_json::json;
 use worker::{Context, Env, Request};

@@ -70,6 +70,16 @@ impl RawRequest for CallerRequest {
     }
 }
 
+impl crate::request::Incoming for CallerRequest {
+    fn header(&self, name: &str) -> Option<&str> {
+        crate::api::header_lines::find(&self.headers, name)
+    }
+
+    async fn body(&self, limit: usize) -> Result<Vec<u8>, ApiError> {
+        read_body(self, limit).await
+    }
+}
+
 impl RawRequest for Request {
     fn raw(&self) -> &web_sys::Request {
         self.inner()

@@ -14,9 +14,8 @@ use crate::config::{CallerKey, TenantId};
 use crate::governance::admission::RELEASE_MARGIN_MS;
 use crate::governance::isolate::Via;
 use crate::governance::lease::HoldLease;
-use crate::governance::refusals::{check_model, refused};
+use crate::governance::refusals::refused;
 use crate::governance::{AdmitRequest, HoldRef, Need, Verdict};
-use crate::routing::auto;
 use crate::surfaces::Surface;
 use worker::{Context, Env};
 
@@ -64,16 +63,6 @@ impl Refused {
                 .map_err(|_| ApiError::internal())?;
         }
         Ok(resp)
-    }
-}
-
-/// The allow-list: `requested` is the name as sent (or the tenant's default model). An `auto`
-/// name is allowed as `auto::allowed_by` says (a scoped key lists the ones it may call), and
-/// ranks only the models the key may use.
-pub fn allowed(key: &CallerKey, requested: &str) -> Result<(), ApiError> {
-    match auto::parse(requested) {
-        Some(name) if auto::allowed_by(name, requested, |n| key.policy.allows(n)) => Ok(()),
-        _ => check_model(&key.policy, requested),
     }
 }
 

@@ -10,7 +10,7 @@ use crate::cache::stored_answer::StoredMeta;
 use crate::cascade::log_line::{LogUsage, RequestLog};
 use crate::cascade::metric::{unserved, upstream_calls};
 use crate::cascade::CandidateAttempt;
-use crate::config::TenantId;
+use crate::request::Progress;
 use crate::surfaces::Surface;
 use crate::usage::metric_counts::{MetricOutcome, RequestMetric};
 use crate::usage::TokenCounts;
@@ -19,16 +19,12 @@ use worker::{console_log, Context, Env};
 pub(super) struct LogContext<'a> {
     pub surface: Surface,
     pub request_id: &'a str,
-    pub tenant: String,
-    pub requested: String,
-    /// `requested` is a name the tenant configured (`routing::configured_name`).
-    pub requested_configured: bool,
+    /// The tenant and the model asked for, as far as the request got.
+    pub progress: Progress,
     pub started: u64,
     pub metrics: &'a Metrics,
     pub env: &'a Env,
     pub ctx: &'a Context,
-    /// Set once the caller key named its tenant: only such requests are counted.
-    pub tenant_id: Option<TenantId>,
 }
 
 impl LogContext<'_> {
@@ -46,8 +42,8 @@ impl LogContext<'_> {
         let line = RequestLog {
             surface: self.surface.as_str(),
             request_id: self.request_id,
-            tenant: &self.tenant,
-            requested: &self.requested,
+            tenant: self.progress.tenant.as_ref().map_or("", |t| t.as_str()),
+            requested: self.progress.requested.as_deref().unwrap_or(""),
             outcome,
             status,
             attempts,
@@ -70,13 +66,13 @@ impl LogContext<'_> {
     /// Counts a request that served nothing under the requested name. A request whose tenant
     /// or model name was never read (a bad key, an unreadable body) is not counted.
     pub fn count_unserved(&self, outcome: MetricOutcome, attempts: &[CandidateAttempt]) {
-        if self.requested.is_empty() {
+        let Some(requested) = self.progress.requested.as_ref().filter(|r| !r.is_empty()) else {
             return;
-        }
+        };
         let elapsed = now_ms().saturating_sub(self.started);
         let metric = RequestMetric {
-            model: self.requested.clone(),
-            configured: self.requested_configured,
+            model: requested.clone(),
+            configured: self.progress.requested_configured,
             outcome,
             depth: unserved(attempts).1,
             ttfb_ms: elapsed,
@@ -129,7 +125,7 @@ impl LogContext<'_> {
     /// A served stream's metric, counted when the stream settles (`usage_sink`).
     pub fn stream_metric(&self, metric: RequestMetric, provider: &str) -> StreamMetric {
         StreamMetric {
-            tenant: self.tenant_id.clone(),
+            tenant: self.progress.tenant.clone(),
             metric,
             provider: provider.to_owned(),
             started_ms: self.started,
@@ -138,7 +134,7 @@ impl LogContext<'_> {
 
     /// Counts a request (tokens: prompt and completion, when known).
     pub fn count(&self, metric: &RequestMetric, provider: &str, tokens: Option<(u64, u64)>) {
-        let Some(tenant) = &self.tenant_id else {
+        let Some(tenant) = &self.progress.tenant else {
             return;
         };
         let extra = Extra {
