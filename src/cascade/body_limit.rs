@@ -6,7 +6,7 @@
 pub const MAX_ERROR_BODY: usize = 64 * 1024;
 
 /// A non-streamed answer is held whole in the isolate (128 MB in production) before it is
-/// checked, so a larger one is that candidate's `oversized` failure (README, "Limits"): the
+/// checked, so a larger one is that candidate's `oversized` failure (docs/security.md): the
 /// cascade moves on, and no breaker counts it (the provider answered; the answer was too big).
 pub const MAX_SUCCESS_BODY: usize = 16 * 1024 * 1024;
 

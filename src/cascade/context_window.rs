@@ -2,7 +2,7 @@
 //! plus the requested output is skipped before it is called, and with
 //! `X-CogniGate-Truncate: oldest` the oldest turns are dropped until it fits instead.
 //!
-//! The estimate, documented in the README: tokens = ceil(bytes of the `messages` JSON text / 4)
+//! The estimate, documented in docs/routing-by-request.md: tokens = ceil(bytes of the `messages` JSON text / 4)
 //! plus the requested output (`max_completion_tokens`, else `max_tokens`, else 0). Four bytes a
 //! token is the usual rule of thumb for English text under the GPT and Claude tokenizers; JSON
 //! punctuation makes it err on the large side. No tokenizer is shipped: it would not fit the

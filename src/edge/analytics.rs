@@ -1,6 +1,6 @@
 //! One Workers Analytics Engine data point per request, when the `ANALYTICS` binding
 //! is configured. Whether it is is read once per isolate; without it a request pays one
-//! thread-local read. The schema (README, "Metrics, Analytics Engine, observability"):
+//! thread-local read. The schema (docs/operate.md, "Analytics Engine"):
 //! index1 tenant; blob1 tenant, blob2 model (served, else requested), blob3 provider (empty when
 //! nothing served), blob4 outcome; double1 fallback depth, double2 latency ms, double3 TTFB ms,
 //! double4 prompt tokens, double5 completion tokens, double6 cost USD, double7 upstream calls.

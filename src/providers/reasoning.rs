@@ -1,7 +1,7 @@
 //! Reasoning compatibility across families. Reasoning state
 //! from one family replayed as-is to another corrupts context or draws a 400 that would stop the
 //! cascade, so it is stripped or converted, and reasoning parameters are mapped to the target's
-//! form or dropped. The table in the README is the contract; these functions are it.
+//! form or dropped. The table in docs/providers.md is the contract; these functions are it.
 
 use serde_json::Value;
 

@@ -3,7 +3,7 @@
 //! came, the admission reservation, `message_start.usage.input_tokens` of a translated stream, and
 //! `/v1/messages/count_tokens`.
 //!
-//! The rule, documented in the README: tokens = ceil(bytes / 4). Four bytes a token is the usual
+//! The rule, documented in docs/usage.md: tokens = ceil(bytes / 4). Four bytes a token is the usual
 //! rule of thumb for English text under the GPT and Claude tokenizers; JSON punctuation makes it
 //! err on the large side. No tokenizer is shipped: it would not fit the Worker's size budget, and
 //! no one tokenizer is right for every provider in a chain.

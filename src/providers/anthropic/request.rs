@@ -1,5 +1,5 @@
 //! Chat-completions request → Messages request. Every OpenAI parameter is either mapped or dropped
-//! here on purpose (the README lists which); nothing is sent raw to draw a 400 that would stop the
+//! here on purpose (docs/providers.md lists which); nothing is sent raw to draw a 400 that would stop the
 //! cascade for a reason the caller did not cause.
 
 use super::DEFAULT_MAX_TOKENS;
