@@ -1,9 +1,8 @@
 //! Caller routes: chat completions through the cascade, the model list, health.
 
-use super::affinity_memory::Conversation;
 use super::caller::Callers;
 use super::deployment::Deployment;
-use super::http::{self, header, now_ms, random_bytes, CallerRequest, HttpReply};
+use super::http::{self, now_ms, random_bytes, CallerRequest, HttpReply};
 use super::limits::{govern, Admitting, Governed};
 use super::live_stats;
 use super::metrics::Metrics;
@@ -20,13 +19,14 @@ use super::usage_sink::{self, StreamHandOff};
 use crate::api::{ApiError, ChatRequest, ErrorKind};
 use crate::cascade::log_line::LogUsage;
 use crate::cascade::metric::unserved;
-use crate::cascade::{settle, Cascade, Clock, Ending, Limits, Outcome, RefusalPolicy};
+use crate::cascade::{settle, Cascade, Clock, Ending, Limits, Outcome};
 use crate::config::TenantConfig;
-use crate::governance::{billable_answers, Need, Price};
+use crate::request::conversation::Conversation;
+use crate::request::resolve::Resolved;
 use crate::request::{self, BodyLimits, Progress, Scoped};
-use crate::routing::{Candidate, ChainError};
-use crate::surfaces::{Inbound, Surface};
-use crate::usage::estimate::{answer_tokens, requested_output};
+use crate::routing::ChainError;
+use crate::surfaces::Surface;
+use crate::usage::estimate::answer_tokens;
 use crate::usage::metric_counts::MetricOutcome;
 use crate::usage::{usd_decimal, PendingUsage};
 use worker::{web_sys, Context, Env, Response};
@@ -98,25 +98,23 @@ pub async fn serve(
             digest,
         } = front?;
         let limits = &cfg.settings.limits;
-        let (route, conversation) = routed::route(&req, &cfg, &key, &inbound)?;
-        let refusals = super::refusal::policy(&req, route.on_refusal);
+        let Resolved {
+            route,
+            conversation,
+            refusals,
+            truncate_oldest,
+            prompt_estimate,
+            need,
+        } = routed::route(&req, &cfg, &key, &inbound)?;
         let (chain, refusal_only) = (route.candidates, route.refusal_only);
         let cache = response_cache::Plan::of(&req, (&cfg, &key), &inbound, digest)?;
-        // Read once: the reservation holds it, and an answer without usage is charged it.
-        let prompt_estimate = inbound.prompt_tokens();
         let admitting = Admitting {
             tenant: &cfg.tenant,
             key: &key,
             limits,
             end_user: pending.end_user.as_deref(),
             request_id,
-            need: reservation(
-                prompt_estimate,
-                &inbound,
-                &cfg,
-                (&chain, &refusal_only),
-                refusals,
-            ),
+            need,
             request_budget_ms: dep.defaults.request_budget_ms,
         };
         let governed = match govern(env, ctx, admitting, &metrics).await {
@@ -147,7 +145,7 @@ pub async fn serve(
         let cascade = Cascade {
             state: &state,
             upstream: &FetchUpstream::new(&inbound, prompt_estimate)
-                .guarding(cfg.settings.context_window_guard, truncate_oldest(&req))
+                .guarding(cfg.settings.context_window_guard, truncate_oldest)
                 .watching_refusals(refusals.watches()),
             clock: &WorkerClock,
             limits: Limits {
@@ -243,7 +241,9 @@ async fn respond(
                 provider: served.map(|a| a.provider.as_str()).unwrap_or(""),
                 truncated: served.and_then(|a| a.truncated),
                 cost_usd: None,
-                cache_affinity: conversation.as_ref().map(|c| c.served(served, now_ms())),
+                cache_affinity: conversation
+                    .as_ref()
+                    .map(|c| super::affinity_memory::with(|m| c.served(served, now_ms(), m))),
                 policy_fallback: refusal.as_ref().map(|r| r.fallback),
             };
             // A fallback's answer is charged at the model that served it.
@@ -334,35 +334,4 @@ async fn respond(
     };
     log.emit_with(label, status, &attempts, log_usage);
     result
-}
-
-/// What admission holds for the request (`Need::of_request`): the prompt estimate (the context
-/// guard's) and `max_tokens` for every answer it can be billed (a refusal and its fallback's
-/// answer are two), priced at the dearest candidates that may give them, a refusal fallback's
-/// runner-up included. Each is priced as it is billed: at its catalog model.
-fn reservation(
-    prompt_estimate: u64,
-    inbound: &Inbound,
-    cfg: &TenantConfig,
-    (chain, refusal_only): (&[Candidate<'_>], &Option<Candidate<'_>>),
-    refusals: RefusalPolicy,
-) -> Need {
-    let prices: Vec<Option<Price>> = chain
-        .iter()
-        .chain(refusal_only)
-        .map(|c| cfg.models.get(&c.model.id).map(Price::of))
-        .collect();
-    let fallback = refusals == RefusalPolicy::Fallback;
-    Need::of_request(
-        prompt_estimate,
-        requested_output(inbound.chat()),
-        &prices,
-        billable_answers(fallback, inbound.stream(), prices.len()),
-        cfg.models.values().map(Price::of),
-    )
-}
-
-/// `X-CogniGate-Truncate: oldest` asks for truncation instead of a `context_window` skip.
-fn truncate_oldest(req: &CallerRequest) -> bool {
-    header(req, "x-cognigate-truncate").is_some_and(|v| v.trim().eq_ignore_ascii_case("oldest"))
 }

@@ -1,7 +1,8 @@
 //! The first three stages' order, with fakes: what a request reads, and what it never reaches.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use super::{front, BodyLimits, CallerStore, Incoming, Progress};
+use super::fakes::Request;
+use super::{front, BodyLimits, CallerStore, Progress};
 use crate::api::auth::{hash_key, mint_caller_key};
 use crate::api::{ApiError, ErrorKind};
 use crate::config::caller_key::CallerKeyMac;
@@ -18,41 +19,6 @@ const LIMITS: BodyLimits = BodyLimits {
     bytes: 1_000,
     values: 100,
 };
-
-struct Request {
-    headers: Vec<(&'static str, String)>,
-    body: Vec<u8>,
-    body_reads: Cell<usize>,
-}
-
-impl Request {
-    fn new(headers: &[(&'static str, &str)], body: &str) -> Self {
-        Self {
-            headers: headers.iter().map(|(k, v)| (*k, (*v).to_owned())).collect(),
-            body: body.as_bytes().to_vec(),
-            body_reads: Cell::new(0),
-        }
-    }
-
-    fn bearer(key: &str, body: &str) -> Self {
-        Self::new(&[("authorization", &format!("Bearer {key}"))], body)
-    }
-}
-
-impl Incoming for Request {
-    fn header(&self, name: &str) -> Option<&str> {
-        let found = self.headers.iter().find(|(k, _)| *k == name);
-        found.map(|(_, v)| v.as_str())
-    }
-
-    async fn body(&self, limit: usize) -> Result<Vec<u8>, ApiError> {
-        self.body_reads.set(self.body_reads.get() + 1);
-        if self.body.len() > limit {
-            return Err(ApiError::body_too_large(limit));
-        }
-        Ok(self.body.clone())
-    }
-}
 
 /// One tenant `t`, one minted key; counts the reads D1 would serve.
 struct Callers {

@@ -5,7 +5,7 @@ use crate::api::ApiError;
 
 #[allow(async_fn_in_trait)]
 pub trait Incoming {
-    /// The header's value (`name` in lower case), as the runtime's `Headers.get` gives it.
+    /// The header's value as the runtime's `Headers.get` gives it (names in any case).
     fn header(&self, name: &str) -> Option<&str>;
 
     /// The whole body, refused with 413 past `limit` bytes: an announced length is checked

@@ -5,13 +5,19 @@
 //! ports, a host test states each ordering rule with fakes: a forged key reads nothing, a bad
 //! key reads no body, a scoped key learns nothing of names it may not use.
 
+pub mod conversation;
 pub mod identify;
 pub mod incoming;
 pub mod read;
+pub mod resolve;
 pub mod scope;
 
 #[cfg(test)]
+mod fakes;
+#[cfg(test)]
 mod front_tests;
+#[cfg(test)]
+mod resolve_tests;
 
 use crate::api::ApiError;
 use crate::config::{CallerKey, TenantConfig, TenantId};
