@@ -12,11 +12,6 @@
 //! - Absent keys are remembered for a short negative TTL in a bounded table, so a client
 //!   retrying with a wrong key does not cost a D1 query per request.
 
-pub mod canonical;
-pub mod opt_in;
-pub mod response_key;
-pub mod stored_answer;
-
 use std::collections::{HashMap, VecDeque};
 use std::hash::Hash;
 

@@ -2,7 +2,6 @@
 
 pub mod affinity;
 pub mod auto;
-pub mod cache_ttl;
 pub mod chain;
 pub mod condition;
 mod draw;

@@ -10,7 +10,7 @@
 //!   receives an answer from a model its allow-list forbids.
 //! - `stream` is in whenever the tenant's rules read `params.stream` (a stream may then take
 //!   another route); otherwise a streamed and a plain request share one answer, which a
-//!   streamed hit replays as a stream (`surfaces::cached_answer`).
+//!   streamed hit replays as a stream (`response_cache::replay`).
 //! - The body leaves out only the top-level fields that cannot change the answer: `stream`
 //!   (keyed above when it can), `stream_options`, `user`, `metadata` (and the end-user header,
 //!   which is never hashed). Everything else is in: temperature, tools, `n`, `seed`,
@@ -129,5 +129,5 @@ fn part(h: &mut Sha256, bytes: &[u8]) {
 }
 
 #[cfg(test)]
-#[path = "response_key_tests.rs"]
+#[path = "key_tests.rs"]
 mod tests;

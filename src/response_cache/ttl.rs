@@ -1,10 +1,10 @@
 //! The requested name's response-cache TTL: the matched rule's `cache_ttl_s` if a
 //! rule matches this request, else the alias's; `None` when the name sets none.
 
-use super::condition::matched_rule;
-use super::facts::RequestFacts;
-use super::resolve::{lookup, Target};
 use crate::config::TenantConfig;
+use crate::routing::condition::matched_rule;
+use crate::routing::facts::RequestFacts;
+use crate::routing::resolve::{lookup, Target};
 
 pub fn name_cache_ttl_s(
     cfg: &TenantConfig,

@@ -100,7 +100,7 @@ fn an_assembled_stream_serves_a_streamed_hit_that_spells_the_same_text() {
         );
         again.push(b"data: [DONE]\n\n");
         let stored = again.answer(surface, None, 9).unwrap();
-        let sse = super::super::cached_answer::streamed(surface, &stored, false, 0, 9).unwrap();
+        let sse = super::super::replay::streamed(surface, &stored, false, 0, 9).unwrap();
         assert!(
             String::from_utf8_lossy(&sse).contains("Hi there"),
             "{surface:?}"

@@ -1,6 +1,6 @@
 //! The response cache key's canonical form of a JSON value, walked iteratively in one pass.
 //!
-//! The rules of the form (`response_key` states them): object keys sorted by their decoded
+//! The rules of the form (`key` states them): object keys sorted by their decoded
 //! text, strings decoded (so `"\u0041"` is `"A"`), numbers as exact decimals
 //! (`canonical_number`), insignificant whitespace dropped. Two values share a form exactly when
 //! they are one value under those rules.

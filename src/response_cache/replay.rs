@@ -12,7 +12,7 @@
 //! The stored answer is data read back, not trusted: whatever shape it has, each function here
 //! returns an error (the hit then is a miss), never a panic.
 
-use super::{Encoder, Surface};
+use crate::surfaces::{Encoder, Surface};
 use serde_json::{json, Map, Value};
 
 /// The stored answer of `surface` as that surface's stream.
@@ -163,5 +163,5 @@ fn responses_to_chat(stored: &[u8]) -> Result<Vec<u8>, String> {
 }
 
 #[cfg(test)]
-#[path = "cached_answer_tests.rs"]
+#[path = "replay_tests.rs"]
 mod tests;

@@ -48,7 +48,7 @@ fn tool_calls_are_streamed_with_their_index() {
 
 #[test]
 fn a_messages_hit_streams_messages_events_with_the_stored_text() {
-    let stored = super::super::messages_response::from_chat(CHAT.as_bytes()).unwrap();
+    let stored = crate::surfaces::messages_response::from_chat(CHAT.as_bytes()).unwrap();
     let out = streamed(Surface::Messages, &stored, false, 5, 9).unwrap();
     let text = String::from_utf8(out).unwrap();
     assert!(text.starts_with("event: message_start"), "{text}");
@@ -58,7 +58,7 @@ fn a_messages_hit_streams_messages_events_with_the_stored_text() {
 
 #[test]
 fn a_responses_hit_streams_responses_events_ending_completed_with_the_stored_text() {
-    let stored = super::super::responses_response::from_chat(CHAT.as_bytes(), 7).unwrap();
+    let stored = crate::surfaces::responses_response::from_chat(CHAT.as_bytes(), 7).unwrap();
     let out = streamed(Surface::Responses, &stored, false, 5, 9).unwrap();
     let text = String::from_utf8(out).unwrap();
     assert!(text.contains("event: response.output_text.delta"), "{text}");

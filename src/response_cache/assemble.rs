@@ -7,10 +7,10 @@
 //! choice keeps the `finish_reason` its stream gave (`null` if none: nothing is made up). Anything else (native Anthropic events, an error event, a
 //! chunk that is not JSON) yields nothing, and nothing is stored.
 
-use super::Surface;
-use crate::cache::stored_answer::MAX_ENTRY_BYTES;
 use crate::config::SortedMap;
+use crate::response_cache::stored::MAX_ENTRY_BYTES;
 use crate::stream::sse::{EventKind, SseParser};
+use crate::surfaces::Surface;
 use crate::usage::TokenCounts;
 use serde_json::{json, Map, Value};
 
@@ -169,13 +169,13 @@ impl ChatAssembler {
         let chat = self.completion(tokens)?;
         match surface {
             Surface::Chat => Some(chat),
-            Surface::Messages => super::messages_response::from_chat(&chat).ok(),
-            Surface::Responses => super::responses_response::from_chat(&chat, now_s).ok(),
+            Surface::Messages => crate::surfaces::messages_response::from_chat(&chat).ok(),
+            Surface::Responses => crate::surfaces::responses_response::from_chat(&chat, now_s).ok(),
             Surface::Embeddings => None,
         }
     }
 }
 
 #[cfg(test)]
-#[path = "assembled_tests.rs"]
+#[path = "assemble_tests.rs"]
 mod tests;
