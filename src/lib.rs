@@ -7,7 +7,7 @@
 
 pub mod admin;
 pub mod api;
-pub mod cache;
+pub mod callers;
 pub mod cascade;
 pub mod config;
 pub mod governance;

@@ -14,7 +14,6 @@ pub mod route_table;
 pub mod usage_sums;
 
 pub use route::Route;
-pub mod auth;
 #[cfg(test)]
 mod openapi_check;
 pub mod views;

@@ -12,8 +12,8 @@ use crate::admin::{
     unauthorized, Admin, Context as AdminContext, ExplainControl, Refusal, Reply, RoutingControl,
     Verb,
 };
-use crate::api::auth::{bearer, secrets_match};
 use crate::api::{ApiError, Route};
+use crate::callers::auth::{bearer, secrets_match};
 use crate::config::SortedMap;
 use crate::config::{ModelId, ProviderName, TenantConfig, TenantId};
 use crate::state::provider_state::ModelTransition;

@@ -1,17 +1,17 @@
 use super::*;
 
-const POLICY: CachePolicy = CachePolicy {
+const POLICY: MemoPolicy = MemoPolicy {
     ttl_ms: 10_000,
     negative_ttl_ms: 1_000,
     max_entries: 3,
     max_absent: 2,
 };
 
-fn cache() -> TtlCache<&'static str, u32> {
-    TtlCache::new(POLICY)
+fn cache() -> Memo<&'static str, u32> {
+    Memo::new(POLICY)
 }
 
-fn miss(c: &mut TtlCache<&'static str, u32>, key: &'static str, now: u64) -> Ticket {
+fn miss(c: &mut Memo<&'static str, u32>, key: &'static str, now: u64) -> Ticket {
     match c.lookup(&key, now) {
         Lookup::Miss(t) => t,
         other => panic!("expected a miss at {now}, got {other:?}"),

@@ -1,4 +1,4 @@
-//! The per-isolate cache of what the request path reads from D1 (caller keys, tenant configs),
+//! The per-isolate memo of what the request path reads from D1 (caller keys, tenant configs),
 //! as a pure type with time passed in.
 //!
 //! The rules (issue: revocation that really ends):
@@ -16,7 +16,7 @@ use std::collections::{HashMap, VecDeque};
 use std::hash::Hash;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CachePolicy {
+pub struct MemoPolicy {
     pub ttl_ms: u64,
     /// 0 turns negative caching off.
     pub negative_ttl_ms: u64,
@@ -50,16 +50,16 @@ struct Entry<V> {
     refreshing_since: Option<u64>,
 }
 
-pub struct TtlCache<K, V> {
-    policy: CachePolicy,
+pub struct Memo<K, V> {
+    policy: MemoPolicy,
     entries: HashMap<K, Entry<V>>,
     absent: HashMap<K, u64>,
     absent_order: VecDeque<K>,
     generation: u64,
 }
 
-impl<K: Hash + Eq + Clone, V: Clone> TtlCache<K, V> {
-    pub fn new(policy: CachePolicy) -> Self {
+impl<K: Hash + Eq + Clone, V: Clone> Memo<K, V> {
+    pub fn new(policy: MemoPolicy) -> Self {
         Self {
             policy,
             entries: HashMap::new(),
@@ -70,7 +70,7 @@ impl<K: Hash + Eq + Clone, V: Clone> TtlCache<K, V> {
     }
 
     /// The TTL may come from deployment vars read after the cache was created.
-    pub fn set_policy(&mut self, policy: CachePolicy) {
+    pub fn set_policy(&mut self, policy: MemoPolicy) {
         self.policy = policy;
     }
 
@@ -219,4 +219,5 @@ impl<K: Hash + Eq + Clone, V: Clone> TtlCache<K, V> {
 }
 
 #[cfg(test)]
+#[path = "memo_tests.rs"]
 mod tests;
