@@ -11,6 +11,7 @@ pub mod callers;
 pub mod cascade;
 pub mod config;
 pub mod governance;
+pub mod health;
 pub mod providers;
 pub mod response_cache;
 pub mod routing;

@@ -3,9 +3,9 @@
 use super::*;
 use crate::config::admin_body::{parse_body, ProviderBody};
 use crate::config::{Defaults, ModelId};
+use crate::health::{ProviderState, ReportRequest, Verdict};
 use crate::routing::test_config::{add_alias, add_model, add_rule_json, cfg};
 use crate::state::stats_book::{ModelSnapshot, StatsSnapshot};
-use crate::state::{ProviderState, ReportRequest, Verdict};
 
 const NOW: u64 = 1_000_000;
 

@@ -23,8 +23,8 @@ use crate::api::{ApiError, AttemptSummary, ErrorKind};
 use crate::config::{
     BreakerSettings, CatalogModel, Provider, ProviderKey, ProviderKind, ProviderName,
 };
+use crate::health::{AcquireRequest, Lease, ReportRequest};
 use crate::routing::Candidate;
-use crate::state::{AcquireRequest, Lease, ReportRequest};
 pub use candidate::acquire_request;
 use candidate::Position;
 pub use classify::{classify_status, Failure, StatusVerdict};

@@ -11,7 +11,7 @@
 
 use super::context_window::Fit;
 use super::Failure;
-use crate::state::Admission;
+use crate::health::Gate;
 
 /// Why a candidate is skipped (or, for `KeysParked`, what holds back the one tried), named as
 /// `explain` answers it.
@@ -64,7 +64,7 @@ pub struct Check {
     pub fit: Fit,
     /// The routing object's admission; `None` while not asked yet (the cascade asks only
     /// after the request's own checks passed, so a skipped candidate takes no probe).
-    pub admission: Option<Admission>,
+    pub admission: Option<Gate>,
     /// The soonest a key of the candidate's pool is free, when every key is parked.
     pub parked_until: Option<u64>,
 }
@@ -84,15 +84,15 @@ pub fn decide(check: &Check, now_ms: u64) -> Decision {
         };
     }
     match check.admission {
-        Some(Admission::Limited { until }) => Decision::Skip {
+        Some(Gate::Limited { until }) => Decision::Skip {
             reason: Reason::LocalRateLimit,
             until: Some(until),
         },
-        Some(Admission::Skip { until }) => Decision::Skip {
+        Some(Gate::Skip { until }) => Decision::Skip {
             reason: Reason::BreakerOpen,
             until,
         },
-        None | Some(Admission::Pass) | Some(Admission::Probe { .. }) => Decision::Try {
+        None | Some(Gate::Pass) | Some(Gate::Probe { .. }) => Decision::Try {
             parked_until: check.parked_until.filter(|u| *u > now_ms),
         },
     }

@@ -16,7 +16,7 @@ use crate::api::{ApiError, Route};
 use crate::callers::auth::{bearer, secrets_match};
 use crate::config::SortedMap;
 use crate::config::{ModelId, ProviderName, TenantConfig, TenantId};
-use crate::state::provider_state::ModelTransition;
+use crate::health::provider_state::ModelTransition;
 use crate::state::routing_snapshot::RoutingSnapshot;
 use crate::state::stats_book::StatsSnapshot;
 use crate::usage::spend::Spend;

@@ -227,7 +227,7 @@ pub async fn load_config(
 /// off. An unreadable state is healthy (logged): it only ever turns features off.
 fn with_health(s: crate::config::Settings, mode: Option<&str>) -> crate::config::Settings {
     let mode = mode.and_then(|m| {
-        serde_json::from_str::<crate::state::degraded::DegradedMode>(m)
+        serde_json::from_str::<crate::health::degraded::DegradedMode>(m)
             .map_err(|e| {
                 console_error!(
                     "{}",

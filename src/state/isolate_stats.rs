@@ -7,8 +7,8 @@
 //! it). A call that fails, or an older object that answers without a snapshot, puts it back.
 
 use super::model_stats::{ModelStats, OutcomeBatch, Sample};
-use super::provider_state::BreakerStatus;
 use super::stats_book::{Batches, StatsPush, StatsSnapshot};
+use crate::health::provider_state::BreakerStatus;
 use crate::routing::observed::ModelHealth;
 
 #[derive(Debug, Default)]

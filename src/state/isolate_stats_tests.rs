@@ -2,8 +2,8 @@
 //! ranking reads meanwhile.
 
 use super::*;
+use crate::health::ProviderState;
 use crate::state::stats_book::{BreakerNow, ModelSnapshot, StatsBook};
-use crate::state::ProviderState;
 
 fn served(ms: u64) -> Sample {
     Sample::Served {

@@ -1,35 +1,7 @@
-//! Mutable routing state as pure state machines with time passed in. The Durable Object holds one
-//! `ProviderState` per tenant/provider and only moves these values in and out of storage.
+//! Live stats and the alert outbox, on their way to `routing::stats` and `events`.
 
-pub mod breaker;
-pub mod committed;
-pub mod degraded;
-pub mod grant;
-pub mod grant_book;
 pub mod isolate_stats;
-pub mod key_pool;
 pub mod model_stats;
 pub mod outbox;
-pub mod provider_state;
-pub mod request_rate;
 pub mod routing_snapshot;
 pub mod stats_book;
-pub mod wire;
-
-pub use breaker::{Admission, Breaker, Transition};
-pub use grant::{Grant, LocalGrant};
-pub use grant_book::{jittered, LocalAdmission, ProviderGrants};
-pub use key_pool::KeyPool;
-/// The largest integer a JavaScript number holds exactly (2^53 - 1). Every stored time is kept at
-/// or below it: the routing object's storage and its callers' JSON pass through JS numbers, and a
-/// larger value would either be refused or silently rounded.
-pub const MAX_SAFE_MS: u64 = (1 << 53) - 1;
-
-/// `now + ms`, saturating at `MAX_SAFE_MS` instead of overflowing or leaving the safe range.
-pub fn safe_after(now: u64, ms: u64) -> u64 {
-    now.saturating_add(ms).min(MAX_SAFE_MS)
-}
-
-pub use provider_state::{
-    AcquireRequest, BreakerHealth, BreakerView, Lease, Park, ProviderState, ReportRequest, Verdict,
-};

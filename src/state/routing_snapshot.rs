@@ -5,9 +5,9 @@
 //! `ProviderState::acquire` run on a throwaway copy, so it cannot drift from what a request's
 //! acquire would answer at the same instant.
 
-use super::provider_state::{AcquireRequest, Lease, ProviderState};
 use super::stats_book::StatsSnapshot;
 use crate::config::KeyId;
+use crate::health::provider_state::{AcquireRequest, Lease, ProviderState};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -54,7 +54,7 @@ impl RoutingSnapshot {
 mod tests {
     use super::*;
     use crate::config::{BreakerSettings, KeyStrategy, OpenDurations};
-    use crate::state::{Admission, Park, ReportRequest, Verdict};
+    use crate::health::{Gate, Park, ReportRequest, Verdict};
 
     const S: BreakerSettings = BreakerSettings {
         error_threshold: 1,
@@ -98,18 +98,18 @@ mod tests {
             serde_json::from_str(&serde_json::to_string(&snap).unwrap()).unwrap();
         assert_eq!(
             back.dry_acquire(&acquire(None), 10).admission,
-            Admission::Skip { until: Some(5_000) }
+            Gate::Skip { until: Some(5_000) }
         );
         // Past its end, every dry run would probe, and the object still holds no probe.
         for _ in 0..2 {
             assert!(matches!(
                 back.dry_acquire(&acquire(None), 5_000).admission,
-                Admission::Probe { .. }
+                Gate::Probe { .. }
             ));
         }
         assert!(matches!(
             st.acquire(&acquire(None), 5_000).admission,
-            Admission::Probe { .. }
+            Gate::Probe { .. }
         ));
     }
 
@@ -122,7 +122,7 @@ mod tests {
             serde_json::from_str(&serde_json::to_string(&snap).unwrap()).unwrap();
         assert_eq!(
             back.dry_acquire(&acquire(Some(1)), 200).admission,
-            Admission::Limited { until: 60_100 }
+            Gate::Limited { until: 60_100 }
         );
     }
 

@@ -10,10 +10,10 @@
 //! keeps its batch (see `isolate_stats`).
 
 use super::model_stats::{ModelStats, OutcomeBatch};
-use super::provider_state::{
+use crate::config::SortedMap;
+use crate::health::provider_state::{
     AcquireRequest, BreakerStatus, Lease, ModelTransition, ProviderState, ReportRequest,
 };
-use crate::config::SortedMap;
 use serde::{Deserialize, Serialize};
 
 /// Batches of one isolate, by model id.

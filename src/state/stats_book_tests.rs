@@ -3,8 +3,8 @@
 
 use super::*;
 use crate::config::{BreakerSettings, KeyStrategy};
+use crate::health::provider_state::{Park, ReportRequest, Verdict};
 use crate::state::model_stats::Sample;
-use crate::state::provider_state::{Park, ReportRequest, Verdict};
 use serde_json::json;
 
 const S: BreakerSettings = BreakerSettings {
@@ -187,7 +187,7 @@ fn a_report_answer_is_read_from_an_older_object_and_a_newer_one() {
         stats: Some(&push),
     })
     .unwrap();
-    let read = crate::state::wire::read_report(&sent).unwrap().report;
+    let read = crate::health::wire::read_report(&sent).unwrap().report;
     assert_eq!(read, report, "an older object reads the report as before");
     let stats: ReportStats = serde_json::from_str(&sent).unwrap();
     assert_eq!(stats.stats, Some(push));

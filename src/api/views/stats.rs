@@ -2,7 +2,7 @@
 //! `GET /admin/v1/tenants/{t}/stats`: one row per catalog model whose provider exists, by id.
 
 use crate::config::SortedMap;
-use crate::state::provider_state::BreakerStatus;
+use crate::health::provider_state::BreakerStatus;
 use crate::state::stats_book::StatsSnapshot;
 use serde::Serialize;
 
@@ -114,9 +114,9 @@ impl StatsRow {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::health::ProviderState;
     use crate::state::model_stats::{OutcomeBatch, Sample};
     use crate::state::stats_book::{BreakerNow, ModelSnapshot, StatsBook, StatsPush};
-    use crate::state::ProviderState;
     use serde_json::json;
 
     #[test]
@@ -171,7 +171,7 @@ mod tests {
     #[test]
     fn parked_keys_are_listed_by_id_with_when_each_is_free_until_then() {
         use crate::config::{BreakerSettings, OpenDurations};
-        use crate::state::provider_state::{Park, ReportRequest, Verdict};
+        use crate::health::provider_state::{Park, ReportRequest, Verdict};
         let mut state = ProviderState::default();
         let park = |key: &str, until| Park {
             key: key.into(),

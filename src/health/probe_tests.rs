@@ -51,7 +51,7 @@ fn tripped() -> ProviderState {
 
 fn token(lease: &Lease) -> Option<u64> {
     match lease.admission {
-        Admission::Probe { token } => Some(token),
+        Gate::Probe { token } => Some(token),
         _ => None,
     }
 }
@@ -66,7 +66,7 @@ fn a_scheduled_probe_in_flight_blocks_user_probes() {
     );
     assert_eq!(scheduled.keys, vec![KeyId::from("a")]);
     let user = st.acquire(&acquire(), 1_100);
-    assert_eq!(user.admission, Admission::Skip { until: None });
+    assert_eq!(user.admission, Gate::Skip { until: None });
     assert!(user.keys.is_empty(), "zero upstream calls");
 }
 
@@ -75,7 +75,7 @@ fn a_user_probe_in_flight_blocks_the_scheduled_probe() {
     let mut st = tripped();
     assert!(token(&st.acquire(&acquire(), 1_000)).is_some());
     let scheduled = st.acquire_probe(&acquire(), 1_100);
-    assert_eq!(scheduled.admission, Admission::Skip { until: None });
+    assert_eq!(scheduled.admission, Gate::Skip { until: None });
     assert!(scheduled.keys.is_empty());
 }
 
@@ -84,11 +84,11 @@ fn a_scheduled_probe_is_never_sent_before_the_open_duration_or_to_a_closed_break
     let mut st = tripped();
     assert_eq!(
         st.acquire_probe(&acquire(), 999).admission,
-        Admission::Skip { until: Some(1_000) }
+        Gate::Skip { until: Some(1_000) }
     );
     let mut closed = ProviderState::default();
     let lease = closed.acquire_probe(&acquire(), 5_000);
-    assert_eq!(lease.admission, Admission::Skip { until: None });
+    assert_eq!(lease.admission, Gate::Skip { until: None });
     assert!(lease.keys.is_empty());
 }
 
@@ -98,7 +98,7 @@ fn a_successful_scheduled_probe_closes_the_breaker() {
     let probe = token(&st.acquire_probe(&acquire(), 1_000));
     let t = st.report(&report(Verdict::Success, probe), 1_200);
     assert!(matches!(t[0].transition, Transition::Closed { .. }));
-    assert_eq!(st.acquire(&acquire(), 1_300).admission, Admission::Pass);
+    assert_eq!(st.acquire(&acquire(), 1_300).admission, Gate::Pass);
 }
 
 #[test]
@@ -130,7 +130,7 @@ fn a_degraded_request_leaves_the_due_probe_to_the_scheduled_pass() {
         ..acquire()
     };
     let lease = st.acquire(&leave, 1_000);
-    assert_eq!(lease.admission, Admission::Skip { until: None });
+    assert_eq!(lease.admission, Gate::Skip { until: None });
     assert!(lease.keys.is_empty(), "zero upstream calls");
     assert!(
         token(&st.acquire_probe(&acquire(), 1_000)).is_some(),
@@ -140,10 +140,10 @@ fn a_degraded_request_leaves_the_due_probe_to_the_scheduled_pass() {
     let mut st = tripped();
     assert_eq!(
         st.acquire(&leave, 999).admission,
-        Admission::Skip { until: Some(1_000) }
+        Gate::Skip { until: Some(1_000) }
     );
     assert_eq!(
         ProviderState::default().acquire(&leave, 0).admission,
-        Admission::Pass
+        Gate::Pass
     );
 }

@@ -35,7 +35,7 @@ impl Default for Breaker {
 /// What the breaker says about one request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "admit", rename_all = "snake_case")]
-pub enum Admission {
+pub enum Gate {
     Pass,
     /// Let through as the single half-open probe; report back with this token.
     Probe {
@@ -63,12 +63,12 @@ pub enum Transition {
 }
 
 impl Breaker {
-    pub fn admit(&mut self, now: u64, probe_timeout_ms: u64, token: u64) -> Admission {
+    pub fn admit(&mut self, now: u64, probe_timeout_ms: u64, token: u64) -> Gate {
         match *self {
-            Self::Closed { .. } => Admission::Pass,
-            Self::Open { until } if now < until => Admission::Skip { until: Some(until) },
+            Self::Closed { .. } => Gate::Pass,
+            Self::Open { until } if now < until => Gate::Skip { until: Some(until) },
             Self::HalfOpen { probe_deadline, .. } if now < probe_deadline => {
-                Admission::Skip { until: None }
+                Gate::Skip { until: None }
             }
             // Open and expired, or a probe that never reported: this request is the probe.
             Self::Open { .. } | Self::HalfOpen { .. } => {
@@ -76,7 +76,7 @@ impl Breaker {
                     probe: token,
                     probe_deadline: safe_after(now, probe_timeout_ms),
                 };
-                Admission::Probe { token }
+                Gate::Probe { token }
             }
         }
     }

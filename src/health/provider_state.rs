@@ -2,7 +2,7 @@
 //! answers: `acquire` before a candidate is tried (breaker admission + key order, one round trip)
 //! and `report` after it (parks and the breaker verdict, sent only when it changes something).
 
-use super::breaker::{Admission, Breaker, Transition};
+use super::breaker::{Breaker, Gate, Transition};
 use super::grant::{Grant, GRANT_BLOCK};
 use super::key_pool::KeyPool;
 use super::request_rate::RequestRate;
@@ -70,7 +70,7 @@ fn forever() -> u64 {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Lease {
     #[serde(flatten)]
-    pub admission: Admission,
+    pub admission: Gate,
     /// Keys to try in order; empty when skipped.
     pub keys: Vec<KeyId>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -158,22 +158,22 @@ impl ProviderState {
     pub fn acquire(&mut self, req: &AcquireRequest, now: u64) -> Lease {
         if let Some(until) = req.rpm.and_then(|rpm| self.rate.full_until(rpm, now)) {
             return Lease {
-                admission: Admission::Limited { until },
+                admission: Gate::Limited { until },
                 keys: Vec::new(),
                 grant: None,
             };
         }
         let admission = match self.breakers.get_mut(&req.model) {
-            None => Admission::Pass,
-            Some(b) if req.leave_probe && b.probe_due(now) => Admission::Skip { until: None },
+            None => Gate::Pass,
+            Some(b) if req.leave_probe && b.probe_due(now) => Gate::Skip { until: None },
             Some(b) => {
                 self.next_token += 1;
                 b.admit(now, req.probe_timeout_ms, self.next_token)
             }
         };
         let keys = match admission {
-            Admission::Skip { .. } | Admission::Limited { .. } => Vec::new(),
-            Admission::Pass | Admission::Probe { .. } => {
+            Gate::Skip { .. } | Gate::Limited { .. } => Vec::new(),
+            Gate::Pass | Gate::Probe { .. } => {
                 if req.rpm.is_some() {
                     self.rate.admit(now);
                 }
@@ -181,7 +181,7 @@ impl ProviderState {
             }
         };
         // A provider with an `rpm` is never granted: only this object can count its requests.
-        let quiet = admission == Admission::Pass
+        let quiet = admission == Gate::Pass
             && req.rpm.is_none()
             && self
                 .breakers
@@ -205,7 +205,7 @@ impl ProviderState {
     /// while any probe is out (scheduled or a user's) every other request skips, both ways.
     pub fn acquire_probe(&mut self, req: &AcquireRequest, now: u64) -> Lease {
         let skip = |until| Lease {
-            admission: Admission::Skip { until },
+            admission: Gate::Skip { until },
             keys: Vec::new(),
             grant: None,
         };
@@ -214,18 +214,18 @@ impl ProviderState {
         };
         self.next_token += 1;
         match b.admit(now, req.probe_timeout_ms, self.next_token) {
-            Admission::Probe { token } => {
+            Gate::Probe { token } => {
                 if req.rpm.is_some() {
                     self.rate.admit(now);
                 }
                 Lease {
-                    admission: Admission::Probe { token },
+                    admission: Gate::Probe { token },
                     keys: self.keys.plan(&req.keys, req.strategy, now),
                     grant: None,
                 }
             }
-            Admission::Skip { until } => skip(until),
-            Admission::Pass | Admission::Limited { .. } => skip(None),
+            Gate::Skip { until } => skip(until),
+            Gate::Pass | Gate::Limited { .. } => skip(None),
         }
     }
 

@@ -76,7 +76,7 @@ fn read_park(raw: &Value) -> Result<(Park, Option<String>), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::state::Verdict;
+    use crate::health::Verdict;
 
     const FAILURE: &str = r#""verdict": {"verdict": "failure", "reason": "server"}, "probe": 3,
         "breaker": {"error_threshold": 5, "window_ms": 30000, "open_duration_ms": 60000}"#;

@@ -43,7 +43,7 @@ fn fail() -> Verdict {
 
 /// Lets the probe through at `now` and reports `verdict` for it; the transitions it caused.
 fn probe(st: &mut ProviderState, now: u64, verdict: Verdict) -> Vec<ModelTransition> {
-    let Admission::Probe { token } = st.acquire(&acquire(), now).admission else {
+    let Gate::Probe { token } = st.acquire(&acquire(), now).admission else {
         panic!("expected a probe at {now}");
     };
     st.report(&report(verdict, Some(token), settings()), now)
@@ -91,7 +91,7 @@ fn without_a_list_every_opening_lasts_open_duration_ms_as_in_seed_000() {
     fixed.open_durations_ms = OpenDurations::SINGLE;
     let mut st = ProviderState::default();
     st.report(&report(fail(), None, fixed), 0);
-    let Admission::Probe { token } = st.acquire(&acquire(), 60_000).admission else {
+    let Gate::Probe { token } = st.acquire(&acquire(), 60_000).admission else {
         panic!("probe");
     };
     st.report(&report(fail(), Some(token), fixed), 60_000);

@@ -107,9 +107,9 @@ fn one_models_outage_leaves_the_providers_other_models_in_rotation() {
     assert_eq!(t.len(), 1);
     assert!(matches!(
         st.acquire(&acquire("down"), 2).admission,
-        Admission::Skip { .. }
+        Gate::Skip { .. }
     ));
-    assert_eq!(st.acquire(&acquire("up"), 2).admission, Admission::Pass);
+    assert_eq!(st.acquire(&acquire("up"), 2).admission, Gate::Pass);
     assert_eq!(st.acquire(&acquire("up"), 2).keys, ["a", "b"]);
 }
 
@@ -211,7 +211,7 @@ fn a_streaming_probe_is_held_while_renewed_and_no_second_probe_gets_in() {
     let mut st = ProviderState::default();
     st.report(&failure("m"), 0);
     st.report(&failure("m"), 0);
-    let Admission::Probe { token } = st.acquire(&acquire("m"), 5_000).admission else {
+    let Gate::Probe { token } = st.acquire(&acquire("m"), 5_000).admission else {
         panic!("expected the probe")
     };
     // probe_timeout_ms is 1 000; the stream renews every 500 ms for 10 s.
@@ -219,7 +219,7 @@ fn a_streaming_probe_is_held_while_renewed_and_no_second_probe_gets_in() {
         assert!(st.hold(&"m".into(), token, t, 1_000));
         assert!(matches!(
             st.acquire(&acquire("m"), t + 1).admission,
-            Admission::Skip { .. }
+            Gate::Skip { .. }
         ));
     }
     assert!(!st.hold(&"other".into(), token, 15_000, 1_000));

@@ -54,7 +54,7 @@ fn open_skips_with_its_until() {
     let mut b = opened_at(1_000);
     assert_eq!(
         b.admit(30_000, PROBE_TIMEOUT, 1),
-        Admission::Skip {
+        Gate::Skip {
             until: Some(61_000)
         }
     );
@@ -63,14 +63,11 @@ fn open_skips_with_its_until() {
 #[test]
 fn half_open_admits_exactly_one_probe() {
     let mut b = opened_at(1_000);
-    assert_eq!(
-        b.admit(61_000, PROBE_TIMEOUT, 7),
-        Admission::Probe { token: 7 }
-    );
+    assert_eq!(b.admit(61_000, PROBE_TIMEOUT, 7), Gate::Probe { token: 7 });
     for t in 0..20 {
         assert_eq!(
             b.admit(61_001 + t, PROBE_TIMEOUT, 8 + t),
-            Admission::Skip { until: None }
+            Gate::Skip { until: None }
         );
     }
 }
@@ -78,7 +75,7 @@ fn half_open_admits_exactly_one_probe() {
 #[test]
 fn probe_success_closes_outright_and_clears_the_window() {
     let mut b = opened_at(1_000);
-    let Admission::Probe { token } = b.admit(61_000, PROBE_TIMEOUT, 7) else {
+    let Gate::Probe { token } = b.admit(61_000, PROBE_TIMEOUT, 7) else {
         panic!("expected a probe")
     };
     assert!(matches!(
@@ -95,7 +92,7 @@ fn probe_success_closes_outright_and_clears_the_window() {
 #[test]
 fn probe_failure_reopens_at_once_for_a_full_duration() {
     let mut b = opened_at(1_000);
-    let Admission::Probe { token } = b.admit(61_000, PROBE_TIMEOUT, 7) else {
+    let Gate::Probe { token } = b.admit(61_000, PROBE_TIMEOUT, 7) else {
         panic!("expected a probe")
     };
     let t = b.failure(62_000, &S, Some(token), "timeout");
@@ -108,7 +105,7 @@ fn probe_failure_reopens_at_once_for_a_full_duration() {
     ));
     assert_eq!(
         b.admit(121_999, PROBE_TIMEOUT, 8),
-        Admission::Skip {
+        Gate::Skip {
             until: Some(122_000)
         }
     );
@@ -117,18 +114,12 @@ fn probe_failure_reopens_at_once_for_a_full_duration() {
 #[test]
 fn lost_probe_is_released_after_its_timeout() {
     let mut b = opened_at(1_000);
-    assert_eq!(
-        b.admit(61_000, PROBE_TIMEOUT, 7),
-        Admission::Probe { token: 7 }
-    );
+    assert_eq!(b.admit(61_000, PROBE_TIMEOUT, 7), Gate::Probe { token: 7 });
     assert_eq!(
         b.admit(70_999, PROBE_TIMEOUT, 8),
-        Admission::Skip { until: None }
+        Gate::Skip { until: None }
     );
-    assert_eq!(
-        b.admit(71_000, PROBE_TIMEOUT, 9),
-        Admission::Probe { token: 9 }
-    );
+    assert_eq!(b.admit(71_000, PROBE_TIMEOUT, 9), Gate::Probe { token: 9 });
     // The lost probe's late verdict no longer counts.
     assert_eq!(b.success(Some(7)), None);
 }
@@ -138,10 +129,7 @@ fn released_probe_lets_the_next_request_probe() {
     let mut b = opened_at(1_000);
     b.admit(61_000, PROBE_TIMEOUT, 7);
     b.release(Some(7), 61_500);
-    assert_eq!(
-        b.admit(61_500, PROBE_TIMEOUT, 8),
-        Admission::Probe { token: 8 }
-    );
+    assert_eq!(b.admit(61_500, PROBE_TIMEOUT, 8), Gate::Probe { token: 8 });
 }
 
 #[test]
@@ -151,20 +139,14 @@ fn a_streaming_probe_that_keeps_renewing_is_held_past_its_first_deadline() {
     // Renewed every half timeout, for far longer than one timeout.
     for t in (66_000..200_000).step_by(5_000) {
         assert!(b.hold(7, t, PROBE_TIMEOUT));
-        assert_eq!(
-            b.admit(t + 1, PROBE_TIMEOUT, 8),
-            Admission::Skip { until: None }
-        );
+        assert_eq!(b.admit(t + 1, PROBE_TIMEOUT, 8), Gate::Skip { until: None });
     }
     // Once the renewals stop (last at 196 000), the deadline releases it as before.
     assert_eq!(
         b.admit(205_999, PROBE_TIMEOUT, 9),
-        Admission::Skip { until: None }
+        Gate::Skip { until: None }
     );
-    assert_eq!(
-        b.admit(206_000, PROBE_TIMEOUT, 9),
-        Admission::Probe { token: 9 }
-    );
+    assert_eq!(b.admit(206_000, PROBE_TIMEOUT, 9), Gate::Probe { token: 9 });
 }
 
 #[test]
@@ -203,7 +185,7 @@ fn times_saturate_at_the_largest_safe_integer() {
     assert_eq!(
         b,
         Breaker::Open {
-            until: crate::state::MAX_SAFE_MS
+            until: crate::health::MAX_SAFE_MS
         }
     );
 }
