@@ -22,9 +22,9 @@ use crate::routing::auto::{self, AutoName};
 use crate::routing::facts::RequestFacts;
 use crate::routing::rank::{scores, Ranked, Ranking};
 use crate::routing::resolve::{alias_model, alias_ranking, lookup, Target};
+use crate::routing::stats::isolate_stats::ProviderStats;
+use crate::routing::stats::routing_snapshot::RoutingSnapshot;
 use crate::routing::{build_chain, Candidate, ChainError, ModelHealth, Observed, RouteInput};
-use crate::state::isolate_stats::ProviderStats;
-use crate::state::routing_snapshot::RoutingSnapshot;
 use std::rc::Rc;
 
 /// What `explain` reads besides the admin store: the tenant's config as the request path holds

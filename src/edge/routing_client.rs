@@ -11,7 +11,7 @@ use crate::health::provider_state::ModelTransition;
 use crate::health::{
     jittered, AcquireRequest, BreakerHealth, Gate, Lease, LocalAdmission, ReportRequest,
 };
-use crate::state::stats_book::{AcquireAnswer, AcquireCall, ReportAnswer, ReportCall};
+use crate::routing::stats::stats_book::{AcquireAnswer, AcquireCall, ReportAnswer, ReportCall};
 use serde::de::DeserializeOwned;
 use std::time::Duration;
 use worker::{

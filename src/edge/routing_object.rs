@@ -8,8 +8,8 @@ use crate::health::committed::Committed;
 use crate::health::provider_state::ModelTransition;
 use crate::health::wire::read_report;
 use crate::health::{Gate, Lease, ProviderState};
-use crate::state::routing_snapshot::RoutingSnapshot;
-use crate::state::stats_book::{
+use crate::routing::stats::routing_snapshot::RoutingSnapshot;
+use crate::routing::stats::stats_book::{
     AcquireAnswer, AcquireCall, Gauges, ReportStats, StatsBook, StatsPush, StatsSnapshot,
 };
 use serde::{Deserialize, Serialize};

@@ -1,4 +1,5 @@
-//! Spec §1 and §2: a requested name becomes an ordered list of candidates.
+//! Spec §1 and §2: a requested name becomes an ordered list of candidates. `stats` holds the
+//! live stats a ranking reads.
 
 pub mod affinity;
 pub mod auto;
@@ -16,6 +17,7 @@ pub mod resolve;
 pub mod spread;
 #[cfg(test)]
 mod spread_tests;
+pub mod stats;
 #[cfg(test)]
 pub(crate) mod test_config;
 pub mod versions;

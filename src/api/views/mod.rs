@@ -5,13 +5,12 @@
 mod catalog;
 mod explain;
 mod operations;
-mod stats;
 mod tenants;
 
+pub use crate::routing::stats::view::{BreakerState, ParkedKey, StatsRow, TenantStats};
 pub use catalog::{AliasView, KeyRef, ModelView, ProviderView, RuleView, WrittenRuleView};
 pub use explain::{CandidateDecision, CandidateView, Explanation, LiveStats, SkipReason};
 pub use operations::{ClosedBreaker, EventView, ResetView};
-pub use stats::{BreakerState, ParkedKey, StatsRow, TenantStats};
 pub use tenants::{
     Deleted, KeyView, List, NewKeyView, PolicyView, SpendView, TenantSummary, TenantView,
     UsageGroupView, UsageView,

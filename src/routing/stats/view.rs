@@ -3,7 +3,7 @@
 
 use crate::config::SortedMap;
 use crate::health::provider_state::BreakerStatus;
-use crate::state::stats_book::StatsSnapshot;
+use crate::routing::stats::stats_book::StatsSnapshot;
 use serde::Serialize;
 
 /// One model's live stats. Nothing measured yet: zero requests and `null` numbers.
@@ -115,8 +115,8 @@ impl StatsRow {
 mod tests {
     use super::*;
     use crate::health::ProviderState;
-    use crate::state::model_stats::{OutcomeBatch, Sample};
-    use crate::state::stats_book::{BreakerNow, ModelSnapshot, StatsBook, StatsPush};
+    use crate::routing::stats::model_stats::{OutcomeBatch, Sample};
+    use crate::routing::stats::stats_book::{BreakerNow, ModelSnapshot, StatsBook, StatsPush};
     use serde_json::json;
 
     #[test]

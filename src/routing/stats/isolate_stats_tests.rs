@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::health::ProviderState;
-use crate::state::stats_book::{BreakerNow, ModelSnapshot, StatsBook};
+use crate::routing::stats::stats_book::{BreakerNow, ModelSnapshot, StatsBook};
 
 fn served(ms: u64) -> Sample {
     Sample::Served {

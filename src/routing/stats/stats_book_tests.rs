@@ -4,7 +4,7 @@
 use super::*;
 use crate::config::{BreakerSettings, KeyStrategy};
 use crate::health::provider_state::{Park, ReportRequest, Verdict};
-use crate::state::model_stats::Sample;
+use crate::routing::stats::model_stats::Sample;
 use serde_json::json;
 
 const S: BreakerSettings = BreakerSettings {
