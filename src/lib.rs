@@ -12,6 +12,7 @@ pub mod cascade;
 pub mod config;
 pub mod governance;
 pub mod health;
+pub mod metrics;
 pub mod providers;
 pub mod response_cache;
 pub mod routing;

@@ -139,7 +139,7 @@ impl RequestLog<'_> {
             .collect();
         Line {
             msg: "request",
-            level: super::metric::level(self.outcome, self.status),
+            level: crate::metrics::request_metric::level(self.outcome, self.status),
             request_id: self.request_id,
             surface: self.surface,
             tenant: truncated(self.tenant, MAX_NAME_BYTES),

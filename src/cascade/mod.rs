@@ -10,7 +10,6 @@ pub mod classify;
 pub mod context_window;
 mod keys;
 pub mod log_line;
-pub mod metric;
 pub mod precheck;
 pub mod rate_limit_signals;
 pub mod refusal;

@@ -19,14 +19,14 @@ use super::upstream::{FetchUpstream, UpstreamBody};
 use super::usage_sink::{self, StreamHandOff};
 use crate::api::{ApiError, ChatRequest, ErrorKind};
 use crate::cascade::log_line::LogUsage;
-use crate::cascade::metric::unserved;
 use crate::cascade::{settle, Cascade, Clock, Ending, Limits, Outcome, RefusalPolicy};
 use crate::config::TenantConfig;
 use crate::governance::{billable_answers, Need, Price};
+use crate::metrics::counts::MetricOutcome;
+use crate::metrics::request_metric::unserved;
 use crate::routing::{Candidate, ChainError};
 use crate::surfaces::{Inbound, Surface};
 use crate::usage::estimate::{answer_tokens, requested_output};
-use crate::usage::metric_counts::MetricOutcome;
 use crate::usage::{end_user, usd_decimal, PendingUsage};
 use worker::{web_sys, Context, Env, Response};
 

@@ -7,12 +7,12 @@ use super::metrics_sink::Extra;
 use super::request_metrics::{self, StreamMetric};
 use crate::api::{ApiError, ErrorKind};
 use crate::cascade::log_line::{LogUsage, RequestLog};
-use crate::cascade::metric::{unserved, upstream_calls};
 use crate::cascade::CandidateAttempt;
 use crate::config::TenantId;
+use crate::metrics::counts::{MetricOutcome, RequestMetric};
+use crate::metrics::request_metric::{unserved, upstream_calls};
 use crate::response_cache::stored::StoredMeta;
 use crate::surfaces::Surface;
-use crate::usage::metric_counts::{MetricOutcome, RequestMetric};
 use crate::usage::TokenCounts;
 use worker::{console_log, Context, Env};
 

@@ -1,5 +1,5 @@
 use super::*;
-use crate::usage::metric_counts::{MetricOutcome, RequestMetric};
+use crate::metrics::counts::{MetricOutcome, RequestMetric};
 
 fn served(model: &str, latency_ms: u64) -> RequestMetric {
     RequestMetric {

@@ -1,8 +1,8 @@
 //! A request's ending as the metrics and the log line's `level` name it. Pure, so the
 //! request path and its tests read the same mapping.
 
-use super::{CandidateAttempt, Failure};
-use crate::usage::metric_counts::MetricOutcome;
+use crate::cascade::{CandidateAttempt, Failure};
+use crate::metrics::counts::MetricOutcome;
 
 /// Every upstream call of the cascade as (provider, model, failure class): `none` for an
 /// answer, `refusal` for an answer that was a safety refusal. Candidates skipped without a call

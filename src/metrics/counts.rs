@@ -259,5 +259,5 @@ impl MetricCounts {
 }
 
 #[cfg(test)]
-#[path = "metric_counts_tests.rs"]
+#[path = "counts_tests.rs"]
 mod tests;

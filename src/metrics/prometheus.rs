@@ -2,7 +2,7 @@
 //! rendered from what the scrape gathered (each tenant's ledger counters, each routing object's
 //! breakers and parked keys). Pure: the edge gathers, this writes.
 
-use super::metric_counts::{labels, Histogram, MetricCounts, DEPTH_BOUNDS, MS_BOUNDS};
+use super::counts::{labels, Histogram, MetricCounts, DEPTH_BOUNDS, MS_BOUNDS};
 use crate::config::SortedMap;
 use std::fmt::Write;
 
