@@ -9,7 +9,6 @@ mod candidate;
 pub mod classify;
 pub mod context_window;
 mod keys;
-pub mod log_line;
 pub mod precheck;
 pub mod rate_limit_signals;
 pub mod refusal;

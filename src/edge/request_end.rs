@@ -1,4 +1,4 @@
-//! How a caller request ends on the edge: its one log line (`cascade::log_line`) and its metric
+//! How a caller request ends on the edge: its one log line (`events::log_line`) and its metric
 //! (`request_metrics`), both from what the request path knows at its end.
 
 use super::http::now_ms;
@@ -6,9 +6,9 @@ use super::metrics::Metrics;
 use super::metrics_sink::Extra;
 use super::request_metrics::{self, StreamMetric};
 use crate::api::{ApiError, ErrorKind};
-use crate::cascade::log_line::{LogUsage, RequestLog};
 use crate::cascade::CandidateAttempt;
 use crate::config::TenantId;
+use crate::events::log_line::{LogUsage, RequestLog};
 use crate::metrics::counts::{MetricOutcome, RequestMetric};
 use crate::metrics::request_metric::{unserved, upstream_calls};
 use crate::response_cache::stored::StoredMeta;

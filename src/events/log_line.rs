@@ -1,7 +1,7 @@
 //! The one structured JSON log line per request. Keys appear only by id; the upstream's own error
 //! text appears here and nowhere else.
 
-use super::CandidateAttempt;
+use crate::cascade::CandidateAttempt;
 use crate::config::text::truncated;
 use serde::Serialize;
 use serde_json::Value;

@@ -1,3 +1,0 @@
-//! The alert outbox, on its way to `events`.
-
-pub mod outbox;
