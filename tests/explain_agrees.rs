@@ -5,8 +5,8 @@
 
 mod support;
 
+use cognigate::admin::views::Explanation;
 use cognigate::admin::{explain, DryRun, ExplainQuery};
-use cognigate::api::views::Explanation;
 use cognigate::cascade::{Clock, Ending, Outcome};
 use cognigate::config::SortedMap;
 use cognigate::routing::stats::routing_snapshot::RoutingSnapshot;

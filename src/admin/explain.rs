@@ -11,7 +11,7 @@
 use super::explain_query::ExplainQuery;
 use super::store::Stored;
 use super::{json, Admin, AdminStore, Answer, ObjectControl, Refusal};
-use crate::api::views::{CandidateDecision, CandidateView, Explanation, LiveStats};
+use crate::admin::views::{CandidateDecision, CandidateView, Explanation, LiveStats};
 use crate::cascade::context_window::Fit;
 use crate::cascade::precheck::{decide, Check, Decision};
 use crate::cascade::{acquire_request, Limits};

@@ -12,10 +12,35 @@
 use super::context_window::Fit;
 use super::Failure;
 use crate::health::Gate;
+use serde::Serialize;
 
 /// Why a candidate is skipped (or, for `KeysParked`, what holds back the one tried), named as
-/// `explain` answers it.
-pub use crate::api::views::SkipReason as Reason;
+/// `explain` answers it: `keys_parked` also marks a `try` whose every key is parked (the pool is
+/// tried anyway, soonest-free key first).
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SkipReason {
+    BreakerOpen,
+    KeysParked,
+    ContextWindow,
+    LocalRateLimit,
+    Capability,
+}
+
+impl SkipReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::BreakerOpen => "breaker_open",
+            Self::KeysParked => "keys_parked",
+            Self::ContextWindow => "context_window",
+            Self::LocalRateLimit => "local_rate_limit",
+            Self::Capability => "capability",
+        }
+    }
+}
+
+pub use SkipReason as Reason;
 
 impl Reason {
     /// How a skip for this reason is logged and answered in a 502's `attempts`.

@@ -4,6 +4,7 @@
 pub mod affinity;
 pub mod auto;
 pub mod chain;
+mod chain_error;
 pub mod condition;
 mod draw;
 pub mod facts;

@@ -3,19 +3,20 @@
 //! schemars (a host-only dependency) and compared with the document by shape (`shape.rs`). A field
 //! added to a body or view type and not to the document fails here, naming the type and field.
 //!
-//! One row per operation (a new operation is one line in `OPERATIONS`): `route::tests` holds the
-//! document's operation list to the router's, and `every_operation_has_one_row_in_the_schema_table`
-//! holds this table to that list, so an operation without a row fails.
+//! One row per operation (a new operation is one line in `OPERATIONS`): `api::route::tests`
+//! holds the document's operation list to the router's, and
+//! `every_operation_has_one_row_in_the_schema_table` holds this table to that list, so an
+//! operation without a row fails.
 
 mod shape;
 
-use super::error::Envelope;
-use super::route::{ADMIN_OPERATIONS, CALLER_OPERATIONS, CONSOLE_OPERATIONS, OPENAPI};
 use super::views::{
     AliasView, Deleted, EventView, Explanation, KeyView, List, ModelView, NewKeyView, PolicyView,
     ProviderView, ResetView, RuleView, StatsRow, TenantStats, TenantSummary, TenantView, UsageView,
     WrittenRuleView,
 };
+use crate::api::error::Envelope;
+use crate::api::route::{ADMIN_OPERATIONS, CALLER_OPERATIONS, CONSOLE_OPERATIONS, OPENAPI};
 use crate::config::admin_body::{
     AliasBody, BreakerReset, ModelBody, ProviderBody, RuleBody, TenantBody,
 };

@@ -1,6 +1,5 @@
 //! Tenants, their caller keys (policies and spend) and their usage, as admins see them.
 
-use crate::api::usage_sums::UsageSums;
 use crate::config::Settings;
 use crate::config::{KeyPolicy, Period};
 use serde::{Deserialize, Serialize};
@@ -79,21 +78,4 @@ pub struct NewKeyView<'a> {
     pub created_at: u64,
     #[serde(flatten)]
     pub policy: &'a KeyPolicy,
-}
-
-/// The usage API's answer: one row per group, and their total.
-#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
-#[derive(Debug, Serialize)]
-pub struct UsageView {
-    pub data: Vec<UsageGroupView>,
-    pub total: UsageSums,
-}
-
-#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
-#[derive(Debug, Serialize)]
-pub struct UsageGroupView {
-    /// The model, provider, key id, end user or day; `null` for usage without one.
-    pub group: Option<String>,
-    #[serde(flatten)]
-    pub sums: UsageSums,
 }

@@ -1,19 +1,21 @@
 //! Every admin answer body is one of these typed views, so its JSON Schema can be derived (on the
-//! host) and checked against `openapi.json` (`api::openapi_check`): a field added here and not to
-//! the document fails the build.
+//! host) and checked against `openapi.json` (`admin::openapi_check`): a field added here and not to
+//! the document fails the build. Three live with what they show and are named here too: the
+//! stats answer (`routing::stats::view`), the usage answer (`governance::usage_query`) and a
+//! skip's reason (`cascade::precheck`).
 
 mod catalog;
 mod explain;
 mod operations;
 mod tenants;
 
+pub use crate::governance::usage_query::{UsageGroupView, UsageView};
 pub use crate::routing::stats::view::{BreakerState, ParkedKey, StatsRow, TenantStats};
 pub use catalog::{AliasView, KeyRef, ModelView, ProviderView, RuleView, WrittenRuleView};
 pub use explain::{CandidateDecision, CandidateView, Explanation, LiveStats, SkipReason};
 pub use operations::{ClosedBreaker, EventView, ResetView};
 pub use tenants::{
     Deleted, KeyView, List, NewKeyView, PolicyView, SpendView, TenantSummary, TenantView,
-    UsageGroupView, UsageView,
 };
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! candidate with the decision a request would meet now. Built by `admin::explain`; the reasons
 //! are the cascade's (`cascade::precheck`), spelled as the issue names them.
 
+pub use crate::cascade::precheck::SkipReason;
 use crate::routing::ModelHealth;
 use serde::Serialize;
 
@@ -26,31 +27,6 @@ impl CandidateDecision {
         match self {
             Self::Try => "try",
             Self::Skip => "skip",
-        }
-    }
-}
-
-/// Why a candidate is skipped; `keys_parked` also marks a `try` whose every key is parked (the
-/// pool is tried anyway, soonest-free key first).
-#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SkipReason {
-    BreakerOpen,
-    KeysParked,
-    ContextWindow,
-    LocalRateLimit,
-    Capability,
-}
-
-impl SkipReason {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::BreakerOpen => "breaker_open",
-            Self::KeysParked => "keys_parked",
-            Self::ContextWindow => "context_window",
-            Self::LocalRateLimit => "local_rate_limit",
-            Self::Capability => "capability",
         }
     }
 }

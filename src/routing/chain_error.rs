@@ -1,9 +1,9 @@
 //! A chain that cannot be built, as the caller's error: one mapping for the request path and
-//! `explain`, so an unknown name is the same 404 `model_not_found` on both. It lives with the
-//! error type, so routing decides without knowing how its refusals are shown.
+//! `explain`, so an unknown name is the same 404 `model_not_found` on both. The rest of routing
+//! decides without knowing how its refusals are shown.
 
-use super::{ApiError, ErrorKind};
-use crate::routing::{pin, ChainError};
+use super::{pin, ChainError};
+use crate::api::{ApiError, ErrorKind};
 
 impl ChainError {
     pub fn api_error(&self) -> ApiError {
