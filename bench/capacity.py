@@ -3,7 +3,7 @@
 
 A discrete-event simulation of what the gateway's isolates send to the routing object of one
 tenant/provider, and what they send to its upstream when that upstream starts failing. It is a
-model of the code in src/state/{provider_state,breaker,grant}.rs and src/edge/routing_client.rs,
+model of the code in src/health/{provider_state,breaker,grant}.rs and src/edge/routing_client.rs,
 not a measurement; plain Python 3.11, standard library only.
 
 What is modelled

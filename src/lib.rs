@@ -7,14 +7,17 @@
 
 pub mod admin;
 pub mod api;
-pub mod cache;
+pub mod callers;
 pub mod cascade;
 pub mod config;
+pub mod events;
 pub mod governance;
+pub mod health;
+pub mod metrics;
 pub mod providers;
 pub mod request;
+pub mod response_cache;
 pub mod routing;
-pub mod state;
 pub mod stream;
 pub mod surfaces;
 pub mod usage;

@@ -9,7 +9,7 @@ mod support;
 
 use cognigate::admin::store::{AlertSecretWrite, CatalogStore, DepthWrite, TenantStore};
 use cognigate::admin::Verb;
-use cognigate::api::auth::{hash_key, may_be_caller_key};
+use cognigate::callers::auth::{hash_key, may_be_caller_key};
 use cognigate::config::sealed::Kek;
 use cognigate::config::{Chain, KeyPolicy, RouteName, Rule, SettingsOverrides, TenantId};
 use futures::executor::block_on;

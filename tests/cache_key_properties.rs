@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use cognigate::api::ChatRequest;
-use cognigate::cache::response_key::{
+use cognigate::response_cache::key::{
     body_digest, canonical_number, key_with_body, response_key, KeyInput,
 };
 use proptest::prelude::*;

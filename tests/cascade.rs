@@ -5,7 +5,7 @@ mod support;
 
 use cognigate::cascade::retry_after::imf_fixdate;
 use cognigate::cascade::{Ending, Failure, Limits, Outcome};
-use cognigate::state::Verdict;
+use cognigate::health::Verdict;
 use support::fakes::{FakeClock, Script};
 use support::world::{World, LIMITS};
 

@@ -7,7 +7,7 @@ mod support;
 
 use cognigate::cascade::{Ending, Failure, Limits};
 use cognigate::config::{BreakerSettings, KeyStrategy};
-use cognigate::state::{AcquireRequest, Admission};
+use cognigate::health::{AcquireRequest, Gate};
 use support::fakes::{FakeClock, Script};
 use support::world::{World, LIMITS};
 
@@ -61,7 +61,7 @@ fn while_degraded_a_half_open_candidate_costs_no_call_and_the_next_one_serves() 
         .get_mut("p1")
         .unwrap()
         .acquire_probe(&probe, clock.0.get());
-    assert!(matches!(lease.admission, Admission::Probe { .. }));
+    assert!(matches!(lease.admission, Gate::Probe { .. }));
 }
 
 #[test]

@@ -8,8 +8,8 @@ use cognigate::cascade::{
     settle, Cascade, Ending, Outcome, PolicyFallback, RefusalPolicy, RefusalSeen,
 };
 use cognigate::governance::settled::{Seen, SettledIds};
+use cognigate::health::Verdict;
 use cognigate::routing::{build_chain, RouteInput};
-use cognigate::state::Verdict;
 use cognigate::usage::{PendingUsage, TokenCounts, UsageSource};
 use futures::executor::block_on;
 use support::fakes::{refusal_body, FakeClock, Script};

@@ -6,7 +6,7 @@ mod support;
 
 use cognigate::cascade::{exhausted_retry_after_secs, Ending, Failure, Limits, Outcome};
 use cognigate::config::{BreakerSettings, ProviderName, RetryPolicy};
-use cognigate::state::Verdict;
+use cognigate::health::Verdict;
 use support::fakes::{FakeClock, Script};
 use support::world::{World, LIMITS};
 

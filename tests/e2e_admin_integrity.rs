@@ -6,7 +6,7 @@
 
 mod support;
 
-use cognigate::api::auth::hash_key;
+use cognigate::callers::auth::hash_key;
 use serde_json::{json, Value};
 use support::gateway::{Gateway, Resp, Tenant, ADMIN_KEY};
 

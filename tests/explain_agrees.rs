@@ -5,11 +5,11 @@
 
 mod support;
 
+use cognigate::admin::views::Explanation;
 use cognigate::admin::{explain, DryRun, ExplainQuery};
-use cognigate::api::views::Explanation;
 use cognigate::cascade::{Clock, Ending, Outcome};
 use cognigate::config::SortedMap;
-use cognigate::state::routing_snapshot::RoutingSnapshot;
+use cognigate::routing::stats::routing_snapshot::RoutingSnapshot;
 use support::fakes::{FakeClock, Script};
 use support::world::World;
 

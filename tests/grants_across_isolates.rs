@@ -6,10 +6,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use cognigate::config::{BreakerSettings, KeyStrategy, ModelId, OpenDurations};
-use cognigate::state::grant::GRANT_BLOCK;
-use cognigate::state::{
-    AcquireRequest, Admission, LocalAdmission, ProviderGrants, ProviderState, ReportRequest,
-    Verdict,
+use cognigate::health::grant::GRANT_BLOCK;
+use cognigate::health::{
+    AcquireRequest, Gate, LocalAdmission, ProviderGrants, ProviderState, ReportRequest, Verdict,
 };
 
 const BREAKER: BreakerSettings = BreakerSettings {
@@ -62,15 +61,15 @@ impl Isolate {
             self.book.install(&m(), grant, ticket);
         }
         match lease.admission {
-            Admission::Skip { until: Some(until) } => {
+            Gate::Skip { until: Some(until) } => {
                 self.book.install_skip(&m(), until, now, LEASE_MS, ticket);
                 (false, None)
             }
-            Admission::Pass => {
+            Gate::Pass => {
                 self.upstream_calls += 1;
                 (true, None)
             }
-            Admission::Probe { token } => {
+            Gate::Probe { token } => {
                 self.upstream_calls += 1;
                 (true, Some(token))
             }
@@ -123,7 +122,7 @@ fn after_the_breaker_opens_no_isolate_sends_more_than_its_remaining_allowance_or
     }
     assert!(matches!(
         object.acquire(&acquire_request(), 101).admission,
-        Admission::Skip { .. }
+        Gate::Skip { .. }
     ));
     // A, the isolate that reported, knows at once: not one more upstream call.
     let a_before = a.upstream_calls;

@@ -4,7 +4,7 @@ use super::store::{AliasWrite, DepthWrite, ModelWrite, ProviderDelete};
 use super::{
     conflict, depth_changed, json, not_found, Admin, AdminStore, Answer, ObjectControl, Refusal,
 };
-use crate::api::views::{
+use crate::admin::views::{
     AliasView, Deleted, List, ModelView, ProviderView, RuleView, WrittenRuleView,
 };
 use crate::config::admin_body::{parse_body, AliasBody, ModelBody, ProviderBody, RuleBody};

@@ -11,20 +11,20 @@
 use super::explain_query::ExplainQuery;
 use super::store::Stored;
 use super::{json, Admin, AdminStore, Answer, ObjectControl, Refusal};
-use crate::api::views::{CandidateDecision, CandidateView, Explanation, LiveStats};
+use crate::admin::views::{CandidateDecision, CandidateView, Explanation, LiveStats};
 use crate::cascade::context_window::Fit;
 use crate::cascade::precheck::{decide, Check, Decision};
 use crate::cascade::{acquire_request, Limits};
 use crate::config::SortedMap;
 use crate::config::{ProviderName, TenantConfig, TenantId};
+use crate::health::provider_state::BreakerStatus;
 use crate::routing::auto::{self, AutoName};
 use crate::routing::facts::RequestFacts;
 use crate::routing::rank::{scores, Ranked, Ranking};
 use crate::routing::resolve::{alias_model, alias_ranking, lookup, Target};
+use crate::routing::stats::isolate_stats::ProviderStats;
+use crate::routing::stats::routing_snapshot::RoutingSnapshot;
 use crate::routing::{build_chain, Candidate, ChainError, ModelHealth, Observed, RouteInput};
-use crate::state::isolate_stats::ProviderStats;
-use crate::state::provider_state::BreakerStatus;
-use crate::state::routing_snapshot::RoutingSnapshot;
 use std::rc::Rc;
 
 /// What `explain` reads besides the admin store: the tenant's config as the request path holds

@@ -3,9 +3,9 @@
 use super::*;
 use crate::config::admin_body::{parse_body, ProviderBody};
 use crate::config::{Defaults, ModelId};
+use crate::health::{ProviderState, ReportRequest, Verdict};
+use crate::routing::stats::stats_book::{ModelSnapshot, StatsSnapshot};
 use crate::routing::test_config::{add_alias, add_model, add_rule_json, cfg};
-use crate::state::stats_book::{ModelSnapshot, StatsSnapshot};
-use crate::state::{ProviderState, ReportRequest, Verdict};
 
 const NOW: u64 = 1_000_000;
 
@@ -158,7 +158,7 @@ fn a_ranked_alias_shows_the_score_and_the_live_stats_behind_it() {
         r#"{"capabilities":["chat"],"rank_by":"latency"}"#,
     );
     add_rule_json(&mut c, r#"{"match":"r","chain":["quick","slow"]}"#);
-    let measured = |latency: f64| crate::state::model_stats::ModelStats {
+    let measured = |latency: f64| crate::routing::stats::model_stats::ModelStats {
         latency_ms: Some(latency),
         requests: 4,
         ..Default::default()

@@ -3,8 +3,8 @@
 
 use super::store::{KeyRow, NewKey, PolicyPatch};
 use super::{json, not_found, Admin, AdminStore, Answer, ObjectControl};
-use crate::api::auth::{hash_key, mint_caller_key};
-use crate::api::views::{Deleted, KeyView, List, NewKeyView, PolicyView, SpendView};
+use crate::admin::views::{Deleted, KeyView, List, NewKeyView, PolicyView, SpendView};
+use crate::callers::auth::{hash_key, mint_caller_key};
 use crate::config::admin_body::parse_optional_body;
 use crate::config::sealed::Kek;
 use crate::config::TenantId;

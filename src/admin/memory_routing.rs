@@ -7,8 +7,8 @@ use super::Refusal;
 use crate::config::SortedMap;
 use crate::config::TenantConfig;
 use crate::config::{ModelId, ProviderName, TenantId};
-use crate::state::routing_snapshot::RoutingSnapshot;
-use crate::state::stats_book::StatsSnapshot;
+use crate::routing::stats::routing_snapshot::RoutingSnapshot;
+use crate::routing::stats::stats_book::StatsSnapshot;
 use std::cell::RefCell;
 use std::rc::Rc;
 

@@ -14,6 +14,10 @@ mod stats;
 pub mod store;
 mod tenants;
 mod usage;
+pub mod views;
+
+#[cfg(test)]
+mod openapi_check;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod memory;

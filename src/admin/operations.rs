@@ -4,7 +4,7 @@ use super::store::{AlertSecretWrite, DepthWrite};
 use super::{
     depth_changed, json, not_found, query_param, Admin, AdminStore, Answer, ObjectControl, Refusal,
 };
-use crate::api::views::{ClosedBreaker, EventView, List, ResetView};
+use crate::admin::views::{ClosedBreaker, EventView, List, ResetView};
 use crate::api::{ApiError, ErrorKind};
 use crate::config::admin_body::{parse_body, parse_optional_body, validate_settings, BreakerReset};
 use crate::config::{ConfigError, Rule, SettingsOverrides, TenantId};

@@ -3,7 +3,7 @@
 //! routing objects (one call per provider).
 
 use super::{json, Admin, AdminStore, Answer, ObjectControl};
-use crate::api::views::{ParkedKey, StatsRow, TenantStats};
+use crate::admin::views::{ParkedKey, StatsRow, TenantStats};
 use crate::config::TenantId;
 
 impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {

@@ -11,7 +11,7 @@ use crate::config::{
     StoredProvider, TenantId,
 };
 use crate::governance::usage_query::UsageQuery;
-use crate::state::stats_book::StatsSnapshot;
+use crate::routing::stats::stats_book::StatsSnapshot;
 use crate::usage::spend::Spend;
 use crate::usage::UsageSums;
 use serde::Serialize;

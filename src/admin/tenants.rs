@@ -2,7 +2,7 @@
 
 use super::store::{Created, TenantRow};
 use super::{conflict, json, not_found, Admin, AdminStore, Answer, ObjectControl};
-use crate::api::views::{Deleted, List, TenantSummary, TenantView};
+use crate::admin::views::{Deleted, List, TenantSummary, TenantView};
 use crate::config::admin_body::{parse_body, TenantBody};
 use crate::config::alias::default_aliases;
 use crate::config::Settings;

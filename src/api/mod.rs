@@ -1,9 +1,9 @@
-//! Wire types: what callers and admins send and receive.
+//! Wire types: what callers and admins send and receive (the admin answer bodies are
+//! `admin::views`).
 
 pub mod error;
 
 pub use error::{ApiError, AttemptSummary, ErrorKind, ErrorType, UpstreamFields};
-mod chain_error;
 pub mod chat;
 pub mod header_lines;
 pub mod raw_json;
@@ -14,7 +14,3 @@ pub mod route_table;
 pub mod usage_sums;
 
 pub use route::Route;
-pub mod auth;
-#[cfg(test)]
-mod openapi_check;
-pub mod views;

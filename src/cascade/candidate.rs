@@ -8,8 +8,8 @@ use super::{
     Upstream,
 };
 use crate::api::ApiError;
+use crate::health::{AcquireRequest, Gate, Park, ReportRequest, Verdict};
 use crate::routing::Candidate;
-use crate::state::{AcquireRequest, Admission, Park, ReportRequest, Verdict};
 
 /// How a chain position ended.
 pub(super) enum Position<B> {
@@ -95,8 +95,8 @@ impl<S: RoutingState, U: Upstream, C: Clock> Cascade<'_, S, U, C> {
                 Decision::Try { .. } => {}
             }
             let probe = match lease.admission {
-                Admission::Probe { token } => Some(token),
-                Admission::Pass | Admission::Skip { .. } | Admission::Limited { .. } => None,
+                Gate::Probe { token } => Some(token),
+                Gate::Pass | Gate::Skip { .. } | Gate::Limited { .. } => None,
             };
             let keys = after(&lease.keys, failed_key.as_deref());
             let mut parks = Vec::new();

@@ -8,8 +8,8 @@ use super::{
 };
 use crate::api::passthrough_error;
 use crate::config::KeyId;
+use crate::health::{safe_after, Park};
 use crate::routing::Candidate;
-use crate::state::{safe_after, Park};
 
 impl<S: RoutingState, U: Upstream, C: Clock> Cascade<'_, S, U, C> {
     pub(super) async fn try_keys(

@@ -9,8 +9,6 @@ mod candidate;
 pub mod classify;
 pub mod context_window;
 mod keys;
-pub mod log_line;
-pub mod metric;
 pub mod precheck;
 pub mod rate_limit_signals;
 pub mod refusal;
@@ -23,8 +21,8 @@ use crate::api::{ApiError, AttemptSummary, ErrorKind};
 use crate::config::{
     BreakerSettings, CatalogModel, Provider, ProviderKey, ProviderKind, ProviderName,
 };
+use crate::health::{AcquireRequest, Lease, ReportRequest};
 use crate::routing::Candidate;
-use crate::state::{AcquireRequest, Lease, ReportRequest};
 pub use candidate::acquire_request;
 use candidate::Position;
 pub use classify::{classify_status, Failure, StatusVerdict};

@@ -11,11 +11,36 @@
 
 use super::context_window::Fit;
 use super::Failure;
-use crate::state::Admission;
+use crate::health::Gate;
+use serde::Serialize;
 
 /// Why a candidate is skipped (or, for `KeysParked`, what holds back the one tried), named as
-/// `explain` answers it.
-pub use crate::api::views::SkipReason as Reason;
+/// `explain` answers it: `keys_parked` also marks a `try` whose every key is parked (the pool is
+/// tried anyway, soonest-free key first).
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SkipReason {
+    BreakerOpen,
+    KeysParked,
+    ContextWindow,
+    LocalRateLimit,
+    Capability,
+}
+
+impl SkipReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::BreakerOpen => "breaker_open",
+            Self::KeysParked => "keys_parked",
+            Self::ContextWindow => "context_window",
+            Self::LocalRateLimit => "local_rate_limit",
+            Self::Capability => "capability",
+        }
+    }
+}
+
+pub use SkipReason as Reason;
 
 impl Reason {
     /// How a skip for this reason is logged and answered in a 502's `attempts`.
@@ -64,7 +89,7 @@ pub struct Check {
     pub fit: Fit,
     /// The routing object's admission; `None` while not asked yet (the cascade asks only
     /// after the request's own checks passed, so a skipped candidate takes no probe).
-    pub admission: Option<Admission>,
+    pub admission: Option<Gate>,
     /// The soonest a key of the candidate's pool is free, when every key is parked.
     pub parked_until: Option<u64>,
 }
@@ -84,15 +109,15 @@ pub fn decide(check: &Check, now_ms: u64) -> Decision {
         };
     }
     match check.admission {
-        Some(Admission::Limited { until }) => Decision::Skip {
+        Some(Gate::Limited { until }) => Decision::Skip {
             reason: Reason::LocalRateLimit,
             until: Some(until),
         },
-        Some(Admission::Skip { until }) => Decision::Skip {
+        Some(Gate::Skip { until }) => Decision::Skip {
             reason: Reason::BreakerOpen,
             until,
         },
-        None | Some(Admission::Pass) | Some(Admission::Probe { .. }) => Decision::Try {
+        None | Some(Gate::Pass) | Some(Gate::Probe { .. }) => Decision::Try {
             parked_until: check.parked_until.filter(|u| *u > now_ms),
         },
     }

@@ -2,7 +2,7 @@
 
 use super::*;
 
-fn admitted(admission: Admission) -> Check {
+fn admitted(admission: Gate) -> Check {
     Check {
         supported: true,
         fit: Fit::Fits,
@@ -14,16 +14,16 @@ fn admitted(admission: Admission) -> Check {
 #[test]
 fn a_closed_breaker_is_tried() {
     assert_eq!(
-        decide(&admitted(Admission::Pass), 0),
+        decide(&admitted(Gate::Pass), 0),
         Decision::Try { parked_until: None }
     );
-    let d = decide(&admitted(Admission::Probe { token: 3 }), 0);
+    let d = decide(&admitted(Gate::Probe { token: 3 }), 0);
     assert_eq!((d.reason(), d.until()), (None, None), "a probe is a try");
 }
 
 #[test]
 fn an_open_breaker_is_skipped_until_its_end() {
-    let d = decide(&admitted(Admission::Skip { until: Some(5_000) }), 10);
+    let d = decide(&admitted(Gate::Skip { until: Some(5_000) }), 10);
     assert_eq!(
         d,
         Decision::Skip {
@@ -32,13 +32,13 @@ fn an_open_breaker_is_skipped_until_its_end() {
         }
     );
     // A probe in flight: skipped, with no known end.
-    let d = decide(&admitted(Admission::Skip { until: None }), 10);
+    let d = decide(&admitted(Gate::Skip { until: None }), 10);
     assert_eq!((d.reason(), d.until()), (Some(Reason::BreakerOpen), None));
 }
 
 #[test]
 fn a_used_up_rpm_is_a_local_rate_limit_until_a_slot_frees() {
-    let d = decide(&admitted(Admission::Limited { until: 60_000 }), 10);
+    let d = decide(&admitted(Gate::Limited { until: 60_000 }), 10);
     assert_eq!(
         (d.reason(), d.until()),
         (Some(Reason::LocalRateLimit), Some(60_000))
@@ -49,7 +49,7 @@ fn a_used_up_rpm_is_a_local_rate_limit_until_a_slot_frees() {
 fn a_pool_every_key_of_which_is_parked_is_tried_naming_the_earliest_free_time() {
     let parked = Check {
         parked_until: Some(9_000),
-        ..admitted(Admission::Pass)
+        ..admitted(Gate::Pass)
     };
     let d = decide(&parked, 10);
     assert_eq!(
@@ -66,7 +66,7 @@ fn a_pool_every_key_of_which_is_parked_is_tried_naming_the_earliest_free_time() 
     // An open breaker still wins: nothing is tried, parked or not.
     let both = Check {
         parked_until: Some(9_000),
-        ..admitted(Admission::Skip { until: Some(5_000) })
+        ..admitted(Gate::Skip { until: Some(5_000) })
     };
     assert_eq!(decide(&both, 10).reason(), Some(Reason::BreakerOpen));
 }
@@ -88,7 +88,7 @@ fn a_family_that_cannot_serve_the_surface_is_a_capability_skip_before_admission(
 fn a_prompt_the_window_cannot_hold_is_skipped_before_admission() {
     let too_large = Check {
         fit: Fit::TooLarge,
-        ..admitted(Admission::Pass)
+        ..admitted(Gate::Pass)
     };
     assert_eq!(decide(&too_large, 0).reason(), Some(Reason::ContextWindow));
     let truncated = Check {

@@ -18,8 +18,8 @@
 use super::candidate::Position;
 use super::{settle, CandidateAttempt, Cascade, Clock, Ending, RoutingState, Settlement, Upstream};
 use crate::config::OnRefusal;
+use crate::health::Verdict;
 use crate::routing::Candidate;
-use crate::state::Verdict;
 
 /// What a request does with a refusal: its name's `on_refusal`, and the opt-out header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

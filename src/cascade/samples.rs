@@ -2,7 +2,7 @@
 //! failed; an attempt never sent (open breaker, used-up `rpm`, a window too small) is none.
 
 use super::CandidateAttempt;
-use crate::state::model_stats::Sample;
+use crate::routing::stats::model_stats::Sample;
 
 impl CandidateAttempt {
     /// This attempt's sample, if it reached the upstream. `streamed`: the answer is a stream, so

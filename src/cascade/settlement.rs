@@ -3,7 +3,7 @@
 
 use super::Failure;
 use crate::config::ProviderName;
-use crate::state::{ReportRequest, Verdict};
+use crate::health::{ReportRequest, Verdict};
 use crate::stream::StreamEnd;
 
 /// Non-streamed answers settle it at once, streamed ones when the stream ends (a failure after
@@ -43,7 +43,7 @@ impl Settlement {
 mod tests {
     use super::*;
     use crate::config::{BreakerSettings, OpenDurations};
-    use crate::state::Park;
+    use crate::health::Park;
 
     fn settled(probe: Option<u64>) -> Settlement {
         Settlement {

@@ -12,13 +12,13 @@ use crate::admin::{
     unauthorized, Admin, Context as AdminContext, ExplainControl, Refusal, Reply, RoutingControl,
     Verb,
 };
-use crate::api::auth::{bearer, secrets_match};
 use crate::api::{ApiError, Route};
+use crate::callers::auth::{bearer, secrets_match};
 use crate::config::SortedMap;
 use crate::config::{ModelId, ProviderName, TenantConfig, TenantId};
-use crate::state::provider_state::ModelTransition;
-use crate::state::routing_snapshot::RoutingSnapshot;
-use crate::state::stats_book::StatsSnapshot;
+use crate::health::provider_state::ModelTransition;
+use crate::routing::stats::routing_snapshot::RoutingSnapshot;
+use crate::routing::stats::stats_book::StatsSnapshot;
 use crate::usage::spend::Spend;
 use std::rc::Rc;
 use worker::{Context, Env, Method, Request};

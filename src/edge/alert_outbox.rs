@@ -1,6 +1,6 @@
 //! The Durable Object holding one tenant's webhook outbox: events wait here and are
 //! POSTed from its alarm, off every request path, retried with backoff for at most a day
-//! (`state::outbox`). Each outcome is an event (`alert.delivered`, `alert.failed`). Each delivery
+//! (`events::outbox`). Each outcome is an event (`alert.delivered`, `alert.failed`). Each delivery
 //! carries the tenant generation it was queued under: one of a deleted tenant is dropped, never
 //! POSTed to the webhook of a tenant created again under the same id.
 
@@ -8,7 +8,7 @@ use super::alerts::Enqueue;
 use super::d1::{parse_stored, Db};
 use super::http::{json_body, now_ms, random_bytes};
 use crate::config::{SettingsOverrides, TenantId};
-use crate::state::outbox::{signature, Attempt, Delivery, DeliveryOutcome, Outbox};
+use crate::events::outbox::{signature, Attempt, Delivery, DeliveryOutcome, Outbox};
 use futures::future::{select, Either};
 use std::pin::pin;
 use std::time::Duration;
@@ -231,7 +231,7 @@ async fn post(url: &str, secret: &str, d: &Delivery) -> Attempt {
     let sent = async {
         let headers = Headers::new();
         headers.set("content-type", "application/json")?;
-        // Signed now: each attempt carries its own time (`state::outbox::signature`).
+        // Signed now: each attempt carries its own time (`events::outbox::signature`).
         let at_s = now_ms() / 1_000;
         headers.set(
             "x-cognigate-signature",

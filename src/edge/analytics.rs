@@ -7,7 +7,7 @@
 
 use super::metrics_sink::Extra;
 use crate::config::TenantId;
-use crate::usage::metric_counts::{RequestMetric, MAX_LABEL_BYTES};
+use crate::metrics::counts::{RequestMetric, MAX_LABEL_BYTES};
 use std::cell::Cell;
 use worker::js_sys::Reflect;
 use worker::wasm_bindgen::JsValue;

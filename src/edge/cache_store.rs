@@ -11,7 +11,7 @@
 //!
 //! A store that fails is a miss (or a write not made): the cache never fails a request.
 
-use crate::cache::stored_answer::StoredMeta;
+use crate::response_cache::stored::StoredMeta;
 use worker::{Cache, Env, Headers, Response};
 
 const META_HEADER: &str = "x-cognigate-cache-meta";

@@ -95,7 +95,7 @@ fn read(env: &Env) -> Result<Deployment, String> {
                 .trim()
                 .parse::<u64>()
                 .ok()
-                .filter(|ms| (1..=crate::state::MAX_SAFE_MS).contains(ms))
+                .filter(|ms| (1..=crate::health::MAX_SAFE_MS).contains(ms))
                 .ok_or("var MAX_PARK_MS must be a positive whole number of ms")?,
         },
     })

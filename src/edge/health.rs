@@ -58,7 +58,7 @@ pub async fn health(req: Request, env: &Env, ctx: &Context, dep: &Deployment) ->
 async fn degraded_since(env: &Env, tenant: &crate::config::TenantId) -> Option<u64> {
     let db = super::d1::Db::open(env).ok()?;
     let mode = db.health_mode(tenant).await.ok()??;
-    serde_json::from_str::<crate::state::degraded::DegradedMode>(&mode)
+    serde_json::from_str::<crate::health::degraded::DegradedMode>(&mode)
         .ok()?
         .since()
 }

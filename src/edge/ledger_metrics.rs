@@ -4,7 +4,7 @@
 //! (`edge::unconfirmed`): they are advisory, so no settle waits for their disk flush.
 
 use super::ledger_object::get_json;
-use crate::usage::metric_counts::MetricCounts;
+use crate::metrics::counts::MetricCounts;
 use std::cell::RefCell;
 use worker::{console_error, Result, State};
 

@@ -15,7 +15,7 @@ use crate::governance::lease::{RenewRequest, Renewed};
 use crate::governance::settle::Rollup;
 use crate::governance::settled::SETTLED_PREFIX;
 use crate::governance::{AdmitRequest, Ledger, ScopeId, SettleEntry};
-use crate::usage::metric_counts::MetricCounts;
+use crate::metrics::counts::MetricCounts;
 use crate::usage::spend::Spend;
 use serde::{Deserialize, Serialize};
 use std::cell::{Cell, RefCell};

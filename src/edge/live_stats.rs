@@ -1,6 +1,6 @@
 //! This isolate's live stats: per tenant/provider, the routing object's last snapshot
 //! of each model's stats and this isolate's outcomes not yet folded into it
-//! (`state::isolate_stats`). The ranking reads both through `IsolateView`, so an isolate sees its
+//! (`routing::stats::isolate_stats`). The ranking reads both through `IsolateView`, so an isolate sees its
 //! own outcomes at once; batches travel to the object inside `/acquire` and `/report`
 //! (`routing_client`), or in a timed `/stats` flush under `waitUntil` after a request.
 
@@ -10,14 +10,14 @@ use super::routing_object::call_object;
 use crate::cascade::CandidateAttempt;
 use crate::config::SortedMap;
 use crate::config::{ModelId, ProviderName, TenantId};
+use crate::routing::stats::model_stats::Sample;
+use crate::routing::stats::stats_book::{StatsPush, StatsSnapshot};
 use crate::routing::{ModelHealth, Observed};
-use crate::state::model_stats::Sample;
-use crate::state::stats_book::{StatsPush, StatsSnapshot};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use worker::{console_error, Context, Env, Method};
 
-pub use crate::state::isolate_stats::ProviderStats;
+pub use crate::routing::stats::isolate_stats::ProviderStats;
 
 /// `LIVE_STATS_FLUSH_MS` default: outcomes wait at most this long (after a request) before an
 /// isolate that makes no acquire or report sends them; other isolates see them within it.

@@ -8,7 +8,7 @@
 //! where its own I/O is refused, and cancels a request that only waits on another's promise.
 
 use crate::config::TenantId;
-use crate::state::ProviderGrants;
+use crate::health::ProviderGrants;
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 

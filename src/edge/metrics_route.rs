@@ -9,8 +9,8 @@ use super::http::{self, HttpReply};
 use super::metrics_sink;
 use super::routing_object::call_object;
 use crate::config::TenantId;
-use crate::state::stats_book::Gauges;
-use crate::usage::prometheus::{render, ProviderGauges, Scrape, CONTENT_TYPE};
+use crate::metrics::prometheus::{render, ProviderGauges, Scrape, CONTENT_TYPE};
+use crate::routing::stats::stats_book::Gauges;
 use futures::future::join_all;
 use worker::{console_error, Env, Method, Request};
 

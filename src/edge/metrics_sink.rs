@@ -12,7 +12,7 @@
 use super::analytics;
 use crate::config::TenantId;
 use crate::config::{SortedMap, SortedSet};
-use crate::usage::metric_counts::{MetricCounts, RequestMetric};
+use crate::metrics::counts::{MetricCounts, RequestMetric};
 use crate::usage::TokenCounts;
 use std::cell::RefCell;
 use std::future::Future;

@@ -9,7 +9,7 @@ use super::http::{self, now_ms, HttpReply};
 use super::limits::count_call;
 use super::live_stats::read_tenant;
 use super::metrics::Metrics;
-use crate::api::views::{List, StatsRow};
+use crate::admin::views::{List, StatsRow};
 use crate::surfaces::Surface;
 use worker::{Context, Env, Request};
 

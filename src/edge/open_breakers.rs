@@ -10,9 +10,9 @@
 
 use super::live_stats::IsolateView;
 use crate::config::{ModelId, ProviderName, TenantId};
+use crate::health::breaker::Transition;
+use crate::health::provider_state::ModelTransition;
 use crate::routing::{ModelHealth, Observed};
-use crate::state::breaker::Transition;
-use crate::state::provider_state::ModelTransition;
 use std::cell::RefCell;
 use std::collections::HashMap;
 

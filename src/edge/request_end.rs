@@ -1,4 +1,4 @@
-//! How a caller request ends on the edge: its one log line (`cascade::log_line`) and its metric
+//! How a caller request ends on the edge: its one log line (`events::log_line`) and its metric
 //! (`request_metrics`), both from what the request path knows at its end.
 
 use super::http::now_ms;
@@ -6,13 +6,13 @@ use super::metrics::Metrics;
 use super::metrics_sink::Extra;
 use super::request_metrics::{self, StreamMetric};
 use crate::api::{ApiError, ErrorKind};
-use crate::cache::stored_answer::StoredMeta;
-use crate::cascade::log_line::{LogUsage, RequestLog};
-use crate::cascade::metric::{unserved, upstream_calls};
 use crate::cascade::CandidateAttempt;
+use crate::events::log_line::{LogUsage, RequestLog};
+use crate::metrics::counts::{MetricOutcome, RequestMetric};
+use crate::metrics::request_metric::{unserved, upstream_calls};
 use crate::request::Progress;
+use crate::response_cache::stored::StoredMeta;
 use crate::surfaces::Surface;
-use crate::usage::metric_counts::{MetricOutcome, RequestMetric};
 use crate::usage::TokenCounts;
 use worker::{console_log, Context, Env};
 

@@ -5,7 +5,7 @@
 
 use super::metrics_sink::{self, Extra};
 use crate::config::TenantId;
-use crate::usage::metric_counts::RequestMetric;
+use crate::metrics::counts::RequestMetric;
 use crate::usage::{TokenCounts, UsageRecord};
 use worker::{Context, Env};
 

@@ -1,5 +1,5 @@
 //! The response cache on the request path. The decisions are pure
-//! (`cache::opt_in`, `cache::response_key`, `cache::stored_answer`, `surfaces::cached_answer`);
+//! (`response_cache::opt_in`, `response_cache::key`, `response_cache::stored`, `response_cache::replay`);
 //! this file reads the request's headers, talks to the store (`cache_store`) and sets the
 //! answer's headers.
 //!
@@ -22,13 +22,13 @@ use super::own_poll::own_poll;
 use super::served::{stream_response, ServedBy};
 use super::usage_sink;
 use crate::api::{ApiError, ChatRequest, ErrorKind};
-use crate::cache::opt_in::{decide, CacheUse, MODE_HEADER, TTL_HEADER};
-use crate::cache::response_key::{body_digest, key_with_body, KeyInput};
-use crate::cache::stored_answer::{storable, StoredMeta};
 use crate::config::{CallerKey, ModelId, ProviderKind, ProviderName, TenantConfig};
 use crate::providers::refusal::is_refusal;
-use crate::routing::cache_ttl::{name_cache_ttl_s, tenant_may_cache};
-use crate::surfaces::cached_answer::streamed;
+use crate::response_cache::key::{body_digest, key_with_body, KeyInput};
+use crate::response_cache::opt_in::{decide, CacheUse, MODE_HEADER, TTL_HEADER};
+use crate::response_cache::replay::streamed;
+use crate::response_cache::stored::{storable, StoredMeta};
+use crate::response_cache::ttl::{name_cache_ttl_s, tenant_may_cache};
 use crate::surfaces::{Inbound, Surface};
 use crate::usage::PendingUsage;
 use worker::{Context, Env, Response};
@@ -80,7 +80,7 @@ impl Mark {
 }
 
 impl Plan {
-    /// The request's levels decide (`cache::opt_in`); a bad header value is a 400 naming it.
+    /// The request's levels decide (`response_cache::opt_in`); a bad header value is a 400 naming it.
     pub(super) fn of(
         req: &CallerRequest,
         (cfg, key): (&TenantConfig, &CallerKey),

@@ -7,11 +7,11 @@ use super::metrics::Metrics;
 
 use crate::cascade::RoutingState;
 use crate::config::{ProviderName, TenantId};
-use crate::state::provider_state::ModelTransition;
-use crate::state::stats_book::{AcquireAnswer, AcquireCall, ReportAnswer, ReportCall};
-use crate::state::{
-    jittered, AcquireRequest, Admission, BreakerHealth, Lease, LocalAdmission, ReportRequest,
+use crate::health::provider_state::ModelTransition;
+use crate::health::{
+    jittered, AcquireRequest, BreakerHealth, Gate, Lease, LocalAdmission, ReportRequest,
 };
+use crate::routing::stats::stats_book::{AcquireAnswer, AcquireCall, ReportAnswer, ReportCall};
 use serde::de::DeserializeOwned;
 use std::time::Duration;
 use worker::{
@@ -134,7 +134,7 @@ impl RoutingState for RoutingClient<'_> {
                     let random = super::http::random_bytes::<4>().map_or(0, u32::from_le_bytes);
                     book.install(&model, jittered(grant, now, random), ticket)
                 }
-                (Admission::Skip { until: Some(until) }, None) => {
+                (Gate::Skip { until: Some(until) }, None) => {
                     book.install_skip(&model, *until, now, lease_ms, ticket)
                 }
                 _ => false,
@@ -159,12 +159,12 @@ impl RoutingClient<'_> {
         })?;
         Some(match local {
             LocalAdmission::Admit(keys) => Lease {
-                admission: Admission::Pass,
+                admission: Gate::Pass,
                 keys,
                 grant: None,
             },
             LocalAdmission::Skip { breaker_until } => Lease {
-                admission: Admission::Skip {
+                admission: Gate::Skip {
                     until: Some(breaker_until),
                 },
                 keys: Vec::new(),
@@ -219,7 +219,7 @@ impl RoutingClient<'_> {
                     serde_json::json!({"msg": "routing object unreachable, failing open", "provider": provider, "error": e.to_string()})
                 );
                 Lease {
-                    admission: Admission::Pass,
+                    admission: Gate::Pass,
                     keys: req.keys,
                     grant: None,
                 }

@@ -4,14 +4,14 @@
 use super::http::{json_body, now_ms};
 use super::own_poll::own_poll;
 use crate::config::ModelId;
-use crate::state::committed::Committed;
-use crate::state::provider_state::ModelTransition;
-use crate::state::routing_snapshot::RoutingSnapshot;
-use crate::state::stats_book::{
+use crate::health::committed::Committed;
+use crate::health::provider_state::ModelTransition;
+use crate::health::wire::read_report;
+use crate::health::{Gate, Lease, ProviderState};
+use crate::routing::stats::routing_snapshot::RoutingSnapshot;
+use crate::routing::stats::stats_book::{
     AcquireAnswer, AcquireCall, Gauges, ReportStats, StatsBook, StatsPush, StatsSnapshot,
 };
-use crate::state::wire::read_report;
-use crate::state::{Admission, Lease, ProviderState};
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use worker::{
@@ -40,7 +40,7 @@ pub struct ResetRequest {
 /// of its keys are parked now.
 #[derive(Default, Serialize, Deserialize)]
 pub struct PassView {
-    pub breakers: Vec<crate::state::BreakerHealth>,
+    pub breakers: Vec<crate::health::BreakerHealth>,
     pub parked: usize,
 }
 
@@ -118,7 +118,7 @@ impl RoutingObject {
     }
 
     async fn probe(&self, mut req: Request, now: u64) -> Result<Response> {
-        let body: crate::state::AcquireRequest = json_body(&mut req).await?;
+        let body: crate::health::AcquireRequest = json_body(&mut req).await?;
         let lease = self.commit_lease(|st| st.acquire_probe(&body, now)).await?;
         Response::from_json(&lease)
     }
@@ -287,7 +287,7 @@ impl RoutingObject {
     ) -> Result<Lease> {
         self.commit(|st| {
             let lease = decide(st);
-            let probe = matches!(lease.admission, Admission::Probe { .. });
+            let probe = matches!(lease.admission, Gate::Probe { .. });
             (lease, probe)
         })
         .await

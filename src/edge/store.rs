@@ -1,12 +1,12 @@
-//! D1 reads for the request path, behind a per-isolate cache (`crate::cache`): a warm request
-//! makes no D1 query, an entry in steady use is reloaded in the background (waitUntil) from half
-//! its TTL on, and no entry older than `CONFIG_TTL_MS` answers, so a caller key revoked or a
-//! tenant deleted through another isolate stops working here within the TTL.
+//! D1 reads for the request path, behind the per-isolate memo (`crate::callers::Memo`): a warm
+//! request makes no D1 query, an entry in steady use is reloaded in the background (waitUntil)
+//! from half its TTL on, and no entry older than `CONFIG_TTL_MS` answers, so a caller key revoked
+//! or a tenant deleted through another isolate stops working here within the TTL.
 
 use super::d1::{config::ConfigRows, logged, storage_error, Db};
 use super::metrics::Metrics;
 use crate::api::ApiError;
-use crate::cache::{CachePolicy, Lookup, Ticket, TtlCache};
+use crate::callers::{Lookup, Memo, MemoPolicy, Ticket};
 use crate::config::caller_key::CallerKeyMac;
 use crate::config::sealed::Kek;
 use crate::config::SortedMap;
@@ -18,8 +18,8 @@ use worker::{console_error, Context, Env};
 /// Caller keys and tenant configs held per isolate at most; past it the oldest is dropped.
 const MAX_CACHED: usize = 10_000;
 
-fn policy(defaults: &Defaults, negative: bool) -> CachePolicy {
-    CachePolicy {
+fn policy(defaults: &Defaults, negative: bool) -> MemoPolicy {
+    MemoPolicy {
         ttl_ms: defaults.config_ttl_ms,
         // A minted key is random, so no isolate can have looked it up before it existed: an
         // unknown key may be remembered as long as a known one.
@@ -29,7 +29,7 @@ fn policy(defaults: &Defaults, negative: bool) -> CachePolicy {
     }
 }
 
-const UNSET: CachePolicy = CachePolicy {
+const UNSET: MemoPolicy = MemoPolicy {
     ttl_ms: 0,
     negative_ttl_ms: 0,
     max_entries: MAX_CACHED,
@@ -37,8 +37,8 @@ const UNSET: CachePolicy = CachePolicy {
 };
 
 thread_local! {
-    static CONFIGS: RefCell<TtlCache<TenantId, Rc<TenantConfig>>> = RefCell::new(TtlCache::new(UNSET));
-    static CALLERS: RefCell<TtlCache<String, CallerKey>> = RefCell::new(TtlCache::new(UNSET));
+    static CONFIGS: RefCell<Memo<TenantId, Rc<TenantConfig>>> = RefCell::new(Memo::new(UNSET));
+    static CALLERS: RefCell<Memo<String, CallerKey>> = RefCell::new(Memo::new(UNSET));
     static CALLER_MAC: OnceCell<Option<CallerKeyMac>> = const { OnceCell::new() };
 }
 
@@ -227,7 +227,7 @@ pub async fn load_config(
 /// off. An unreadable state is healthy (logged): it only ever turns features off.
 fn with_health(s: crate::config::Settings, mode: Option<&str>) -> crate::config::Settings {
     let mode = mode.and_then(|m| {
-        serde_json::from_str::<crate::state::degraded::DegradedMode>(m)
+        serde_json::from_str::<crate::health::degraded::DegradedMode>(m)
             .map_err(|e| {
                 console_error!(
                     "{}",

@@ -1,5 +1,5 @@
 //! A streamed miss stored for later hits: a copy of the chat chunks the relay forwards
-//! is assembled (`surfaces::assembled`) while the caller receives them, nothing held back; when
+//! is assembled (`response_cache::assemble`) while the caller receives them, nothing held back; when
 //! the stream completes, the answer in the surface's non-streamed form is stored under the
 //! request's `waitUntil`, so a later request (streamed or not) hits it. A stream that fails, is
 //! cut, or is not in chat chunks (a native Anthropic stream) stores nothing.
@@ -7,9 +7,9 @@
 use super::http::now_ms;
 use super::response_cache::{refusal_in, CacheWrite};
 use super::served::ServedBy;
-use crate::cache::stored_answer::{storable, StoredMeta};
 use crate::config::CatalogModel;
-use crate::surfaces::assembled::ChatAssembler;
+use crate::response_cache::assemble::ChatAssembler;
+use crate::response_cache::stored::{storable, StoredMeta};
 use crate::surfaces::Surface;
 use crate::usage::{cost_usd, TokenCounts};
 use futures::channel::oneshot;

@@ -23,7 +23,7 @@ use super::stream_response::{StreamOwner, StreamUsageOwner};
 use super::usage_sink::StreamHandOff;
 use crate::config::CatalogModel;
 use crate::providers::StreamDecoder;
-use crate::state::model_stats::Sample;
+use crate::routing::stats::model_stats::Sample;
 use crate::stream::{Relay, RelayStep, StreamEnd};
 use crate::surfaces::Encoder;
 use crate::usage::{PendingUsage, UsageRecord, UsageSource};

@@ -5,7 +5,7 @@ use super::routing_client::{call_object, send_report, transition_event};
 use super::routing_object::HoldRequest;
 use super::store;
 use crate::config::{ModelId, ProviderName, TenantId};
-use crate::state::ReportRequest;
+use crate::health::ReportRequest;
 use futures::channel::oneshot;
 use futures::future::{select, Either};
 use std::pin::pin;

@@ -12,10 +12,10 @@ use super::routing_object::PassView;
 use super::upstream::FetchUpstream;
 use crate::cascade::{settle, Cascade, Ending, Limits, RoutingState};
 use crate::config::{CatalogModel, Provider, ProviderName, TenantConfig, TenantId};
+use crate::health::degraded::{provider_usable, DegradedMode, ProviderCount};
+use crate::health::provider_state::BreakerStatus;
+use crate::health::{AcquireRequest, Gate, Lease, ReportRequest};
 use crate::routing::Candidate;
-use crate::state::degraded::{provider_usable, DegradedMode, ProviderCount};
-use crate::state::provider_state::BreakerStatus;
-use crate::state::{AcquireRequest, Admission, Lease, ReportRequest};
 use crate::surfaces::{Inbound, Surface};
 use worker::{console_error, Env, Method};
 
@@ -41,7 +41,7 @@ impl RoutingState for ProbeState<'_> {
         .await;
         // Unreachable: no probe. A scheduled probe never fails open.
         lease.unwrap_or(Lease {
-            admission: Admission::Skip { until: None },
+            admission: Gate::Skip { until: None },
             keys: Vec::new(),
             grant: None,
         })

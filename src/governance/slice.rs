@@ -1,7 +1,7 @@
 //! Slices: the ledger grants an isolate part of what a key (and the tenant, and the
 //! end user, where they are limited) has left of its `rpm`, `tpm` and budget, with a short lease.
 //! The isolate admits requests from it locally, with no round trip, and gives back what it did
-//! not use. The same idea as the routing grants (`state::grant`).
+//! not use. The same idea as the routing grants (`health::grant`).
 //!
 //! A slice is a hold at the ledger (`holds`), so while the ledger keeps its memory, slices add
 //! no overshoot: what every isolate may still spend is already counted. Sizing:

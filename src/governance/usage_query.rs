@@ -1,9 +1,26 @@
 //! `GET /admin/v1/tenants/{t}/usage?from=&to=&group_by=`: the query, checked, and the answer's
 //! shape. Roll-ups are per minute, so a minute is counted when it overlaps `[from, to)`.
 
-use crate::api::views::{UsageGroupView, UsageView};
 use crate::config::ConfigError;
 use crate::usage::rollup::UsageSums;
+use serde::Serialize;
+
+/// The usage API's answer: one row per group, and their total.
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[derive(Debug, Serialize)]
+pub struct UsageView {
+    pub data: Vec<UsageGroupView>,
+    pub total: UsageSums,
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[derive(Debug, Serialize)]
+pub struct UsageGroupView {
+    /// The model, provider, key id, end user or day; `null` for usage without one.
+    pub group: Option<String>,
+    #[serde(flatten)]
+    pub sums: UsageSums,
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GroupBy {

@@ -28,7 +28,10 @@ impl Request {
 
 impl Incoming for Request {
     fn header(&self, name: &str) -> Option<&str> {
-        let found = self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name));
+        let found = self
+            .headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name));
         found.map(|(_, v)| v.as_str())
     }
 

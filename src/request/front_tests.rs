@@ -3,8 +3,8 @@
 
 use super::fakes::Request;
 use super::{front, BodyLimits, CallerStore, Progress};
-use crate::api::auth::{hash_key, mint_caller_key};
 use crate::api::{ApiError, ErrorKind};
+use crate::callers::auth::{hash_key, mint_caller_key};
 use crate::config::caller_key::CallerKeyMac;
 use crate::config::policy::KeyPolicy;
 use crate::config::settings::EndUserSettings;

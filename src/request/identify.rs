@@ -3,8 +3,8 @@
 //! fails) is refused before any lookup, so a forged key costs no D1 read.
 
 use super::Incoming;
-use crate::api::auth::{bearer, hash_key, may_be_caller_key};
 use crate::api::{ApiError, ErrorKind};
+use crate::callers::auth::{bearer, hash_key, may_be_caller_key};
 use crate::config::caller_key::CallerKeyMac;
 use crate::config::{CallerKey, TenantConfig, TenantId};
 use std::rc::Rc;

@@ -1,9 +1,10 @@
-//! Spec §1 and §2: a requested name becomes an ordered list of candidates.
+//! Spec §1 and §2: a requested name becomes an ordered list of candidates. `stats` holds the
+//! live stats a ranking reads.
 
 pub mod affinity;
 pub mod auto;
-pub mod cache_ttl;
 pub mod chain;
+mod chain_error;
 pub mod condition;
 mod draw;
 pub mod facts;
@@ -17,6 +18,7 @@ pub mod resolve;
 pub mod spread;
 #[cfg(test)]
 mod spread_tests;
+pub mod stats;
 #[cfg(test)]
 pub(crate) mod test_config;
 pub mod versions;

@@ -22,7 +22,7 @@ pub enum Target<'c> {
 /// Whether `name` is one the tenant configured, exactly as written: a catalog id, an alias, a
 /// rule's match, or an `auto` name in its lower-case form (a strategy, or `auto:<rule>` naming a
 /// rule). A name reached only through loose version matching or another spelling is the
-/// caller's string, of which there is no end; the metrics count it apart (`usage::metric_counts`).
+/// caller's string, of which there is no end; the metrics count it apart (`metrics::counts`).
 pub fn configured_name(cfg: &TenantConfig, name: &str) -> bool {
     if let Some(auto) = super::auto::parse(name) {
         return name == name.to_ascii_lowercase()

@@ -3,8 +3,6 @@
 //! candidate gets the body its provider family speaks, and the answer leaves in the surface's own
 //! shape. Everything here is pure; the wasm edge only wires it.
 
-pub mod assembled;
-pub mod cached_answer;
 pub mod count_tokens;
 pub mod errors;
 pub mod facts;

@@ -7,7 +7,7 @@ use cognigate::config::admin_body::{parse_body, ModelBody, ProviderBody};
 use cognigate::config::{
     Defaults, ModelId, ProviderKind, ProviderName, RouteName, TenantConfig, TenantId,
 };
-use cognigate::state::{AcquireRequest, Lease, ProviderState, ReportRequest};
+use cognigate::health::{AcquireRequest, Lease, ProviderState, ReportRequest};
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, VecDeque};
 

@@ -1,0 +1,81 @@
+//! The answer of `GET /admin/v1/tenants/{t}/explain`: a requested name's chain, each
+//! candidate with the decision a request would meet now. Built by `admin::explain`; the reasons
+//! are the cascade's (`cascade::precheck`), spelled as the issue names them.
+
+pub use crate::cascade::precheck::SkipReason;
+use crate::routing::ModelHealth;
+use serde::Serialize;
+
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Explanation {
+    pub model: String,
+    pub candidates: Vec<CandidateView>,
+}
+
+/// `try`: a request would send to it (unless one before it serves); `skip`: never sent.
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CandidateDecision {
+    Try,
+    Skip,
+}
+
+impl CandidateDecision {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Try => "try",
+            Self::Skip => "skip",
+        }
+    }
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CandidateView {
+    /// The chain position (rule entry) it came from; for an `auto` strategy, its rank.
+    pub position: usize,
+    pub model: String,
+    pub provider: String,
+    pub decision: CandidateDecision,
+    pub reason: Option<SkipReason>,
+    /// Epoch ms when the reason ends, if known.
+    pub until: Option<u64>,
+    /// The breaker's end while it is open, as `/v1/health` shows it.
+    pub breaker_until: Option<u64>,
+    /// Where a ranking chose it: its score in the ranked set (0 to 1, higher is better).
+    pub score: Option<f64>,
+    pub stats: Option<LiveStats>,
+}
+
+/// The live stats behind a score (`routing::ModelHealth`).
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LiveStats {
+    pub requests: u64,
+    pub successes: u64,
+    pub failures: u64,
+    pub success_rate: Option<f64>,
+    pub latency_ms: Option<f64>,
+    pub ttfb_ms: Option<f64>,
+    pub breaker_open: bool,
+    pub parked_share: f64,
+    pub rpm_share: f64,
+}
+
+impl From<ModelHealth> for LiveStats {
+    fn from(h: ModelHealth) -> Self {
+        Self {
+            requests: h.requests,
+            successes: h.successes,
+            failures: h.failures,
+            success_rate: h.success_rate,
+            latency_ms: h.latency_ms,
+            ttfb_ms: h.ttfb_ms,
+            breaker_open: h.breaker_open,
+            parked_share: h.parked_share,
+            rpm_share: h.rpm_share,
+        }
+    }
+}
