@@ -10,6 +10,7 @@ pub mod api;
 pub mod cache;
 pub mod cascade;
 pub mod config;
+pub mod events;
 pub mod governance;
 pub mod providers;
 pub mod routing;

@@ -1,4 +1,4 @@
-//! "Layers point down: edge → surfaces/admin → cascade/governance/providers →
+//! "Layers point down: edge → surfaces/admin → events → cascade/governance/providers →
 //! routing/state/usage/api → config/cache. A lower layer never imports a higher one."
 //!
 //! Every `crate::<module>` path in `src/` (a `use` or a path in code; comments are skipped) is
@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[&[&str]] = &[
     &["edge", "mock"],
     &["surfaces", "admin"],
+    &["events"],
     &["cascade", "governance", "providers"],
     &["routing", "state", "usage", "api", "stream"],
     &["config", "cache"],
