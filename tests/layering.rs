@@ -147,7 +147,7 @@ fn the_check_sees_an_upward_import() {
 
 /// Lines of `src/edge/`, the wasm adapter layer no host test reaches: rules that live there are
 /// rules no host test can state, so it may only shrink.
-const EDGE_LINES_CEILING: usize = 8_768;
+const EDGE_LINES_CEILING: usize = 8_760;
 /// Lines in `src/` and `tests/` that cite an issue or seed number. A comment states the rule;
 /// the README's spec map is where provenance lives.
 const CITING_LINES_CEILING: usize = 54;

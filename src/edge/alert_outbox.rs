@@ -6,6 +6,7 @@
 
 use super::alerts::Enqueue;
 use super::d1::{parse_stored, Db};
+use super::events::{fault, Alert, Event, Fault};
 use super::http::{json_body, now_ms, random_bytes};
 use crate::config::{SettingsOverrides, TenantId};
 use crate::events::outbox::{signature, Attempt, Delivery, DeliveryOutcome, Outbox};
@@ -13,8 +14,8 @@ use futures::future::{select, Either};
 use std::pin::pin;
 use std::time::Duration;
 use worker::{
-    console_error, durable_object, DurableObject, Env, Fetch, Headers, Method, Request,
-    RequestInit, RequestRedirect, Response, Result, State,
+    durable_object, DurableObject, Env, Fetch, Headers, Method, Request, RequestInit,
+    RequestRedirect, Response, Result, State,
 };
 
 const OUTBOX_KEY: &str = "outbox";
@@ -43,10 +44,10 @@ impl DurableObject for AlertOutbox {
                     // No tenant holds the id: a deleted tenant's event, with nowhere to go.
                     Ok(None) => return Response::from_json(&serde_json::json!({})),
                     Err(e) => {
-                        console_error!(
-                            "{}",
-                            serde_json::json!({"msg": "tenant generation unread; alert queued without it", "tenant": call.tenant, "error": e})
-                        );
+                        fault(Fault::AlertGenerationUnread {
+                            tenant: &call.tenant,
+                            error: &e,
+                        });
                         None
                     }
                 };
@@ -73,10 +74,10 @@ impl DurableObject for AlertOutbox {
                     generation,
                 });
                 if let Some(d) = dropped {
-                    console_error!(
-                        "{}",
-                        serde_json::json!({"msg": "alert outbox full, oldest dropped", "tenant": call.tenant, "event_id": d.id})
-                    );
+                    fault(Fault::AlertOutboxFull {
+                        tenant: &call.tenant,
+                        event_id: &d.id,
+                    });
                 }
                 self.state.storage().put(TENANT_KEY, &call.tenant).await?;
                 self.store(&outbox).await?;
@@ -219,10 +220,10 @@ struct Target {
 
 fn dropped_older(tenant: &str, n: usize) {
     if n > 0 {
-        console_error!(
-            "{}",
-            serde_json::json!({"msg": "alerts of a deleted tenant generation dropped", "tenant": tenant, "deliveries": n})
-        );
+        fault(Fault::GenerationAlertsDropped {
+            tenant,
+            deliveries: n,
+        });
     }
 }
 
@@ -273,34 +274,12 @@ async fn post(url: &str, secret: &str, d: &Delivery) -> Attempt {
 
 /// The outcome as an event of the events list (the listed fields, the rest in `reason`).
 async fn record(env: &Env, tenant: &str, o: &DeliveryOutcome) {
-    let at = now_ms();
-    let reason = match (o.delivered, o.retry_at) {
-        (true, _) => format!(
-            "{} {} delivered (attempt {}, status {})",
-            o.event,
-            o.event_id,
-            o.attempts,
-            o.status.unwrap_or(0)
-        ),
-        (false, Some(next)) => format!(
-            "{} {} not delivered (attempt {}): {}; retried at {next}",
-            o.event,
-            o.event_id,
-            o.attempts,
-            o.error.as_deref().unwrap_or("")
-        ),
-        (false, None) => format!(
-            "{} {} given up after {} attempts: {}",
-            o.event,
-            o.event_id,
-            o.attempts,
-            o.error.as_deref().unwrap_or("")
-        ),
+    let time = now_ms();
+    let alert = Alert::Delivery {
+        tenant,
+        outcome: o,
+        time,
     };
-    let body = serde_json::json!({
-        "event": o.kind(), "tenant": tenant, "provider": "", "model": "", "reason": reason,
-        "time": at, "event_id": o.event_id, "attempts": o.attempts, "status": o.status,
-        "retry_at": o.retry_at,
-    });
-    super::store::insert_event(env, tenant, o.kind(), at, &body.to_string()).await;
+    let body = Event::Alert(alert).to_line();
+    super::store::insert_event(env, tenant, o.kind(), time, &body).await;
 }

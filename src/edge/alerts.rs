@@ -3,11 +3,12 @@
 //! path. A `breaker.opened` also puts the tenant on the scheduled pass's watch list.
 
 use super::d1::{logged, Db};
+use super::events::{fault, Fault};
 use super::store;
 use crate::config::settings::AlertEvent;
 use crate::config::TenantId;
 use serde::{Deserialize, Serialize};
-use worker::{console_error, Env, Headers, Method, Request, RequestInit};
+use worker::{Env, Headers, Method, Request, RequestInit};
 
 /// What the outbox is handed: the event as stored.
 #[derive(Serialize, Deserialize)]
@@ -44,10 +45,11 @@ pub async fn publish(env: &Env, tenant: &str, kind: &str, at: u64, body: &str) {
         }
     }
     if let Err(e) = enqueue(env, tenant, kind, body).await {
-        console_error!(
-            "{}",
-            serde_json::json!({"msg": "alert not queued", "tenant": tenant, "event": kind, "error": e.to_string()})
-        );
+        fault(Fault::AlertNotQueued {
+            tenant,
+            event: kind,
+            error: &e,
+        });
     }
 }
 

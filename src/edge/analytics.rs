@@ -5,13 +5,14 @@
 //! nothing served), blob4 outcome; double1 fallback depth, double2 latency ms, double3 TTFB ms,
 //! double4 prompt tokens, double5 completion tokens, double6 cost USD, double7 upstream calls.
 
+use super::events::{fault, Fault};
 use super::metrics_sink::Extra;
 use crate::config::TenantId;
 use crate::metrics::counts::{RequestMetric, MAX_LABEL_BYTES};
 use std::cell::Cell;
 use worker::js_sys::Reflect;
 use worker::wasm_bindgen::JsValue;
-use worker::{console_error, AnalyticsEngineDataPointBuilder, Env};
+use worker::{AnalyticsEngineDataPointBuilder, Env};
 
 const BINDING: &str = "ANALYTICS";
 
@@ -57,9 +58,6 @@ pub fn write(env: &Env, tenant: &TenantId, m: &RequestMetric, extra: &Extra<'_>)
         .analytics_engine(BINDING)
         .and_then(|ds| ds.write_data_point(&point));
     if let Err(e) = written {
-        console_error!(
-            "{}",
-            serde_json::json!({"msg": "analytics data point not written", "error": e.to_string()})
-        );
+        fault(Fault::AnalyticsNotWritten { error: &e });
     }
 }

@@ -1,9 +1,10 @@
 //! Deployment-wide settings read from `[vars]` once per isolate (they cannot change under it).
 
+use super::events::{fault, Fault};
 use crate::api::ApiError;
 use crate::config::Defaults;
 use std::cell::OnceCell;
-use worker::{console_error, Env};
+use worker::Env;
 
 #[derive(Debug, Clone)]
 pub struct Deployment {
@@ -111,10 +112,7 @@ pub fn deployment(env: &Env) -> Result<Deployment, ApiError> {
         return Ok(d);
     }
     let d = read(env).map_err(|e| {
-        console_error!(
-            "{}",
-            serde_json::json!({"msg": "invalid deployment vars", "error": e})
-        );
+        fault(Fault::InvalidDeploymentVars { error: &e });
         ApiError::internal()
     })?;
     DEPLOYMENT.with(|c| {

@@ -9,6 +9,7 @@
 //! once, so its spend counts as early as possible. Records the ledger did not take are kept in
 //! the isolate and go first with the next call.
 
+use super::events::{fault, Fault};
 use super::http::{now_ms, random_bytes};
 use super::ledger_metrics::METRICS_HEADER;
 use super::metrics::Metrics;
@@ -23,7 +24,7 @@ use serde::de::DeserializeOwned;
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
-use worker::{console_error, Delay, Env, Headers, Method, Request, RequestInit, Result};
+use worker::{Delay, Env, Headers, Method, Request, RequestInit, Result};
 
 /// How long the first record of an empty buffer waits for others before they all go.
 const BATCH_WINDOW_MS: u64 = 1_000;
@@ -141,10 +142,10 @@ pub async fn admit(
     let book = book();
     let admission = isolate::admit(&port, &book, tenant.as_str(), ask, now_ms()).await;
     if admission.via == Via::Outage {
-        console_error!(
-            "{}",
-            serde_json::json!({"msg": "ledger unreachable; admitted from this isolate's slice or refused", "tenant": tenant, "admitted": admission.hold.is_some()})
-        );
+        fault(Fault::LedgerUnreachable {
+            tenant: tenant.as_str(),
+            admitted: admission.hold.is_some(),
+        });
     }
     admission
 }
@@ -173,10 +174,10 @@ pub async fn renew(env: &Env, tenant: &TenantId, ask: AdmitRequest) {
     };
     let book = book();
     if let Err(e) = isolate::renew(&port, &book, tenant.as_str(), ask, now_ms()).await {
-        console_error!(
-            "{}",
-            serde_json::json!({"msg": "slice not renewed; the current one is kept until it lapses", "tenant": tenant, "error": e})
-        );
+        fault(Fault::SliceNotRenewed {
+            tenant: tenant.as_str(),
+            error: &e,
+        });
     }
 }
 
@@ -205,13 +206,16 @@ pub async fn spend(
 /// answer the ledger still drops the generation it served.
 pub async fn wipe(env: &Env, tenant: &TenantId) -> Result<()> {
     let dead_through = match super::d1::Db::open(env) {
-        Ok(db) => db.dead_generations_through(tenant).await.unwrap_or_else(|e| {
-            console_error!(
-                "{}",
-                serde_json::json!({"msg": "tenant generation unread; ledger wiped without it", "tenant": tenant, "error": e.cause()})
-            );
-            None
-        }),
+        Ok(db) => db
+            .dead_generations_through(tenant)
+            .await
+            .unwrap_or_else(|e| {
+                fault(Fault::LedgerGenerationUnread {
+                    tenant: tenant.as_str(),
+                    error: &e.cause(),
+                });
+                None
+            }),
         Err(_) => None,
     };
     let body = serde_json::to_string(&super::ledger_rollups::WipeRequest { dead_through })?;
@@ -292,10 +296,11 @@ async fn deliver(env: &Env, tenant: &TenantId, batch: Vec<SettleEntry>) -> bool 
     match isolate::settle(&port, &book, tenant.as_str(), batch).await {
         Ok(()) => true,
         Err((kept, e)) => {
-            console_error!(
-                "{}",
-                serde_json::json!({"msg": "usage records not settled; kept for the next call", "tenant": tenant, "kept": kept, "error": e})
-            );
+            fault(Fault::UsageNotSettled {
+                tenant: tenant.as_str(),
+                kept,
+                error: &e,
+            });
             false
         }
     }

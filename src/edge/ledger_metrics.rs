@@ -3,10 +3,11 @@
 //! and a scrape reads them with `GET /metrics`. Stored under their own key, unconfirmed
 //! (`edge::unconfirmed`): they are advisory, so no settle waits for their disk flush.
 
+use super::events::{fault, Fault};
 use super::ledger_object::get_json;
 use crate::metrics::counts::MetricCounts;
 use std::cell::RefCell;
-use worker::{console_error, Result, State};
+use worker::{Result, State};
 
 /// The `/settle` request header carrying an isolate's batch (JSON of `MetricCounts`).
 pub const METRICS_HEADER: &str = "x-cognigate-metrics";
@@ -46,10 +47,7 @@ impl LedgerMetrics {
             // Not written: forget memory, so the next use reloads what storage holds; the
             // isolate keeps its batch.
             *self.counts.borrow_mut() = None;
-            console_error!(
-                "{}",
-                serde_json::json!({"msg": "metrics not stored; batch kept by the isolate", "error": e.to_string()})
-            );
+            fault(Fault::MetricsNotStored { error: &e });
             return Ok(false);
         }
         Ok(true)

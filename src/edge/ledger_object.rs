@@ -6,6 +6,7 @@
 //! `ledger_rollups`. Its client is `ledger_client`.
 
 use super::d1::Db;
+use super::events::{fault, Fault};
 use super::http::{json_body, now_ms};
 use super::ledger_metrics::{LedgerMetrics, METRICS_HEADER};
 use super::ledger_rollups::{self, Rollups, WipeRequest};
@@ -23,8 +24,8 @@ use std::rc::Rc;
 use std::time::Duration;
 use worker::wasm_bindgen_futures::spawn_local;
 use worker::{
-    console_error, durable_object, Delay, DurableObject, Env, ListOptions, Method, Request,
-    Response, Result, State, Storage,
+    durable_object, Delay, DurableObject, Env, ListOptions, Method, Request, Response, Result,
+    State, Storage,
 };
 
 /// Values are stored as JSON text: exact for every number the ledger holds, and read back the
@@ -57,10 +58,13 @@ pub(super) async fn list_prefix(storage: &Storage, prefix: &str) -> Result<Vec<(
 fn log_released(ledger: &RefCell<Ledger>) {
     let released = ledger.borrow_mut().take_released();
     for r in released {
-        console_error!(
-            "{}",
-            serde_json::json!({"msg": "reservation released unsettled", "scope": r.scope, "hold": r.id, "usd": r.hold.usd, "tokens": r.hold.tokens, "requests": r.hold.requests})
-        );
+        fault(Fault::ReservationReleased {
+            scope: &r.scope,
+            hold: &r.id,
+            usd: r.hold.usd,
+            tokens: r.hold.tokens,
+            requests: r.hold.requests,
+        });
     }
 }
 

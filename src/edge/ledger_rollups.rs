@@ -4,6 +4,7 @@
 //! Every decision is in `usage/`; this file reads and writes storage and D1.
 
 use super::d1::{Db, Flush, MAX_ROWS_PER_FLUSH};
+use super::events::{fault, Fault};
 use super::http::now_ms;
 use super::ledger_object::{get_json, list_prefix};
 use crate::config::TenantId;
@@ -17,7 +18,7 @@ use serde::Deserialize;
 use std::cell::{Cell, RefCell};
 use worker::js_sys::{Date, Object, Reflect};
 use worker::wasm_bindgen::JsValue;
-use worker::{console_error, console_log, Result, ScheduledTime, Storage};
+use worker::{Result, ScheduledTime, Storage};
 
 /// The value the pre-row layout kept under `LEGACY_KEY`.
 #[derive(Deserialize)]
@@ -85,10 +86,7 @@ impl Rollups {
         }
         let (mut rows, bad) = RollupRows::load(stored);
         if bad > 0 {
-            console_error!(
-                "{}",
-                serde_json::json!({"msg": "stored roll-up rows unreadable; dropped", "rows": bad})
-            );
+            fault(Fault::RollupRowsUnreadable { rows: bad });
         }
         let mut meta = meta.unwrap_or_default();
         if let Some(legacy) = legacy {
@@ -128,10 +126,10 @@ impl Rollups {
             .filter_map(|(e, k)| k.then_some(e))
             .collect();
         if kept.len() < total {
-            console_log!(
-                "{}",
-                serde_json::json!({"msg": "usage of a deleted tenant generation dropped", "tenant": tenant, "records": total - kept.len()})
-            );
+            fault(Fault::GenerationUsageDropped {
+                tenant: tenant.as_ref().map(|t| t.as_str()),
+                records: total - kept.len(),
+            });
         }
         (kept, reset)
     }
@@ -206,10 +204,7 @@ impl Rollups {
         };
         // Storage itself failed: the flush is retried like a failed D1 write, so the schedule
         // never stays "flushing" with no alarm left to end it.
-        console_error!(
-            "{}",
-            serde_json::json!({"msg": "usage roll-up flush failed in storage; retried", "error": e.to_string()})
-        );
+        fault(Fault::RollupFlushFailed { error: &e });
         let (next, alarm) = self.schedule.get().alarm_fired().failed(now_ms());
         self.schedule.set(next);
         self.set_alarm(storage, alarm).await
@@ -260,10 +255,12 @@ impl Rollups {
                     .flushed(now, remaining, MAX_ROWS_PER_FLUSH)
             }
             Err(e) => {
-                console_error!(
-                    "{}",
-                    serde_json::json!({"msg": "usage roll-ups not flushed; kept for a retry", "tenant": tenant, "flush": batch.seq, "rows": batch.rows.len(), "error": e})
-                );
+                fault(Fault::RollupsNotFlushed {
+                    tenant: tenant.as_ref().map(|t| t.as_str()),
+                    flush: batch.seq,
+                    rows: batch.rows.len(),
+                    error: &e,
+                });
                 self.schedule.get().failed(now)
             }
         };

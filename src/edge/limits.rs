@@ -175,12 +175,14 @@ fn budget_exceeded(
     if !BUDGET_REPORTED.with(|r| r.borrow_mut().first(tenant, &scope, now, retry_after_secs)) {
         return;
     }
-    let body = serde_json::json!({
-        "event": "budget.exceeded", "tenant": a.tenant, "provider": "", "model": "",
-        "reason": reason, "time": now,
-    });
+    let alert = crate::events::Alert::BudgetExceeded {
+        tenant,
+        reason: &reason,
+        time: now,
+    };
+    let body = crate::events::Event::Alert(alert).to_line();
     let (env, tenant) = (env.clone(), a.tenant.to_string());
     ctx.wait_until(async move {
-        super::alerts::publish(&env, &tenant, "budget.exceeded", now, &body.to_string()).await;
+        super::alerts::publish(&env, &tenant, "budget.exceeded", now, &body).await;
     });
 }

@@ -4,6 +4,7 @@
 //! own outcomes at once; batches travel to the object inside `/acquire` and `/report`
 //! (`routing_client`), or in a timed `/stats` flush under `waitUntil` after a request.
 
+use super::events::{fault, Fault};
 use super::http::now_ms;
 use super::local_grants::with_grants;
 use super::routing_object::call_object;
@@ -15,7 +16,7 @@ use crate::routing::stats::stats_book::{StatsPush, StatsSnapshot};
 use crate::routing::{ModelHealth, Observed};
 use std::cell::RefCell;
 use std::collections::HashMap;
-use worker::{console_error, Context, Env, Method};
+use worker::{Context, Env, Method};
 
 pub use crate::routing::stats::isolate_stats::ProviderStats;
 
@@ -115,10 +116,10 @@ async fn send(
     let body = serde_json::to_string(push).ok();
     let sent = call_object(env, tenant, provider, Method::Post, "/stats", body).await;
     sent.map_err(|e| {
-        console_error!(
-            "{}",
-            serde_json::json!({"msg": "live stats not sent; kept for the next call", "provider": provider, "error": e.to_string()})
-        );
+        fault(Fault::LiveStatsNotSent {
+            provider,
+            error: &e,
+        });
     })
     .ok()
 }

@@ -5,6 +5,7 @@
 //! reached is left out of this scrape (logged), the rest is answered.
 
 use super::d1::{logged, Db};
+use super::events::{fault, Fault};
 use super::http::{self, HttpReply};
 use super::metrics_sink;
 use super::routing_object::call_object;
@@ -12,13 +13,14 @@ use crate::config::TenantId;
 use crate::metrics::prometheus::{render, ProviderGauges, Scrape, CONTENT_TYPE};
 use crate::routing::stats::stats_book::Gauges;
 use futures::future::join_all;
-use worker::{console_error, Env, Method, Request};
+use worker::{Env, Method, Request};
 
 fn unread(what: &str, tenant: &TenantId, e: &worker::Error) {
-    console_error!(
-        "{}",
-        serde_json::json!({"msg": "metrics: object unread; left out of this scrape", "what": what, "tenant": tenant, "error": e.to_string()})
-    );
+    fault(Fault::MetricsObjectUnread {
+        what,
+        tenant: tenant.as_str(),
+        error: e,
+    });
 }
 
 pub async fn metrics(req: Request, env: &Env) -> HttpReply {

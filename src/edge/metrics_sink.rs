@@ -10,6 +10,7 @@
 //! added it; a failed call puts it back (counts only add up, so order does not matter).
 
 use super::analytics;
+use super::events::{fault, Fault};
 use crate::config::TenantId;
 use crate::config::{SortedMap, SortedSet};
 use crate::metrics::counts::{MetricCounts, RequestMetric};
@@ -17,7 +18,7 @@ use crate::usage::TokenCounts;
 use std::cell::RefCell;
 use std::future::Future;
 use std::time::Duration;
-use worker::{console_error, Delay, Env, Headers, Method, Request, RequestInit};
+use worker::{Delay, Env, Headers, Method, Request, RequestInit};
 
 /// A batch no `/settle` carried goes on its own this long after the request that found no flush
 /// waiting (then again after `RETRY_AFTER_MS` while the ledger cannot be reached).
@@ -121,10 +122,10 @@ async fn flush_later(env: Env, tenant: TenantId) {
         match send(&env, &tenant, &batch).await {
             Ok(true) => return,
             outcome => {
-                console_error!(
-                    "{}",
-                    serde_json::json!({"msg": "metrics not sent; kept for the next call", "tenant": tenant, "error": format!("{outcome:?}")})
-                );
+                fault(Fault::MetricsNotSent {
+                    tenant: tenant.as_str(),
+                    error: &outcome,
+                });
                 put_back(&tenant, batch);
             }
         }

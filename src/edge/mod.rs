@@ -15,6 +15,7 @@ mod count_tokens;
 mod d1;
 mod deployment;
 mod entry;
+mod events;
 mod gateway;
 mod health;
 mod http;

@@ -1,6 +1,7 @@
 //! How a caller request ends on the edge: its one log line (`events::log_line`) and its metric
 //! (`request_metrics`), both from what the request path knows at its end.
 
+use super::events::{ConsoleEvents, Event, EventSink};
 use super::http::now_ms;
 use super::metrics::Metrics;
 use super::metrics_sink::Extra;
@@ -14,7 +15,7 @@ use crate::request::Progress;
 use crate::response_cache::stored::StoredMeta;
 use crate::surfaces::Surface;
 use crate::usage::TokenCounts;
-use worker::{console_log, Context, Env};
+use worker::{Context, Env};
 
 pub(super) struct LogContext<'a> {
     pub surface: Surface,
@@ -52,7 +53,7 @@ impl LogContext<'_> {
             durable_object_calls: self.metrics.durable_object_calls(),
             usage,
         };
-        console_log!("{}", line.to_line());
+        ConsoleEvents.emit(&Event::Request(&line));
     }
 
     /// A response-cache hit: logged, and counted as served by the stored answer's

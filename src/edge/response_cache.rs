@@ -16,6 +16,7 @@
 //!   answer is sent (`waitUntil`).
 
 use super::cache_store::CacheStore;
+use super::events::{ConsoleEvents, Debug, Event, EventSink};
 use super::http::{self, header, now_ms, CallerRequest, HttpReply};
 use super::limits::Governed;
 use super::own_poll::own_poll;
@@ -275,8 +276,10 @@ impl CacheWrite {
             .put(&self.key, &meta, body, self.ttl_s)
             .await;
         if let Some(request_id) = self.announce {
-            let line = serde_json::json!({"msg": "cache_stored", "request_id": request_id});
-            worker::console_log!("{line}");
+            let stored = Debug::CacheStored {
+                request_id: &request_id,
+            };
+            ConsoleEvents.emit(&Event::Debug(stored));
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The client side of the routing object: the cascade's `RoutingState` port and this isolate's
 //! admission grants. The report a streamed answer still owes is `stream_report.rs`.
 
+use super::events::{fault, Alert, ConsoleEvents, Event, EventSink, Fault};
 use super::http::now_ms;
 use super::local_grants::{in_flight, lead, news, with_grants};
 use super::metrics::Metrics;
@@ -14,9 +15,7 @@ use crate::health::{
 use crate::routing::stats::stats_book::{AcquireAnswer, AcquireCall, ReportAnswer, ReportCall};
 use serde::de::DeserializeOwned;
 use std::time::Duration;
-use worker::{
-    console_error, console_log, Context, Delay, Env, Headers, Method, Request, RequestInit, Result,
-};
+use worker::{Context, Delay, Env, Headers, Method, Request, RequestInit, Result};
 
 pub use super::stream_report::{StreamReport, StreamReportTarget};
 
@@ -214,10 +213,10 @@ impl RoutingClient<'_> {
         match answer.map(|a| a.lease) {
             Ok(lease) => lease,
             Err(e) => {
-                console_error!(
-                    "{}",
-                    serde_json::json!({"msg": "routing object unreachable, failing open", "provider": provider, "error": e.to_string()})
-                );
+                fault(Fault::RoutingObjectUnreachable {
+                    provider: p,
+                    error: &e,
+                });
                 Lease {
                     admission: Gate::Pass,
                     keys: req.keys,
@@ -256,10 +255,12 @@ pub(super) async fn send_report(
         // This isolate's routing learns the breakers its reports open.
         Ok(transitions) => super::open_breakers::learned(tenant, provider, transitions),
         Err(e) => {
-            console_error!(
-                "{}",
-                serde_json::json!({"msg": "routing report lost", "provider": provider, "model": req.model, "verdict": req.verdict, "error": e.to_string()})
-            );
+            fault(Fault::RoutingReportLost {
+                provider: p,
+                model: req.model.as_str(),
+                verdict: &req.verdict,
+                error: &e,
+            });
             Vec::new()
         }
     }
@@ -272,19 +273,16 @@ pub(super) fn transition_event(
     t: &ModelTransition,
 ) -> (String, u64, String) {
     let at = now_ms();
-    let mut event = serde_json::json!(t);
-    let kind = event
-        .get("event")
-        .and_then(|k| k.as_str())
-        .unwrap_or("breaker")
-        .to_owned();
-    if let Some(obj) = event.as_object_mut() {
-        obj.insert("tenant".into(), tenant.as_str().into());
-        obj.insert("provider".into(), provider.into());
-        obj.insert("time".into(), at.into());
-    }
-    console_log!("{}", event);
-    (kind, at, event.to_string())
+    let alert = Alert::Breaker {
+        tenant: tenant.as_str(),
+        provider,
+        transition: t,
+        time: at,
+    };
+    let kind = alert.kind().to_owned();
+    let event = Event::Alert(alert);
+    ConsoleEvents.emit(&event);
+    (kind, at, event.to_line())
 }
 
 /// Every breaker of `provider` that is not closed.

@@ -1,6 +1,7 @@
 //! The Durable Object holding one tenant/provider's routing state (key parks, round-robin cursor,
 //! per-model breakers). The client the cascade uses to reach it is `routing_client`.
 
+use super::events::{fault, Fault};
 use super::http::{json_body, now_ms};
 use super::own_poll::own_poll;
 use crate::config::ModelId;
@@ -14,9 +15,7 @@ use crate::routing::stats::stats_book::{
 };
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
-use worker::{
-    console_error, durable_object, DurableObject, Env, Method, Request, Response, Result, State,
-};
+use worker::{durable_object, DurableObject, Env, Method, Request, Response, Result, State};
 
 pub use super::routing_client::{breakers, call_object, record_transitions, RoutingClient};
 
@@ -192,18 +191,15 @@ impl RoutingObject {
         let read = match read_report(&text) {
             Ok(read) => read,
             Err(reason) => {
-                console_error!(
-                    "{}",
-                    serde_json::json!({"msg": "routing report unreadable", "error": reason})
-                );
+                fault(Fault::RoutingReportUnreadable { error: &reason });
                 return Response::error(format!("unreadable report: {reason}"), 400);
             }
         };
         if !read.problems.is_empty() {
-            console_error!(
-                "{}",
-                serde_json::json!({"msg": "routing report parks adjusted", "model": read.report.model, "problems": read.problems})
-            );
+            fault(Fault::RoutingReportParksAdjusted {
+                model: read.report.model.as_str(),
+                problems: &read.problems,
+            });
         }
         let body = read.report;
         let transitions = self.commit(|st| (st.report(&body, now), true)).await?;
@@ -263,10 +259,10 @@ impl RoutingObject {
         if let Some(pending) = pending {
             if let Err(e) = self.store_unconfirmed(&pending.store) {
                 let exact = self.stats.borrow_mut().undo(pending);
-                console_error!(
-                    "{}",
-                    serde_json::json!({"msg": "live stats not stored; fold undone", "error": e.to_string(), "reload": !exact})
-                );
+                fault(Fault::LiveStatsNotStored {
+                    error: &e,
+                    reload: !exact,
+                });
                 return None;
             }
             stored = Some(pending.store);
@@ -308,10 +304,10 @@ impl RoutingObject {
             Ok(()) => Ok(result),
             Err(e) => {
                 let exact = self.mem.borrow_mut().undo(pending);
-                console_error!(
-                    "{}",
-                    serde_json::json!({"msg": "routing state not stored; decision undone", "error": e.to_string(), "reload": !exact})
-                );
+                fault(Fault::RoutingStateNotStored {
+                    error: &e,
+                    reload: !exact,
+                });
                 Err(e)
             }
         }

@@ -5,10 +5,11 @@
 
 use super::d1::{logged, Db};
 use super::deployment::deployment;
+use super::events::{fault, ConsoleEvents, Event, EventSink, Fault};
 use super::tenant_pass::visit;
 use crate::config::TenantId;
 use crate::usage::retention::Retention;
-use worker::{console_error, console_log, event, Env, ScheduleContext, ScheduledEvent};
+use worker::{event, Env, ScheduleContext, ScheduledEvent};
 
 /// Tenants visited per run at most: each visit is one config read, one call per provider and a
 /// probe per due breaker, so a page stays far inside a scheduled invocation's limits. A longer
@@ -38,10 +39,7 @@ async fn run(env: &Env, now: u64) {
                 logged(e);
             }
         }
-        Err(e) => console_error!(
-            "{}",
-            serde_json::json!({"msg": "invalid retention vars", "error": e})
-        ),
+        Err(e) => fault(Fault::InvalidRetentionVars { error: &e }),
     }
     let watched = match db.watched(PAGE).await {
         Ok(w) => w,
@@ -58,8 +56,8 @@ async fn run(env: &Env, now: u64) {
         });
         futures::future::join_all(passes).await;
     }
-    console_log!(
-        "{}",
-        serde_json::json!({"msg": "scheduled pass", "time": now, "tenants": visits})
-    );
+    ConsoleEvents.emit(&Event::ScheduledPass {
+        time: now,
+        tenants: visits,
+    });
 }

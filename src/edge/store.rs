@@ -4,6 +4,7 @@
 //! or a tenant deleted through another isolate stops working here within the TTL.
 
 use super::d1::{config::ConfigRows, logged, storage_error, Db};
+use super::events::{fault, Fault};
 use super::metrics::Metrics;
 use crate::api::ApiError;
 use crate::callers::{Lookup, Memo, MemoPolicy, Ticket};
@@ -13,7 +14,7 @@ use crate::config::SortedMap;
 use crate::config::{CallerKey, Defaults, TenantConfig, TenantId};
 use std::cell::{OnceCell, RefCell};
 use std::rc::Rc;
-use worker::{console_error, Context, Env};
+use worker::{Context, Env};
 
 /// Caller keys and tenant configs held per isolate at most; past it the oldest is dropped.
 const MAX_CACHED: usize = 10_000;
@@ -172,20 +173,22 @@ pub async fn load_config(
     for stored in stored_providers {
         // Stored before the https rule, or while the deployment allowed http: never called now.
         if let Err(why) = stored.base_url.check_transport(allow_http) {
-            console_error!(
-                "{}",
-                serde_json::json!({"msg": "provider left out of routing", "tenant": tenant, "provider": stored.name, "reason": why.to_string()})
-            );
+            fault(Fault::ProviderLeftOut {
+                tenant: tenant.as_str(),
+                provider: stored.name.as_str(),
+                reason: &why,
+            });
             continue;
         }
         let (provider, problems) = stored.open(tenant, kek.as_ref(), |name| {
             env.secret(name).ok().map(|s| s.to_string())
         });
         if !problems.is_empty() {
-            console_error!(
-                "{}",
-                serde_json::json!({"msg": "provider keys unusable", "tenant": tenant, "provider": stored.name, "problems": problems})
-            );
+            fault(Fault::ProviderKeysUnusable {
+                tenant: tenant.as_str(),
+                provider: stored.name.as_str(),
+                problems: &problems,
+            });
         }
         // A provider with no usable key cannot serve: its models drop out of chains.
         if let Some(provider) = provider {
@@ -228,12 +231,7 @@ pub async fn load_config(
 fn with_health(s: crate::config::Settings, mode: Option<&str>) -> crate::config::Settings {
     let mode = mode.and_then(|m| {
         serde_json::from_str::<crate::health::degraded::DegradedMode>(m)
-            .map_err(|e| {
-                console_error!(
-                    "{}",
-                    serde_json::json!({"msg": "health_mode unreadable", "error": e.to_string()})
-                )
-            })
+            .map_err(|e| fault(Fault::HealthModeUnreadable { error: &e }))
             .ok()
     });
     s.with_degraded_since(mode.and_then(|m| m.since()))

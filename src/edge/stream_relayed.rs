@@ -15,6 +15,7 @@
 //! budget covered meanwhile.
 
 use super::body_read::{BodyReader, Read};
+use super::events::{fault, Fault};
 use super::http::now_ms;
 use super::live_stats;
 use super::routing_client::StreamReport;
@@ -28,7 +29,7 @@ use crate::stream::{Relay, RelayStep, StreamEnd};
 use crate::surfaces::Encoder;
 use crate::usage::{PendingUsage, UsageRecord, UsageSource};
 use futures::channel::oneshot;
-use worker::{console_log, AbortController};
+use worker::AbortController;
 
 /// How long, and how many bytes, the upstream is read on for its usage event after the caller
 /// went away. Short: the provider keeps generating (and billing) while it is read.
@@ -279,17 +280,13 @@ impl CancelGuard {
             return;
         };
         if let StreamEnd::Failed(detail) = &end {
-            console_log!(
-                "{}",
-                serde_json::json!({
-                    "msg": "stream failed after the first byte",
-                    "request_id": owner.request_id,
-                    "tenant": owner.tenant,
-                    "provider": owner.settlement.provider,
-                    "model": owner.settlement.report.model,
-                    "error": detail,
-                })
-            );
+            fault(Fault::StreamFailed {
+                request_id: &owner.request_id,
+                tenant: owner.tenant.as_str(),
+                provider: owner.settlement.provider.as_str(),
+                model: owner.settlement.report.model.as_str(),
+                error: detail,
+            });
         }
         if end == StreamEnd::Completed {
             // Counted as served at its first event; its total time is known only now.

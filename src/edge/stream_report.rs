@@ -1,6 +1,7 @@
 //! The report a streamed answer still owes its routing object when the stream ends, and the
 //! probe hold renewed while it runs.
 
+use super::events::{fault, Fault};
 use super::routing_client::{call_object, send_report, transition_event};
 use super::routing_object::HoldRequest;
 use super::store;
@@ -10,7 +11,7 @@ use futures::channel::oneshot;
 use futures::future::{select, Either};
 use std::pin::pin;
 use std::time::Duration;
-use worker::{console_error, Context, Delay, Env, Method, Result};
+use worker::{Context, Delay, Env, Method, Result};
 
 /// The report a streamed answer still owes, sent by a task registered under the request's
 /// `waitUntil` when the response is made, so it runs to the end however the stream ends (drained,
@@ -103,10 +104,11 @@ async fn hold(target: &StreamReportTarget, probe: u64) {
     )
     .await;
     if let Err(e) = held {
-        console_error!(
-            "{}",
-            serde_json::json!({"msg": "probe hold not renewed", "provider": target.provider, "model": target.model, "error": e.to_string()})
-        );
+        fault(Fault::ProbeHoldNotRenewed {
+            provider: target.provider.as_str(),
+            model: target.model.as_str(),
+            error: &e,
+        });
     }
 }
 

@@ -6,6 +6,7 @@
 use super::alerts::publish;
 use super::d1::{logged, Db};
 use super::deployment::Deployment;
+use super::events::{fault, Alert, Event, Fault};
 use super::gateway::WorkerClock;
 use super::routing_client::{call_object, send_report, transition_event};
 use super::routing_object::PassView;
@@ -17,7 +18,7 @@ use crate::health::provider_state::BreakerStatus;
 use crate::health::{AcquireRequest, Gate, Lease, ReportRequest};
 use crate::routing::Candidate;
 use crate::surfaces::{Inbound, Surface};
-use worker::{console_error, Env, Method};
+use worker::{Env, Method};
 
 /// The routing port of a scheduled probe: its acquire takes the breaker's one probe slot or
 /// skips (`/probe`, never a plain admission); its report is a user request's, and the
@@ -99,12 +100,14 @@ pub async fn visit(
         .unwrap_or_default();
     let (after, transition) = before.pass(count, &cfg.settings.degraded, now);
     if let Some(t) = transition {
-        let body = serde_json::json!({
-            "event": t.kind(), "tenant": tenant, "provider": "", "model": "",
-            "reason": format!("{} of {} providers have a usable model", count.healthy, count.total),
-            "time": now, "degraded_since": t.degraded_since(),
+        let body = Event::Alert(Alert::Degraded {
+            tenant: tenant.as_str(),
+            transition: t,
+            healthy: count.healthy,
+            total: count.total,
+            time: now,
         });
-        publish(env, tenant.as_str(), t.kind(), now, &body.to_string()).await;
+        publish(env, tenant.as_str(), t.kind(), now, &body.to_line()).await;
     }
     let open = views.iter().any(|(_, v)| !v.breakers.is_empty());
     let changed = (after != before).then(|| match after {
@@ -136,10 +139,11 @@ async fn views<'c>(env: &Env, cfg: &'c TenantConfig) -> Vec<(&'c Provider, PassV
     for (p, view) in futures::future::join_all(reads).await {
         match view {
             Ok(v) => out.push((p, v)),
-            Err(e) => console_error!(
-                "{}",
-                serde_json::json!({"msg": "provider state unreadable", "tenant": cfg.tenant, "provider": p.name, "error": e.to_string()})
-            ),
+            Err(e) => fault(Fault::ProviderStateUnreadable {
+                tenant: cfg.tenant.as_str(),
+                provider: p.name.as_str(),
+                error: &e,
+            }),
         }
     }
     out
@@ -222,32 +226,28 @@ async fn probe(
     if !sent {
         return false;
     }
-    let reason = match outcome.ending {
+    let failed = match outcome.ending {
         Ending::Served { settlement, .. } => {
             settle(&state, settlement).await;
-            "probe succeeded".to_owned()
+            None
         }
-        _ => format!(
-            "probe failed: {}",
+        _ => Some(
             outcome
                 .attempts
                 .last()
                 .and_then(|a| a.failure)
-                .map_or("refused", |f| f.as_str())
+                .map_or("refused", |f| f.as_str()),
         ),
     };
     let at = super::http::now_ms();
-    let event = serde_json::json!({
-        "event": "breaker.probe", "tenant": cfg.tenant, "provider": provider.name,
-        "model": model.id, "reason": reason, "time": at, "scheduled": true,
-    });
-    publish(
-        env,
-        cfg.tenant.as_str(),
-        "breaker.probe",
-        at,
-        &event.to_string(),
-    )
-    .await;
+    let alert = Alert::Probe {
+        tenant: cfg.tenant.as_str(),
+        provider: provider.name.as_str(),
+        model: model.id.as_str(),
+        failed,
+        time: at,
+    };
+    let body = Event::Alert(alert).to_line();
+    publish(env, cfg.tenant.as_str(), "breaker.probe", at, &body).await;
     true
 }

@@ -4,9 +4,10 @@
 //! logged under `waitUntil`; the runtime then resets the object, which starts again from what it
 //! last stored: what was added since is lost, never counted twice.
 
+use super::events::{fault, Fault};
 use worker::js_sys::{Function, Object, Promise, Reflect};
 use worker::wasm_bindgen::{JsCast, JsValue};
-use worker::{console_error, Result, State};
+use worker::{Result, State};
 
 /// `Err`: the write could not be issued (nothing was written).
 pub fn put(state: &State, key: &str, value: JsValue, what: &'static str) -> Result<()> {
@@ -19,10 +20,7 @@ pub fn put(state: &State, key: &str, value: JsValue, what: &'static str) -> Resu
         .dyn_into()?;
     state.wait_until(async move {
         if let Err(e) = worker::wasm_bindgen_futures::JsFuture::from(written).await {
-            console_error!(
-                "{}",
-                serde_json::json!({"msg": format!("{what} write failed"), "error": format!("{e:?}")})
-            );
+            fault(Fault::WriteFailed { what, error: &e });
         }
     });
     Ok(())

@@ -3,6 +3,7 @@
 //! from: it is logged as one JSON line, and the tenant's ledger object settles it (spend, `tpm`)
 //! and rolls it up for the usage API.
 
+use super::events::{fault, ConsoleEvents, Event, EventSink, Fault};
 use super::http::now_ms;
 use super::ledger_client;
 use super::limits::Governed;
@@ -13,10 +14,9 @@ use crate::governance::SettleEntry;
 use crate::usage::UsageRecord;
 use futures::channel::oneshot;
 use futures::future::{select, Either};
-use serde::Serialize;
 use std::pin::pin;
 use std::time::Duration;
-use worker::{console_error, console_log, Context, Delay, Env};
+use worker::{Context, Delay, Env};
 
 /// A record known when the answer is (non-streamed answers, exhausted requests).
 pub fn hand_off(env: &Env, ctx: &Context, record: UsageRecord, governed: Governed) {
@@ -81,10 +81,11 @@ async fn held_until_sent(
         match ledger_client::renew_hold(env, tenant, lease.request()).await {
             Ok(renewed) => lease.answered(renewed, sent),
             Err(e) => {
-                console_error!(
-                    "{}",
-                    serde_json::json!({"msg": "reservation not renewed; tried again", "tenant": tenant, "hold": lease.request().hold, "error": e.to_string()})
-                );
+                fault(Fault::ReservationNotRenewed {
+                    tenant: tenant.as_str(),
+                    hold: &lease.request().hold,
+                    error: &e,
+                });
                 lease.failed(now_ms());
             }
         }
@@ -92,20 +93,9 @@ async fn held_until_sent(
     record.await
 }
 
-#[derive(Serialize)]
-struct Line<'a> {
-    msg: &'static str,
-    #[serde(flatten)]
-    record: &'a UsageRecord,
-}
-
 /// Logged as one JSON line (`"msg":"usage"`, what `e2e_usage` reads), then settled.
 async fn deliver(env: &Env, record: UsageRecord, governed: Governed) {
-    let line = Line {
-        msg: "usage",
-        record: &record,
-    };
-    console_log!("{}", serde_json::to_string(&line).unwrap_or_default());
+    ConsoleEvents.emit(&Event::Usage(&record));
     let entry = SettleEntry::new(record, governed.track_end_user, governed.hold);
     ledger_client::settle(env, entry, governed.urgent).await;
 }

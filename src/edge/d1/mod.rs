@@ -17,14 +17,14 @@ use crate::admin::store::{StoreError, Stored};
 use crate::api::ApiError;
 use serde::de::DeserializeOwned;
 use worker::wasm_bindgen::JsValue;
-use worker::{console_error, D1Database, D1PreparedStatement, D1Result, Env};
+use worker::{D1Database, D1PreparedStatement, D1Result, Env};
 
 /// Logs a storage fault with its cause and answers the caller with a bare 500.
 pub fn storage_error(what: &str, e: impl std::fmt::Display) -> ApiError {
-    console_error!(
-        "{}",
-        serde_json::json!({"msg": "storage error", "op": what, "error": e.to_string()})
-    );
+    super::events::fault(crate::events::Fault::StorageError {
+        op: what,
+        error: &e,
+    });
     ApiError::internal()
 }
 
