@@ -209,7 +209,7 @@ impl Gateway {
         self.control(json!({"id": 1, "sql": sql, "params": params}))
     }
 
-    /// Runs the worker's scheduled (cron) handler once, its `scheduledTime` at `at_ms` (issue 25).
+    /// Runs the worker's scheduled (cron) handler once, its `scheduledTime` at `at_ms`.
     pub fn scheduled(&self, at_ms: u64) {
         self.control(json!({"id": 1, "scheduled": at_ms}));
     }

@@ -1,4 +1,4 @@
-//! The console page (issue 24), end to end: served by the worker under a same-origin CSP, and
+//! The console page, end to end: served by the worker under a same-origin CSP, and
 //! driven in Debian's chromium (headless, through puppeteer-core: `tests/harness/console_browser.mjs`).
 //! The screenshots are kept under `target/console/`.
 

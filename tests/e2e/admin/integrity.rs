@@ -1,4 +1,4 @@
-//! Issue 21's admin integrity rules on workerd with local D1: a caller key's MAC is checked before
+//! The admin integrity rules on workerd with local D1: a caller key's MAC is checked before
 //! any D1 query, a present admin body must be a JSON object, racing key-policy PATCHes all land
 //! (D1's `json_patch` in the write), and racing rule and depth writes never leave a chain longer
 //! than `max_fallback_depth` (the check is in the write's own statement).

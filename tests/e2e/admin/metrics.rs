@@ -1,4 +1,4 @@
-//! `GET /admin/v1/metrics` (issue 24), end to end: Prometheus text read with prometheus-client's
+//! `GET /admin/v1/metrics`, end to end: Prometheus text read with prometheus-client's
 //! own parser (`tests/harness/prom_parse.py`), counted in the tenant's ledger and routing
 //! objects from every isolate, within 10 s of the traffic.
 

@@ -1,4 +1,4 @@
-//! Issue 27: the response cache, on workerd against the mock and with the official `openai`
+//! The response cache, on workerd against the mock and with the official `openai`
 //! Python SDK. Identical requests are answered without an upstream call, streamed or not, per
 //! tenant, at $0 to the key, counted as savings in the usage API.
 

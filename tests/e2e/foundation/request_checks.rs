@@ -1,4 +1,4 @@
-//! Issue 21's request checks, end to end on workerd against the mock: what a scoped key's model
+//! The request checks, end to end on workerd against the mock: what a scoped key's model
 //! list shows, embeddings that ask to stream, a tenant that requires an end user, and an answer
 //! too large to hold. "No upstream call" is the mock's own count; "no breaker counted" is
 //! `/v1/health` with a breaker that would open on its first counted failure.

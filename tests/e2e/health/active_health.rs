@@ -1,4 +1,4 @@
-//! Issue 25 end to end on workerd: the cron handler (run through Miniflare's `scheduled`) closes a
+//! Active health end to end on workerd: the cron handler (run through Miniflare's `scheduled`) closes a
 //! recovered breaker with one probe, a tripped breaker reaches a webhook signed with the secret
 //! the settings PUT showed, and degraded mode enters and leaves across passes.
 

@@ -1,4 +1,4 @@
-//! Issue 23, conditional routing rules end to end (seed 004): several rules on one name, tried by
+//! Conditional routing rules end to end: several rules on one name, tried by
 //! priority then name, the first whose `when` holds giving the chain; conditions on the parsed
 //! request and on the `X-CogniGate-Metadata` labels; validation with the JSON path; DELETE by
 //! name; rules written before (no name) keep working.

@@ -1,4 +1,4 @@
-//! `GET /admin/v1/tenants/{t}/explain` end to end (issue 24): a dry run of a name's chain that
+//! `GET /admin/v1/tenants/{t}/explain` end to end: a dry run of a name's chain that
 //! calls no upstream and agrees with the request made just after it.
 
 use crate::support::gateway::{eventually, Gateway, Resp, Tenant};

@@ -1,4 +1,4 @@
-//! Issue 22, live stats: every isolate's outcomes meet in the routing object of each
+//! Live stats: every isolate's outcomes meet in the routing object of each
 //! tenant/provider, and `GET /v1/models/metrics` (caller key) and `GET /admin/v1/tenants/{t}/stats`
 //! show them per model: requests, success ratio (last 5 minutes), EWMAs of total latency and time
 //! to response headers, breaker. Mock providers with scripted latencies and failures.

@@ -1,4 +1,4 @@
-//! Issue 22, ranked aliases and the `auto` names, end to end: the built worker on one workerd
+//! Ranked aliases and the `auto` names, end to end: the built worker on one workerd
 //! isolate (so its own outcomes are its stats) against mocks with scripted latencies and
 //! failures. Every tenant sets `exploration_share: 0`, so its order is the ranking's alone.
 
@@ -55,7 +55,8 @@ fn an_alias_ranked_by_latency_serves_the_fast_model_once_stats_exist_and_a_price
         by_latency[first_m2..].iter().all(|m| m == "m2"),
         "once m2 is measured faster it keeps serving: {by_latency:?}"
     );
-    // The same tenant's price-ranked alias (`fast`, cheapest) is seed 000's: m1, whatever the stats.
+    // The same tenant's price-ranked alias (`fast`, cheapest) is ranked by price alone: m1,
+    // whatever the stats.
     for _ in 0..5 {
         assert_eq!(served(&t.chat("fast")), "m1");
     }
@@ -153,7 +154,7 @@ fn v1_models_lists_the_auto_names_and_a_scoped_key_ranks_only_what_it_may_use() 
     ] {
         assert!(all.iter().any(|n| n == name), "{name} in {all:?}");
     }
-    // A scoped key sees and calls only the names it lists (issue 21), `auto` names included.
+    // A scoped key sees and calls only the names it lists, `auto` names included.
     let (_, scoped) = t.key_with(json!({"name": "only-m1", "models": ["m1", "auto:smart"]}));
     assert_eq!(listed(gw, &scoped), ["m1", "auto:smart"]);
     let chat = |key: &str, model: &str| {

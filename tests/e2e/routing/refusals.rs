@@ -1,4 +1,4 @@
-//! Refusal fallback end to end (issue 23, seed 003): with `on_refusal: "fallback"`, a
+//! Refusal fallback end to end: with `on_refusal: "fallback"`, a
 //! non-streamed safety refusal is sent once more to the next candidate of the chain, and the
 //! answer says so in `X-CogniGate-Policy-Fallback` (`applied` or `unavailable`), on every caller
 //! surface. Mock upstreams script the refusals: OpenAI's `finish_reason: "content_filter"` with
@@ -331,7 +331,7 @@ fn an_alias_requested_on_its_own_falls_back_to_its_runner_up_after_a_refusal_onl
     assert_eq!(r.header("x-cognigate-model"), Some("m2"));
     assert_eq!(mock.count(), 2);
     // The runner-up is for a refusal only: a failure of the alias's one candidate is still the
-    // 502 seed 000 gives a one-candidate chain, with no call to m2.
+    // 502 a one-candidate chain gives, with no call to m2.
     mock.push(Rule::any(Reply::status(500)).model("m1").times(1));
     let r = chat(&t, "safe", &[]);
     assert_eq!(r.status, 502, "{}", r.text);

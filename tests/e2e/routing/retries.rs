@@ -1,6 +1,6 @@
-//! Issue 17 end to end against scripted mocks: same-candidate retries, escalating breakers and
+//! Retries end to end against scripted mocks: same-candidate retries, escalating breakers and
 //! `Retry-After` on the aggregated 502 (rate-limit signals, benched credentials, `rpm` and the
-//! context-window guard are in `e2e_rate_limits`). Durations are configured short, not slept.
+//! context-window guard are in `spend::rate_limits`). Durations are configured short, not slept.
 
 use crate::support::gateway::Gateway;
 use crate::support::resilience::{breakers, eventually, provider, single};

@@ -1,4 +1,4 @@
-//! Issue 22, weighted spreads and prompt-cache affinity, end to end: a chain entry
+//! Weighted spreads and prompt-cache affinity, end to end: a chain entry
 //! `{"spread": [...]}` draws one member per request by weight among those whose breaker is not
 //! open, and a name with `cache_affinity_s` keeps a conversation on the model that served it.
 

@@ -1,4 +1,4 @@
-//! Issue 23, end to end on workerd against mocks: the provider pin (`X-CogniGate-Pin-Provider`),
+//! Versions and pins end to end on workerd against mocks: the provider pin (`X-CogniGate-Pin-Provider`),
 //! loose version matching and `prefer_newest_version`. "No upstream call" is the mock's own count.
 
 use crate::support::gateway::{Gateway, Resp, Tenant};

@@ -1,4 +1,4 @@
-//! Issue 21: budgets and `tpm` hold under concurrency. Admission reserves each request's
+//! Budgets and `tpm` hold under concurrency. Admission reserves each request's
 //! estimate (prompt bytes / 4 plus `max_tokens`, at the chain's dearest prices) until its
 //! record settles, so a burst cannot all pass a limit that only a few of its requests fit.
 

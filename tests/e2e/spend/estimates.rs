@@ -1,4 +1,4 @@
-//! Issue 21, "every upstream call is charged" and "token counts that clients see", end to end on
+//! "Every upstream call is charged" and "token counts that clients see", end to end on
 //! workerd against the mock: a request whose usage never came is charged the gateway's estimate
 //! (and its key's budget moves), a late usage report is recorded under the same request id,
 //! `/v1/messages/count_tokens` counts with the same estimator without an upstream call, and a
@@ -210,7 +210,7 @@ fn a_late_usage_report_after_the_caller_left_is_charged_instead_of_the_estimate_
     assert_eq!(gw.usage_records(&t.id, 1, SETTLED).len(), 1, "one record");
 }
 
-/// A guard, not a change: it passes on the code before issue 21 too. It pins down the runtime
+/// A guard, not a change: it passed before estimates were charged too. It pins down the runtime
 /// behaviour the README relies on for non-streamed answers: a caller who hangs up does not cancel
 /// the request, so the answer is still read and its usage charged.
 #[test]

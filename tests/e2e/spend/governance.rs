@@ -1,4 +1,4 @@
-//! Issue 15's governance, end to end: the official `openai` Python SDK drives the built worker
+//! Governance, end to end: the official `openai` Python SDK drives the built worker
 //! on workerd against the mock; "no upstream call" is the mock's own count.
 
 use crate::support::gateway::{eventually, Gateway, Tenant};

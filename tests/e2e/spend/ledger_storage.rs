@@ -1,4 +1,4 @@
-//! Issue 21, the ledger's storage: roll-ups of many distinct end users all reach the usage API,
+//! The ledger's storage: roll-ups of many distinct end users all reach the usage API,
 //! a flush is never counted twice across a restart, and usage of a deleted tenant never lands
 //! in one created again under the same id. The built worker on workerd, against the mock.
 

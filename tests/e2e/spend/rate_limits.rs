@@ -1,4 +1,4 @@
-//! Issue 17 end to end against scripted mocks: more rate-limit signals, benched credentials,
+//! Rate limits end to end against scripted mocks: more rate-limit signals, benched credentials,
 //! per-provider `rpm` and the context-window guard.
 
 use crate::support::gateway::Gateway;
@@ -37,7 +37,7 @@ fn a_429_with_only_x_ratelimit_reset_requests_2s_parks_the_key_with_the_signal_o
     assert_eq!(
         keys_after_a_429("xrl-off", off, reply()),
         ["sk-1", "sk-2", "sk-1"],
-        "seed 000: no Retry-After, no park"
+        "without the signal: no Retry-After, no park"
     );
 }
 
@@ -113,7 +113,7 @@ fn a_rate_limit_shaped_200_rotates_keys_with_the_signal_on() {
     let r = t.chat("m");
     assert_eq!(
         r.status, 200,
-        "seed 000: a 200 is passed on as it came: {}",
+        "without the signal a 200 is passed on as it came: {}",
         r.text
     );
     assert_eq!(r.json()["error"]["type"], "rate_limit_error");
@@ -153,7 +153,7 @@ fn a_401d_key_is_skipped_by_the_next_request_with_auth_cooldown_ms_set_until_a_r
     assert_eq!(
         mock.keys(),
         ["sk-1", "sk-2", "sk-1"],
-        "seed 000 without the field"
+        "without the field a 401 benches no key"
     );
 }
 
@@ -182,7 +182,7 @@ fn a_200k_token_prompt_skips_a_32k_context_candidate_without_calling_it_and_trun
         {"role": "user", "content": "and the answer?"}
     ]);
     let body = chat_body("chain", messages.clone());
-    // Seed 000 (guard off, the default): the first candidate is simply called.
+    // Guard off, the default: the first candidate is simply called.
     let r = gw.request("POST", "/v1/chat/completions", Some(&t.key), Some(&body));
     assert_eq!(r.header("x-cognigate-model"), Some("small"), "{}", r.status);
     assert_eq!(small.count(), 1);

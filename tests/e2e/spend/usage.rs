@@ -1,4 +1,4 @@
-//! Usage on every answer (issue 15): tokens read from each answer or stream, the cost at the
+//! Usage on every answer: tokens read from each answer or stream, the cost at the
 //! serving model's prices in `X-CogniGate-Cost-Usd`, and one usage record per request, read here
 //! from the worker's log (`"msg":"usage"`), which is where the request path hands it over.
 

@@ -1,4 +1,4 @@
-//! Every client speaks to it (issue 16, seed 004): the official `anthropic` and `openai` Python
+//! Every client speaks to it: the official `anthropic` and `openai` Python
 //! SDKs drive the Messages, Responses, embeddings and models surfaces through the one cascade.
 //! Each Anthropic SDK scenario runs once with an Anthropic mock serving and once with an OpenAI
 //! mock serving.

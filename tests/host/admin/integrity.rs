@@ -1,4 +1,4 @@
-//! Issue 21's admin integrity rules over the in-memory store: caller keys carry a MAC, a present
+//! The admin integrity rules over the in-memory store: caller keys carry a MAC, a present
 //! body must be a JSON object, racing key-policy PATCHes merge field by field, and no write can
 //! leave a chain longer than `max_fallback_depth`. A race is staged with
 //! `MemoryStore::before_next_write`: another admin's write lands between a command's reads and

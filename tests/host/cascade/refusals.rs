@@ -1,4 +1,4 @@
-//! Refusal fallback (issue 23, seed 003) over fake ports: a safety refusal with
+//! Refusal fallback over fake ports: a safety refusal with
 //! `on_refusal: fallback` is sent once more to the next candidate of the chain.
 
 use crate::support::fakes::{refusal_body, FakeClock, Script};
@@ -225,7 +225,7 @@ fn without_on_refusal_fallback_a_refusal_is_the_answer_and_is_not_read() {
     assert!(served(&o).2.is_none(), "no header");
     assert_eq!(refusals(&o), [("m1", false)]);
     assert_eq!(w.upstream.count(), 1);
-    // `Cascade::run` is seed 000's cascade.
+    // `Cascade::run` is the cascade without a refusal policy: the refusal is the answer.
     w.upstream.script("m1", &[Script::Refusal]);
     let o = w.run("chain");
     assert!(served(&o).2.is_none());

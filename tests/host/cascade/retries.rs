@@ -1,4 +1,4 @@
-//! Issue 17 over fake ports with an injected clock: same-candidate retries, benched credentials,
+//! Retries and rate limits over fake ports with an injected clock: same-candidate retries, benched credentials,
 //! `rpm`, and `Retry-After` on the aggregated 502.
 
 use crate::support::fakes::{FakeClock, Script};
@@ -9,7 +9,7 @@ use cognigate::state::Verdict;
 
 const UNAVAILABLE: Script = Script::Status(503, None, "overloaded");
 
-/// Issue 17's settings on the shared world.
+/// The retry and rate-limit settings on the shared world.
 trait Resilient {
     fn p1(&mut self) -> &mut cognigate::config::Resilience;
     fn retries(self, max_retries: u32) -> Self;
@@ -84,7 +84,7 @@ fn without_retry_configured_a_503_moves_down_the_chain_as_in_seed_000() {
     assert_eq!(w.upstream.count(), 2);
     assert_eq!(
         o.attempts[0].retry, None,
-        "no retry index in seed 000's shape"
+        "an attempt that was not a retry has no retry index"
     );
 }
 

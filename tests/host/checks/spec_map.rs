@@ -1,4 +1,4 @@
-//! The README's table from the primary spec (seed 000) to the code stays true: every function and
+//! The README's table from the primary spec to the code stays true: every function and
 //! test it names exists where it says. A renamed or deleted function or test fails this.
 
 use super::root;

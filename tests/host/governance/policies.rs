@@ -1,4 +1,4 @@
-//! Issue 15's admin rules over the in-memory store: caller-key policies, their spend, tenant
+//! The governance admin rules over the in-memory store: caller-key policies, their spend, tenant
 //! limits in settings, and the usage API.
 
 use crate::support::admin_world::{AdminWorld as World, NOW};

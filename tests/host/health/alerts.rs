@@ -1,4 +1,4 @@
-//! Issue 25's alert settings over the in-memory store: the webhook's signing secret is shown once
+//! The alert settings over the in-memory store: the webhook's signing secret is shown once
 //! by the PUT that sets a `webhook_url`, stored sealed, never shown again, and rotated with the URL.
 
 use crate::support::admin_world::{AdminWorld as World, NOW};

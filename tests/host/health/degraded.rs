@@ -1,4 +1,4 @@
-//! Issue 25 over fake ports with an injected clock: while a tenant is degraded the cascade spends
+//! Degraded mode over fake ports with an injected clock: while a tenant is degraded the cascade spends
 //! no attempt on a candidate whose breaker is open, even past its open duration, and leaves the
 //! half-open slot untaken for the scheduled probe.
 

@@ -1,4 +1,4 @@
-//! Property tests of the response cache's key (issue 27): "the key's canonical form is
+//! Property tests of the response cache's key: "the key's canonical form is
 //! host-tested, including property tests that key order and number spelling do not matter".
 
 use cognigate::api::ChatRequest;

@@ -1,7 +1,7 @@
-//! Issue 23's condition language, by property (the project's fuzzing): any `when` a writer can
+//! The routing rules' condition language, by property (the project's fuzzing): any `when` a writer can
 //! send is either refused or within the bounds (depth ≤ 4, ≤ 32 clauses), and evaluating an
 //! accepted one against any request's facts never fails. Failures proptest finds are kept in
-//! tests/condition_properties.proptest-regressions.
+//! `conditions.proptest-regressions` beside this file.
 
 use cognigate::config::condition::{When, MAX_CLAUSES, MAX_DEPTH};
 use cognigate::routing::condition::holds;

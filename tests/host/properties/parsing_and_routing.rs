@@ -1,6 +1,6 @@
-//! Property tests (the project's fuzzing: cargo-fuzz needs a nightly toolchain). Each target runs
-//! a bounded number of cases in `make test`; `make test-long` raises PROPTEST_CASES. Any failure
-//! proptest finds is kept in tests/properties.proptest-regressions and replayed first, forever.
+//! Property tests of the parsers (Retry-After, SSE, the admin bodies) and of chains and aliases.
+//! Any failure proptest finds is kept in `parsing_and_routing.proptest-regressions` beside this
+//! file and replayed first, forever.
 
 use cognigate::api::ChatRequest;
 use cognigate::cascade::retry_after::{imf_fixdate, park_ms};

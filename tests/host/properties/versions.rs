@@ -1,5 +1,5 @@
-//! Property tests of issue 23's version rules and provider pin (the style of
-//! `tests/properties.rs`): loose version matching keeps the base and lets exact ids win, the
+//! Property tests of the version rules and the provider pin (the style of
+//! `parsing_and_routing.rs`): loose version matching keeps the base and lets exact ids win, the
 //! newest date wins, `prefer_newest_version` resolves to the newest dated model, and a pinned
 //! chain holds only the pinned provider's models.
 

@@ -1,4 +1,4 @@
-//! Issue 23's admin rules for conditional routing rules, over the in-memory store: rules are
+//! The admin rules for conditional routing rules, over the in-memory store: rules are
 //! upserted and deleted by name (defaulting to their match), several may share a match, `when` is
 //! validated with its JSON path, and a tenant holds at most 100 rules.
 

@@ -1,4 +1,4 @@
-//! `GET /admin/v1/tenants/{t}/explain` through the admin core's dispatch (issue 24), over the
+//! `GET /admin/v1/tenants/{t}/explain` through the admin core's dispatch, over the
 //! in-memory store and routing state: the route, the query's 400s and the request path's 404.
 
 use crate::support::admin_world::AdminWorld;

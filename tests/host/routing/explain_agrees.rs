@@ -1,4 +1,4 @@
-//! Issue 24: `explain` and the cascade decide with one function (`cascade::precheck::decide`),
+//! `explain` and the cascade decide with one function (`cascade::precheck::decide`),
 //! so over the same routing state at the same instant they agree. Host-tested over the fakes:
 //! the routing state fake runs the real `ProviderState`, as the Durable Object does.
 

@@ -1,4 +1,4 @@
-//! The bound grants keep across isolates (issue 14), driven on the host: two simulated isolates,
+//! The bound grants keep across isolates, driven on the host: two simulated isolates,
 //! each with its own grant book, against one routing state, with an injected clock. Within one
 //! isolate every rule is exact (its own report ends its grants); another isolate's news reaches
 //! an isolate holding a grant within the lease or its allowance, whichever comes first; a
