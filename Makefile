@@ -56,11 +56,13 @@ lint: setup
 	cargo clippy --all-targets -- -D warnings
 	cargo clippy --target wasm32-unknown-unknown --lib -- -D warnings
 
+# The unit tests in src/ and tests/host (the core over fakes, the checks): seconds, no wasm build.
 host-test:
-	cargo test --lib --test cascade
+	cargo test --lib --test host
 
+# tests/e2e: one binary on workerd, against the built worker.
 e2e: build
-	cargo test --test 'e2e_*'
+	cargo test --test e2e
 
 # Every test, then the OpenAPI conformance run (schemathesis, about 2 minutes): the document
 # must tell tools the truth on every change, not only in the long mode.
@@ -70,8 +72,8 @@ test: lint build size-check
 
 # The long mode: property tests at 50,000 cases each and the load-with-faults run for 60 s.
 test-long: build
-	PROPTEST_CASES=50000 cargo test --release --test properties
-	COGNIGATE_LOAD_SECS=60 cargo test --test e2e_load -- --nocapture
+	PROPTEST_CASES=50000 cargo test --release --test host properties::
+	COGNIGATE_LOAD_SECS=60 cargo test --test e2e load::under_faults:: -- --nocapture
 
 # Schemathesis against the built gateway, every check, from src/api/openapi.json (about 2 minutes).
 schemathesis: build

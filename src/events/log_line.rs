@@ -218,7 +218,7 @@ mod tests {
         assert_eq!(line["attempts"][0]["failure"], "rate_limit");
         assert!(
             line["attempts"][0].get("retry").is_none(),
-            "seed 000's line"
+            "an attempt that was not a retry has no retry field"
         );
     }
 

@@ -1,5 +1,5 @@
 // Drives the console page (GET /console) in Debian's chromium, headless, through puppeteer-core.
-// Used by tests/e2e_console.rs:
+// Used by tests/e2e/admin/console.rs:
 //
 //   node tests/harness/console_browser.mjs '<json config>'
 //

@@ -1,6 +1,6 @@
 """Parses Prometheus text (stdin) with prometheus-client's own parser and prints it as JSON:
 {"families": {name: type}, "samples": [{"name", "labels", "value"}]}. Fails (exit 1, message on
-stderr) if the text does not parse. Used by tests/e2e_metrics.rs (issue 24)."""
+stderr) if the text does not parse. Used by tests/e2e/admin/metrics.rs."""
 import json
 import math
 import sys

@@ -8,6 +8,7 @@ pub mod resilience;
 pub mod response_cache;
 pub mod sdk;
 pub mod spend;
+pub mod tenant;
 pub mod webhook;
 pub mod worker_log;
 pub mod world;

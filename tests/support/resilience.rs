@@ -1,4 +1,4 @@
-//! Helpers for the issue 17 suites (`e2e_retries`, `e2e_rate_limits`).
+//! Helpers for the retry and rate-limit suites (`routing::retries`, `spend::rate_limits`).
 #![allow(dead_code)]
 
 use super::gateway::{Gateway, Tenant};
@@ -6,7 +6,8 @@ use cognigate::mock::MockProvider;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-/// Registers an OpenAI-compatible provider with issue 17's fields merged into the usual body.
+/// Registers an OpenAI-compatible provider with the retry and rate-limit fields merged into the
+/// usual body.
 pub fn provider(t: &Tenant<'_>, name: &str, url: &str, keys: &[&str], extra: Value) {
     let mut body = json!({"kind": "openai", "base_url": url, "keys": keys, "key_strategy": "failover", "timeout_ms": 5000});
     for (k, v) in extra.as_object().unwrap() {

@@ -1,4 +1,4 @@
-//! The response cache's e2e helpers (issue 27): a tenant with the cache on, a chat body, a
+//! The response cache's e2e helpers: a tenant with the cache on, a chat body, a
 //! completion that names its upstream answer, and the wait for a miss's background write.
 
 use super::gateway::{eventually, Gateway, Resp, Tenant};

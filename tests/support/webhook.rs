@@ -1,4 +1,4 @@
-//! A webhook receiver for the alert tests (issue 25): a one-route HTTP server on 127.0.0.1 that
+//! A webhook receiver for the alert tests: a one-route HTTP server on 127.0.0.1 that
 //! keeps each request's headers and raw body (the signature covers the raw bytes).
 
 use std::io::{BufRead, BufReader, Read, Write};

@@ -6,7 +6,7 @@ use cognigate::config::{BreakerSettings, OpenDurations, TenantConfig};
 use cognigate::routing::{build_chain, RouteInput};
 use futures::executor::block_on;
 
-/// Seed 000's defaults, strict routing (no grants), the default park clamp.
+/// The default limits, strict routing (no grants), the default park clamp.
 pub const LIMITS: Limits = Limits {
     budget_ms: 60_000,
     lease_ms: 0,

@@ -110,7 +110,7 @@ mod tests {
         assert_eq!(
             rule(&matches, &chain),
             json!({"name": "best", "match": "best", "priority": 0, "chain": ["best"]}),
-            "a rule written before issue 23 shows its match as its name and priority 0"
+            "a rule written without a name or priority shows its match as its name and priority 0"
         );
     }
 }

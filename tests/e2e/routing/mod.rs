@@ -1,0 +1,14 @@
+//! Routing on workerd: the cascade, routing state, ranking, spreads, versions, conditions, explain,
+//! retries, refusals, grants and live stats.
+
+mod cascade;
+mod conditions;
+mod explain;
+mod lease;
+mod live_stats;
+mod park_state;
+mod ranking;
+mod refusals;
+mod retries;
+mod spreads;
+mod versions;

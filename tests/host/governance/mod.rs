@@ -1,0 +1,3 @@
+//! Spend and access policies over the in-memory store: caller-key policies, tenant limits, usage.
+
+mod policies;

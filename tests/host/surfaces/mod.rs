@@ -1,0 +1,3 @@
+//! The API surfaces' translations, over recorded pairs.
+
+mod anthropic_translation;
