@@ -7,24 +7,14 @@ use crate::api::{ApiError, ChatRequest, ErrorKind};
 use crate::cascade::RefusalPolicy;
 use crate::config::{CallerKey, ModelId, TenantConfig, TenantId};
 use crate::routing::affinity::{AffinityMemory, ConversationKey, CAPACITY};
-use crate::routing::test_config::{add_model, add_rule_json, cfg, Table};
+use crate::routing::test_config::{spread_tenant, Table};
 use crate::surfaces::prefix::prefix_hash;
 use crate::surfaces::{Inbound, Surface};
 
 const NOW: u64 = 1_000_000;
 
 fn tenant(rule_extra: &str) -> TenantConfig {
-    let mut c = cfg();
-    add_model(&mut c, "m1", "openai", 1.0);
-    add_model(&mut c, "m2", "together", 2.0);
-    add_model(&mut c, "m3", "openai", 3.0);
-    add_rule_json(
-        &mut c,
-        &format!(
-            r#"{{"match":"chat","chain":[{{"spread":[{{"model":"m1","weight":1}},{{"model":"m2","weight":1}}]}},"m3"]{rule_extra}}}"#
-        ),
-    );
-    c
+    spread_tenant(rule_extra)
 }
 
 fn caller() -> CallerKey {
@@ -58,6 +48,12 @@ fn run<'c>(
         draw,
     };
     resolve(req, c, &caller(), &inbound(model), &view)
+}
+
+/// `chat` with no headers, an empty memory and a zero draw.
+fn plain(c: &TenantConfig) -> Resolved<'_> {
+    let none = Request::new(&[], "");
+    run(&none, c, "chat", &AffinityMemory::new(8), 0).unwrap()
 }
 
 fn models(r: &Resolved<'_>) -> Vec<String> {
@@ -126,14 +122,7 @@ fn truncate_oldest_is_asked_only_by_its_header_value() {
 #[test]
 fn the_reservation_holds_the_prompt_estimate_and_max_tokens_at_the_dearest_candidate() {
     let c = tenant("");
-    let r = run(
-        &Request::new(&[], ""),
-        &c,
-        "chat",
-        &AffinityMemory::new(8),
-        0,
-    )
-    .unwrap();
+    let r = plain(&c);
     assert!(r.prompt_estimate > 0);
     assert_eq!(r.need.tokens, r.prompt_estimate + 100, "{:?}", r.need);
 }
@@ -166,14 +155,7 @@ fn a_remembered_model_leads_its_conversation_within_the_affinity_window() {
 #[test]
 fn a_name_without_affinity_has_no_conversation() {
     let c = tenant("");
-    let r = run(
-        &Request::new(&[], ""),
-        &c,
-        "chat",
-        &AffinityMemory::new(8),
-        0,
-    )
-    .unwrap();
+    let r = plain(&c);
     assert!(r.conversation.is_none());
 }
 

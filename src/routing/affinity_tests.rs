@@ -2,7 +2,7 @@
 //! remembered model (spreads, plain entries, aliases, the window, an open breaker).
 
 use super::*;
-use crate::routing::test_config::{add_alias, add_model, add_rule_json, cfg, Table};
+use crate::routing::test_config::{add_alias, add_model, Table};
 use crate::routing::{build_chain, RouteInput};
 
 fn key(prefix: u64) -> ConversationKey {
@@ -66,17 +66,7 @@ fn one_tenant_with_more_conversations_than_the_memory_holds_cannot_evict_another
 }
 
 fn spread_cfg(affinity: &str) -> crate::config::TenantConfig {
-    let mut c = cfg();
-    add_model(&mut c, "m1", "openai", 1.0);
-    add_model(&mut c, "m2", "together", 2.0);
-    add_model(&mut c, "m3", "openai", 3.0);
-    add_rule_json(
-        &mut c,
-        &format!(
-            r#"{{"match":"chat","chain":[{{"spread":[{{"model":"m1","weight":1}},{{"model":"m2","weight":1}}]}},"m3"]{affinity}}}"#
-        ),
-    );
-    c
+    crate::routing::test_config::spread_tenant(affinity)
 }
 
 fn route(

@@ -50,6 +50,22 @@ pub fn add_rule_json(cfg: &mut TenantConfig, json: &str) {
     cfg.rules.add(rule);
 }
 
+/// Models m1 (openai, $1), m2 (together, $2) and m3 (openai, $3), and a rule `chat`: a spread of
+/// m1 and m2, then m3; `rule_extra` is appended to the rule's body (`,"cache_affinity_s":60`).
+pub fn spread_tenant(rule_extra: &str) -> TenantConfig {
+    let mut c = cfg();
+    add_model(&mut c, "m1", "openai", 1.0);
+    add_model(&mut c, "m2", "together", 2.0);
+    add_model(&mut c, "m3", "openai", 3.0);
+    add_rule_json(
+        &mut c,
+        &format!(
+            r#"{{"match":"chat","chain":[{{"spread":[{{"model":"m1","weight":1}},{{"model":"m2","weight":1}}]}},"m3"]{rule_extra}}}"#
+        ),
+    );
+    c
+}
+
 /// Observed health by model id; a model not in the table is unknown.
 #[derive(Default)]
 pub struct Table(HashMap<String, ModelHealth>);
