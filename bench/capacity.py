@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Capacity model for one hot tenant/provider's routing Durable Object (issue 14, item 4).
+"""Capacity model for one hot tenant/provider's routing Durable Object.
 
 A discrete-event simulation of what the gateway's isolates send to the routing object of one
 tenant/provider, and what they send to its upstream when that upstream starts failing. It is a

@@ -127,7 +127,7 @@ def summarize(name, profile, requests, load, concurrency, top=15):
 
 
 def _pauses(charged, profile, nodes):
-    """The tail question (issue 26): how long V8's collector holds the isolate at a stretch.
+    """The tail question: how long V8's collector holds the isolate at a stretch.
     A pause is a run of consecutive `(garbage collector)` samples; at c=1 a request that meets
     one waits it out."""
     runs, cur = [], 0.0

@@ -76,8 +76,8 @@ def report(args, sel, results, special, ctr, wasm, routing, peers, skipped, star
         "`ROUTING_RTT_MS=20` (a bench-only delay before every routing-object call, as an object in another location costs); "
         "`cognigate-noopt` is the default built without wasm-opt; `cognigate-limits` is the default with limits "
         "configured that never trip (a tenant budget, a key with `rpm` and a budget: admitted from the isolate's ledger slice, no round trip per request); "
-        "`cognigate-ranked` asks for `auto:fast` (issue 22: m1 and m2 ranked by measured latency on every request, from the isolate's live stats); "
-        "`cognigate-cached` is the default with the response cache on (issue 27: the same body every time, so all but the first request are hits "
+        "`cognigate-ranked` asks for `auto:fast` (m1 and m2 ranked by measured latency on every request, from the isolate's live stats); "
+        "`cognigate-cached` is the default with the response cache on (the same body every time, so all but the first request are hits "
         "answered from `caches.default` without an upstream call)",
         "- Peers: " + ", ".join(f"{k} {v['version']}" for k, v in peers.items()) + (("; skipped: " + "; ".join(skipped)) if skipped else ""),
         *(["- Portkey: @hono/node-server pinned to 1.14.1 (npm override; from 1.14.2 on every streamed request failed with 500, "
@@ -126,11 +126,11 @@ def report(args, sel, results, special, ctr, wasm, routing, peers, skipped, star
         lines += ["## Pure routing decision (`cargo bench --bench routing`)", ""]
         lines += [f"- {json.dumps(r)}" for r in routing]
         lines += [""]
-    lines += ["## Targets (issue 14; default configuration: admission grants)", ""]
+    lines += ["## Targets (default configuration: admission grants)", ""]
     lines += targets(by, args, special, ctr, wasm, routing, peers, "cognigate")
-    lines += ["", "## Targets (issue 21: limited keys without a round trip per request)", ""]
+    lines += ["", "## Targets (limited keys without a round trip per request)", ""]
     lines += share_of_default(by, args, "cognigate-limits")
-    lines += ["", "## Targets (issue 22: live stats and ranking without a round trip per request)", ""]
+    lines += ["", "## Targets (live stats and ranking without a round trip per request)", ""]
     lines += share_of_default(by, args, "cognigate-ranked")
     for t in ("bench0", "ranked0"):
         if t not in ctr:  # the counters were not measured in this run (--only)
@@ -140,11 +140,11 @@ def report(args, sel, results, special, ctr, wasm, routing, peers, skipped, star
         lines.append(f"- {'MET' if ok else 'MISSED'}: {t}: no Durable Object call on a warm request "
                      f"(2nd and 3rd: {', '.join(str(o) for _, o in warm)} DO calls)")
     if sel.wants("cognigate-cached"):
-        lines += ["", "## Response cache hits (issue 27)", ""]
+        lines += ["", "## Response cache hits", ""]
         lines += cache_hits(by, args)
     lines += ["", "## The strict mode beside it (`ROUTING_LEASE_MS=0`)", ""]
     lines += targets(by, args, special, ctr, wasm, routing, peers, "cognigate-strict")
-    lines += ["", "## Targets (issue 26: the hot path)", ""]
+    lines += ["", "## Targets (the hot path)", ""]
     lines += hot_path(by, cold, wasm)
     (ROOT / "bench/RESULTS.md").write_text("\n".join(lines) + "\n")
     log("wrote bench/RESULTS.md")

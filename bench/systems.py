@@ -89,8 +89,8 @@ def setup_gateway(url, mock0, mock50, mockfail, mock_long=None):
         model(t, "m2", "mock")
         admin("PUT", f"/admin/v1/tenants/{t}/routing-rules", {"match": "bench", "chain": ["m1", "m2"]})
         keys[t] = admin("POST", f"/admin/v1/tenants/{t}/api-keys")["key"]
-    # The same again with limits configured that never trip (issue 15): a tenant budget and a key
-    # with an rpm and a budget. Since issue 21 a warm isolate admits them from its ledger slice,
+    # The same again with limits configured that never trip: a tenant budget and a key
+    # with an rpm and a budget. A warm isolate admits them from its ledger slice,
     # renewed in the background, so a request makes no ledger round trip of its own.
     for t, port in (("limited0", mock0), ("limited50", mock50)):
         admin("POST", "/admin/v1/tenants", {"id": t, "name": t})
@@ -101,7 +101,7 @@ def setup_gateway(url, mock0, mock50, mockfail, mock_long=None):
         admin("PUT", f"/admin/v1/tenants/{t}/routing-rules", {"match": "bench", "chain": ["m1", "m2"]})
         policy = {"rpm": 1000000, "budget": {"usd": 1000000000, "period": "day"}}
         keys[t] = admin("POST", f"/admin/v1/tenants/{t}/api-keys", policy)["key"]
-    # Issue 22: the same catalog served through `auto:fast`, which ranks m1 and m2 by their
+    # The same catalog served through `auto:fast`, which ranks m1 and m2 by their
     # measured latency on every request (this isolate's stats, no round trip of its own; the
     # outcomes ride the grant renewals or a flush after the response).
     for t, port in (("ranked0", mock0), ("ranked50", mock50)):
@@ -110,7 +110,7 @@ def setup_gateway(url, mock0, mock50, mockfail, mock_long=None):
         model(t, "m1", "mock")
         model(t, "m2", "mock")
         keys[t] = admin("POST", f"/admin/v1/tenants/{t}/api-keys")["key"]
-    # Issue 27: the default with the response cache on for every request (`cache.ttl_s`). The load
+    # The default with the response cache on for every request (`cache.ttl_s`). The load
     # tool sends one body again and again, so every request after the first is a hit: no upstream
     # call, the stored answer (streamed requests get a stream built from it).
     for t, port in (("cached0", mock0), ("cached50", mock50)):

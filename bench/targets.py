@@ -1,6 +1,6 @@
 """The targets the report checks, each line `- MET: ...` or `- MISSED: ...` with its numbers:
-issue 14's (the default configuration, and the strict mode beside it), issues 21 and 22's (a
-share of the default's throughput), and issue 26's (the hot path), which also says
+the default configuration's (and the strict mode beside it), limited keys' and live stats' (a
+share of the default's throughput), and the hot path's, which also says
 `- SKIPPED: ...` for a target whose cells this run did not measure (--only)."""
 
 from cold import pct
@@ -61,7 +61,7 @@ def targets(by, args, special, ctr, wasm, routing, peers, gw):
 
 
 def hot_path(by, cold, wasm):
-    """Issue 26: the hot path against the floor (a bare fetch-forward worker on the same workerd)
+    """The hot path against the floor (a bare fetch-forward worker on the same workerd)
     and Portkey, all from this run's cells."""
     out = []
 

@@ -1,4 +1,4 @@
-"""The official `openai` Python SDK against the response cache (issue 27).
+"""The official `openai` Python SDK against the response cache.
 
     python3 tests/harness/cache_sdk.py GATEWAY_URL/v1 API_KEY MODEL SCENARIO
 

@@ -1,4 +1,4 @@
-"""The official `openai` Python SDK against the gateway's limits (issue 15).
+"""The official `openai` Python SDK against the gateway's limits.
 
     python3 tests/harness/governance_sdk.py GATEWAY_URL/v1 API_KEY SCENARIO 'JSON OPTIONS'
 

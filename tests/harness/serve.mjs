@@ -9,7 +9,7 @@
 // CG_MINIFLARE=PATH (in the environment) loads Miniflare from PATH, an entry module, instead of
 // the installed package: bench/cold_compile.py points it at a copy that passes V8 flags to workerd.
 // --analytics (or CG_HARNESS_ANALYTICS=1 in the environment) adds the `ANALYTICS` Analytics
-// Engine binding (issue 24; off unless asked, so other suites run without it).
+// Engine binding (off unless asked, so other suites run without it).
 // --bare runs a script without the gateway's D1 and Durable Object bindings (the benchmark floor).
 //
 // Prints one JSON line {"url": "..."} when ready. Then reads JSON lines on stdin:
