@@ -63,7 +63,7 @@ impl Failure {
 
 /// What to do after an upstream answered with a status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StatusVerdict {
+pub enum StatusClass {
     Success,
     /// The request itself is at fault: stop the cascade and pass the provider's answer through.
     RequestCaused,
@@ -73,16 +73,16 @@ pub enum StatusVerdict {
     NextCandidate(Failure),
 }
 
-pub fn classify_status(status: u16) -> StatusVerdict {
+pub fn classify_status(status: u16) -> StatusClass {
     match status {
-        200..=299 => StatusVerdict::Success,
-        400 | 413 | 422 => StatusVerdict::RequestCaused,
-        429 => StatusVerdict::NextKey(Failure::RateLimit),
-        401 | 403 => StatusVerdict::NextKey(Failure::Auth),
-        404 => StatusVerdict::NextCandidate(Failure::NotFound),
-        402..=499 => StatusVerdict::NextCandidate(Failure::UpstreamClientError),
+        200..=299 => StatusClass::Success,
+        400 | 413 | 422 => StatusClass::RequestCaused,
+        429 => StatusClass::NextKey(Failure::RateLimit),
+        401 | 403 => StatusClass::NextKey(Failure::Auth),
+        404 => StatusClass::NextCandidate(Failure::NotFound),
+        402..=499 => StatusClass::NextCandidate(Failure::UpstreamClientError),
         // 5xx, and anything a chat API should never answer (1xx, 3xx): the provider is misbehaving.
-        _ => StatusVerdict::NextCandidate(Failure::Server),
+        _ => StatusClass::NextCandidate(Failure::Server),
     }
 }
 
@@ -93,7 +93,7 @@ mod tests {
     #[test]
     fn request_caused_4xx_never_cascades() {
         for s in [400, 413, 422] {
-            assert_eq!(classify_status(s), StatusVerdict::RequestCaused, "{s}");
+            assert_eq!(classify_status(s), StatusClass::RequestCaused, "{s}");
         }
     }
 
@@ -101,26 +101,26 @@ mod tests {
     fn rate_limit_and_auth_rotate_keys_first() {
         assert_eq!(
             classify_status(429),
-            StatusVerdict::NextKey(Failure::RateLimit)
+            StatusClass::NextKey(Failure::RateLimit)
         );
-        assert_eq!(classify_status(401), StatusVerdict::NextKey(Failure::Auth));
-        assert_eq!(classify_status(403), StatusVerdict::NextKey(Failure::Auth));
+        assert_eq!(classify_status(401), StatusClass::NextKey(Failure::Auth));
+        assert_eq!(classify_status(403), StatusClass::NextKey(Failure::Auth));
     }
 
     #[test]
     fn other_failures_move_down_the_chain() {
         assert_eq!(
             classify_status(404),
-            StatusVerdict::NextCandidate(Failure::NotFound)
+            StatusClass::NextCandidate(Failure::NotFound)
         );
         assert_eq!(
             classify_status(409),
-            StatusVerdict::NextCandidate(Failure::UpstreamClientError)
+            StatusClass::NextCandidate(Failure::UpstreamClientError)
         );
         for s in [500, 502, 503, 504, 529] {
             assert_eq!(
                 classify_status(s),
-                StatusVerdict::NextCandidate(Failure::Server),
+                StatusClass::NextCandidate(Failure::Server),
                 "{s}"
             );
         }
@@ -132,7 +132,7 @@ mod tests {
         for s in [100, 301, 302, 303, 307, 308] {
             assert_eq!(
                 classify_status(s),
-                StatusVerdict::NextCandidate(Failure::Server),
+                StatusClass::NextCandidate(Failure::Server),
                 "{s}"
             );
         }

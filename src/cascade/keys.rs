@@ -4,7 +4,7 @@
 use super::rate_limit_signals::park_for;
 use super::{
     classify_status, CandidateAttempt, CandidateEnd, Cascade, Clock, Failure, KeyTry, RoutingState,
-    StatusVerdict, Upstream, UpstreamReply,
+    StatusClass, Upstream, UpstreamReply,
 };
 use crate::api::passthrough_error;
 use crate::config::KeyId;
@@ -66,11 +66,11 @@ impl<S: RoutingState, U: Upstream, C: Clock> Cascade<'_, S, U, C> {
                     let resilience = &candidate.provider.resilience;
                     let max = self.limits.max_park_ms;
                     let park_ms = match verdict {
-                        StatusVerdict::NextKey(Failure::RateLimit) => {
+                        StatusClass::NextKey(Failure::RateLimit) => {
                             park_for(resilience, retry_after.as_deref(), &headers, now, max)
                         }
                         // Benched credentials: a refused key sits out like a rate-limited one.
-                        StatusVerdict::NextKey(Failure::Auth) => {
+                        StatusClass::NextKey(Failure::Auth) => {
                             Some(resilience.auth_cooldown_ms.min(max)).filter(|ms| *ms > 0)
                         }
                         _ => None,
@@ -81,7 +81,7 @@ impl<S: RoutingState, U: Upstream, C: Clock> Cascade<'_, S, U, C> {
                             until: safe_after(now, ms),
                         });
                     }
-                    if verdict == StatusVerdict::RequestCaused {
+                    if verdict == StatusClass::RequestCaused {
                         let end = CandidateEnd::Refused(passthrough_error(status, &text));
                         tried.error = Some(text);
                         attempt.tries.push(tried);
@@ -90,16 +90,16 @@ impl<S: RoutingState, U: Upstream, C: Clock> Cascade<'_, S, U, C> {
                     tried.error = Some(text);
                     verdict
                 }
-                UpstreamReply::Timeout => StatusVerdict::NextCandidate(Failure::Timeout),
-                UpstreamReply::Unsupported => StatusVerdict::NextCandidate(Failure::Unsupported),
+                UpstreamReply::Timeout => StatusClass::NextCandidate(Failure::Timeout),
+                UpstreamReply::Unsupported => StatusClass::NextCandidate(Failure::Unsupported),
                 UpstreamReply::Network(detail) => {
                     tried.error = Some(detail);
-                    StatusVerdict::NextCandidate(Failure::Network)
+                    StatusClass::NextCandidate(Failure::Network)
                 }
                 UpstreamReply::Broken { status, detail } => {
                     tried.status = Some(status);
                     tried.error = Some(detail);
-                    StatusVerdict::NextCandidate(Failure::Server)
+                    StatusClass::NextCandidate(Failure::Server)
                 }
                 UpstreamReply::Oversized { status } => {
                     tried.status = Some(status);
@@ -107,14 +107,14 @@ impl<S: RoutingState, U: Upstream, C: Clock> Cascade<'_, S, U, C> {
                         "body larger than {} bytes",
                         super::body_limit::MAX_SUCCESS_BODY
                     ));
-                    StatusVerdict::NextCandidate(Failure::Oversized)
+                    StatusClass::NextCandidate(Failure::Oversized)
                 }
             };
             let (failure, next_key) = match step {
-                StatusVerdict::NextKey(f) => (f, true),
-                StatusVerdict::NextCandidate(f) => (f, false),
+                StatusClass::NextKey(f) => (f, true),
+                StatusClass::NextCandidate(f) => (f, false),
                 // Both handled above; kept total so a new verdict cannot slip through silently.
-                StatusVerdict::Success | StatusVerdict::RequestCaused => (Failure::Server, false),
+                StatusClass::Success | StatusClass::RequestCaused => (Failure::Server, false),
             };
             tried.failure = Some(failure);
             last = (failure, tried.status);

@@ -25,7 +25,7 @@ use crate::health::{AcquireRequest, Lease, ReportRequest};
 use crate::routing::Candidate;
 pub use candidate::acquire_request;
 use candidate::Position;
-pub use classify::{classify_status, Failure, StatusVerdict};
+pub use classify::{classify_status, Failure, StatusClass};
 pub use refusal::{PolicyFallback, RefusalPolicy, RefusalSeen};
 pub use settlement::Settlement;
 
