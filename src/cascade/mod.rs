@@ -16,6 +16,7 @@ pub mod retry;
 pub mod retry_after;
 mod samples;
 pub mod settlement;
+pub mod upstream_body;
 
 use crate::api::{ApiError, AttemptSummary, ErrorKind};
 use crate::config::{
@@ -28,6 +29,7 @@ use candidate::Position;
 pub use classify::{classify_status, Failure, StatusClass};
 pub use refusal::{PolicyFallback, RefusalPolicy, RefusalSeen};
 pub use settlement::Settlement;
+pub use upstream_body::{StreamHead, UpstreamBody};
 
 #[allow(async_fn_in_trait)]
 pub trait Clock {

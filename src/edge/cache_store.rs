@@ -19,12 +19,12 @@ const KV_BINDING: &str = "CACHE_KV";
 /// KV refuses shorter TTLs.
 const KV_MIN_TTL_S: u64 = 60;
 
-pub(super) enum CacheStore {
+pub(super) enum CacheApi {
     Edge(Cache),
     Kv(worker::kv::KvStore),
 }
 
-impl CacheStore {
+impl CacheApi {
     pub(super) fn of(env: &Env) -> Self {
         match env.kv(KV_BINDING) {
             Ok(kv) => Self::Kv(kv),

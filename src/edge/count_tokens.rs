@@ -6,7 +6,7 @@ use super::gateway::chain_error;
 use super::http;
 use super::limits::count_call;
 use super::metrics::Metrics;
-use super::served::with_memory_counter;
+use super::reply::with_memory_counter;
 use crate::api::ApiError;
 use crate::config::ModelId;
 use crate::request::scope::allowed;
@@ -29,7 +29,7 @@ pub async fn count_tokens(
     let (key, cfg) = caller_config(&req, env, ctx, dep, &metrics).await?;
     // A request without tokens: it counts against the key's `rpm` before its body is read.
     if let Err(refused) = count_call(env, &key, "count_tokens", &metrics).await {
-        return refused.response(Surface::Messages);
+        return super::limits::denied_response(&refused, Surface::Messages);
     }
     let body = http::read_body(&req, dep.max_chat_body).await?;
     let default_model = cfg.settings.limits.default_model.as_ref();

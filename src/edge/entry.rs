@@ -20,7 +20,9 @@ async fn fetch(req: web_sys::Request, env: Env, ctx: Context) -> Result<Response
     let path = http::path_of(&req.url());
     let surface = Surface::for_path(&path);
     let resp = match route(req, &env, &ctx, &request_id).await {
-        Ok(resp) => resp,
+        // The request's order wrote its ids with the rest of its headers.
+        Ok(Routed::Named(resp)) => return Ok(resp),
+        Ok(Routed::Plain(resp)) => resp,
         Err(err) => http::error_in(surface, &err)?,
     };
     if resp.status_code() == 405 {
@@ -29,11 +31,16 @@ async fn fetch(req: web_sys::Request, env: Env, ctx: Context) -> Result<Response
             &crate::api::route::allowed_methods(&path).join(", "),
         )?;
     }
-    // Every answer names its request under each header a client reads: OpenAI's SDKs read
-    // `x-request-id`, Anthropic's `request-id`.
-    let ids = ["x-request-id", "request-id", "x-cognigate-request-id"].map(|n| (n, &*request_id));
+    // Every answer names its request under each header a client reads.
+    let ids = super::reply::REQUEST_ID_HEADERS.map(|n| (n, &*request_id));
     super::js_fetch::set_all(&resp.headers().0, &ids)?;
     Ok(resp)
+}
+
+/// An answer, and whether it already names its request.
+enum Routed {
+    Named(Response),
+    Plain(Response),
 }
 
 async fn route(
@@ -41,7 +48,7 @@ async fn route(
     env: &Env,
     ctx: &Context,
     request_id: &str,
-) -> std::result::Result<Response, ApiError> {
+) -> std::result::Result<Routed, ApiError> {
     let dep = deployment(env)?;
     let route = Route::parse(&http::path_of(&req.url()))?;
     let method = req.method();
@@ -62,11 +69,12 @@ async fn route(
         };
         return own_poll(gateway::serve(surface, req, env, ctx, &dep, request_id))
             .await
+            .map(Routed::Named)
             .map_err(|e| super::d1::storage_error("respond", e));
     }
     let req = Request::from(req);
     // Each handler in a function of its own (own_poll.rs): a first request compiles its route only.
-    match (method, route) {
+    let resp = match (method, route) {
         (Method::Post, Route::CountTokens) => {
             own_poll(count_tokens::count_tokens(req, env, ctx, &dep)).await
         }
@@ -84,5 +92,6 @@ async fn route(
         (Method::Get, Route::Metrics) => own_poll(super::metrics_route::metrics(req, env)).await,
         (_, r) if r.is_admin() => own_poll(admin::handle(req, env, ctx, &dep, r)).await,
         _ => Err(ApiError::method_not_allowed()),
-    }
+    };
+    resp.map(Routed::Plain)
 }

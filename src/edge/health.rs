@@ -21,7 +21,7 @@ pub async fn health(req: Request, env: &Env, ctx: &Context, dep: &Deployment) ->
     };
     // One routing-object call per provider: a call counts against the key's `rpm`.
     if let Err(refused) = count_call(env, &key, "health", &metrics).await {
-        return refused.response(Surface::Chat);
+        return super::limits::denied_response(&refused, Surface::Chat);
     }
     let cfg = store::tenant_config(env, ctx, &key.tenant, &dep.defaults, &metrics)
         .await?

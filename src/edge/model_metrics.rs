@@ -18,7 +18,7 @@ pub async fn model_metrics(req: Request, env: &Env, ctx: &Context, dep: &Deploym
     let (key, cfg) = caller_config(&req, env, ctx, dep, &metrics).await?;
     // One routing-object call per provider: a call counts against the key's `rpm`.
     if let Err(refused) = count_call(env, &key, "models_metrics", &metrics).await {
-        return refused.response(Surface::Chat);
+        return super::limits::denied_response(&refused, Surface::Chat);
     }
     let snapshots = read_tenant(env, &cfg.tenant, cfg.providers.keys()).await;
     let models = cfg

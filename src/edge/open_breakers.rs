@@ -71,7 +71,7 @@ fn known_open(tenant: &TenantId, provider: &ProviderName, model: &ModelId, now: 
 }
 
 /// The isolate's view, with the breakers known open here marked open.
-pub struct WithOpenBreakers<'a>(pub &'a IsolateView<'a>);
+pub struct WithOpenBreakers<'a>(pub IsolateView<'a>);
 
 impl Observed for WithOpenBreakers<'_> {
     fn health(&self, provider: &ProviderName, model: &ModelId) -> Option<ModelHealth> {

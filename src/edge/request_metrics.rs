@@ -6,7 +6,8 @@
 use super::metrics_sink::{self, Extra};
 use crate::config::TenantId;
 use crate::metrics::counts::RequestMetric;
-use crate::usage::{TokenCounts, UsageRecord};
+use crate::request::finish::StreamMetric;
+use crate::usage::UsageRecord;
 use worker::{Context, Env};
 
 pub fn record(env: &Env, ctx: &Context, tenant: &TenantId, metric: &RequestMetric, extra: Extra) {
@@ -15,37 +16,17 @@ pub fn record(env: &Env, ctx: &Context, tenant: &TenantId, metric: &RequestMetri
     }
 }
 
-/// A served stream's metric, finished when the stream settles: its latency is then known, and
-/// its tokens and cost.
-pub struct StreamMetric {
-    /// `None`: the request's tenant is unknown, and it is not counted.
-    pub tenant: Option<TenantId>,
-    pub metric: RequestMetric,
-    pub provider: String,
-    pub started_ms: u64,
-}
-
-impl StreamMetric {
-    /// A stream without a usage owner (its model left the catalog): counted as it starts.
-    pub fn count_now<T>(self, log: &super::request_end::LogContext<'_>) -> Option<T> {
-        log.count(&self.metric, &self.provider, None);
-        None
-    }
-
-    /// Inside the stream's `waitUntil`: adds the metric, and runs a due flush there.
-    pub async fn finish(mut self, env: &Env, record: Option<&UsageRecord>, now_ms: u64) {
-        self.metric.latency_ms = now_ms.saturating_sub(self.started_ms);
-        self.metric.cost_usd = record.and_then(|r| r.cost_usd);
-        let tokens: Option<TokenCounts> = record.and_then(|r| r.tokens);
-        let extra = Extra {
-            provider: &self.provider,
-            tokens,
-        };
-        let Some(tenant) = &self.tenant else {
-            return;
-        };
-        if let Some(flush) = metrics_sink::observe(env, tenant, &self.metric, extra) {
-            flush.await;
-        }
+/// Inside the stream's `waitUntil`: adds a served stream's metric as it settles, and runs a due
+/// flush there.
+pub async fn finish(metric: StreamMetric, env: &Env, record: Option<&UsageRecord>, now_ms: u64) {
+    let Some((tenant, metric, provider, tokens)) = metric.settled(record, now_ms) else {
+        return;
+    };
+    let extra = Extra {
+        provider: &provider,
+        tokens,
+    };
+    if let Some(flush) = metrics_sink::observe(env, &tenant, &metric, extra) {
+        flush.await;
     }
 }

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use worker::{durable_object, DurableObject, Env, Method, Request, Response, Result, State};
 
-pub use super::routing_client::{breakers, call_object, record_transitions, RoutingClient};
+pub use super::routing_client::{breakers, call_object, record_transitions};
 
 const STORAGE_KEY: &str = "state";
 /// The live stats under their own key: only a call that brings outcomes writes them.

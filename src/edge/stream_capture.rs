@@ -5,9 +5,9 @@
 //! cut, or is not in chat chunks (a native Anthropic stream) stores nothing.
 
 use super::http::now_ms;
-use super::response_cache::{refusal_in, CacheWrite};
-use super::served::ServedBy;
 use crate::config::CatalogModel;
+use crate::request::lookup::refusal_in;
+use crate::request::reply::StreamStore;
 use crate::response_cache::assemble::ChatAssembler;
 use crate::response_cache::stored::{storable, StoredMeta};
 use crate::surfaces::Surface;
@@ -24,38 +24,33 @@ pub struct StreamCapture {
     entry: oneshot::Sender<(StoredMeta, Vec<u8>)>,
 }
 
-impl CacheWrite {
-    /// Starts capturing a streamed answer; `None` when it is no 200 or a safety refusal was seen.
-    pub(super) fn streaming(
-        self,
-        (env, ctx): (&Env, &Context),
-        (status, surface): (u16, Surface),
-        by: &ServedBy<'_>,
-        model: Option<&CatalogModel>,
-    ) -> Option<StreamCapture> {
-        if status != 200 || by.policy_fallback.is_some() || surface == Surface::Embeddings {
-            return None;
-        }
+impl StreamCapture {
+    /// Starts capturing a served 200 stream (`request::answer` decides which are captured).
+    pub fn start((env, ctx): (&Env, &Context), store: StreamStore) -> Self {
+        let StreamStore {
+            write,
+            surface,
+            model,
+            served_by,
+        } = store;
         let (tx, rx) = oneshot::channel::<(StoredMeta, Vec<u8>)>();
-        let (env, ttl_s) = (env.clone(), self.ttl_s);
+        let (env, ttl_s) = (env.clone(), write.ttl_s);
         ctx.wait_until(async move {
             // A stream that did not complete drops the sender: nothing is stored.
             if let Ok((meta, body)) = rx.await {
-                self.put(&env, meta, body).await;
+                super::ports::put(&env, write, meta, body).await;
             }
         });
-        Some(StreamCapture {
+        Self {
             assembler: ChatAssembler::default(),
             surface,
-            model: model.cloned(),
-            served_by: (by.model.to_owned(), by.provider.to_owned(), by.depth),
+            model,
+            served_by,
             ttl_s,
             entry: tx,
-        })
+        }
     }
-}
 
-impl StreamCapture {
     /// Relayed chat chunks, before the surface's encoder.
     pub fn push(&mut self, chat_chunks: &[u8]) {
         self.assembler.push(chat_chunks);

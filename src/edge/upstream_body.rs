@@ -5,24 +5,10 @@ use super::body_read::BodyReader;
 use crate::providers::StreamDecoder;
 use crate::stream::{Relay, StreamEnd};
 use crate::surfaces::Encoder;
-use crate::usage::TokenCounts;
 use worker::AbortController;
 
-/// What a successful upstream call hands to the caller.
-pub enum UpstreamBody {
-    /// A complete, well-formed JSON body.
-    Full {
-        content_type: String,
-        bytes: Vec<u8>,
-        /// The tokens the upstream reported (`None`: unknown).
-        usage: Option<TokenCounts>,
-        /// Request sent to response headers (the live stats' time to first byte).
-        headers_ms: u64,
-        /// The upstream's own answer was a safety refusal (read only when watched for).
-        refusal: bool,
-    },
-    Stream(StreamStart),
-}
+/// What a successful upstream call hands to the caller (`cascade::UpstreamBody`).
+pub type UpstreamBody = crate::cascade::UpstreamBody<StreamStart>;
 
 /// An SSE stream past its decision point: its first data event has arrived, so from here on a
 /// failure can no longer fail over.
@@ -46,12 +32,8 @@ pub struct StreamStart {
     pub headers_ms: u64,
 }
 
-impl UpstreamBody {
-    /// Request sent to response headers: what the live stats count as time to first byte.
-    pub fn headers_ms(&self) -> u64 {
-        match self {
-            Self::Full { headers_ms, .. } => *headers_ms,
-            Self::Stream(s) => s.headers_ms,
-        }
+impl crate::cascade::StreamHead for StreamStart {
+    fn headers_ms(&self) -> u64 {
+        self.headers_ms
     }
 }

@@ -6,11 +6,12 @@
 use super::events::{fault, ConsoleEvents, Event, EventSink, Fault};
 use super::http::now_ms;
 use super::ledger_client;
-use super::limits::Governed;
-use super::request_metrics::StreamMetric;
+use super::request_metrics;
 use crate::config::TenantId;
 use crate::governance::lease::HoldLease;
 use crate::governance::SettleEntry;
+use crate::request::admit::Governed;
+use crate::request::finish::StreamMetric;
 use crate::usage::UsageRecord;
 use futures::channel::oneshot;
 use futures::future::{select, Either};
@@ -44,10 +45,10 @@ impl StreamHandOff {
             };
             match record {
                 Ok(record) => {
-                    metric.finish(&env, Some(&record), now_ms()).await;
+                    request_metrics::finish(metric, &env, Some(&record), now_ms()).await;
                     deliver(&env, record, governed).await;
                 }
-                Err(_) => metric.finish(&env, None, now_ms()).await,
+                Err(_) => request_metrics::finish(metric, &env, None, now_ms()).await,
             }
         });
         Self { record: Some(tx) }

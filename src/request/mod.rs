@@ -1,14 +1,21 @@
 //! The order of a caller request, plain Rust over ports. The stages run in a fixed order, each
 //! from what the ones before it established: identify (who calls), read (the body, within its
-//! limits), scope (what the key may ask), then the edge's resolve, admit, lookup, cascade,
-//! answer, bill, relay and finish. Because the order lives here and the runtime only behind
-//! ports, a host test states each ordering rule with fakes: a forged key reads nothing, a bad
-//! key reads no body, a scoped key learns nothing of names it may not use.
+//! limits), scope (what the key may ask), resolve, admit, lookup, cascade, answer and bill, the
+//! relay of a stream, and finish (`order::serve`). Because the order lives here and the runtime
+//! only behind `ports`, a host test states each ordering rule with fakes: a forged key reads
+//! nothing, a denied request makes no lookup or upstream call, every path emits one event.
 
+pub mod admit;
+pub mod answer;
 pub mod conversation;
+pub mod finish;
 pub mod identify;
 pub mod incoming;
+pub mod lookup;
+pub mod order;
+pub mod ports;
 pub mod read;
+pub mod reply;
 pub mod resolve;
 pub mod scope;
 
@@ -25,6 +32,7 @@ use crate::surfaces::{Inbound, Surface};
 use crate::usage::PendingUsage;
 pub use identify::CallerStore;
 pub use incoming::Incoming;
+pub use order::{serve, Deployed};
 pub use read::BodyLimits;
 use std::rc::Rc;
 

@@ -12,5 +12,6 @@ mod checks;
 mod governance;
 mod health;
 mod properties;
+mod request;
 mod routing;
 mod surfaces;

@@ -1,0 +1,5 @@
+//! The request's order over fakes of every port: each stage and each early exit, stated as
+//! the rule it keeps.
+
+mod order;
+mod world;
