@@ -24,10 +24,11 @@ use super::stream_response::{StreamOwner, StreamUsageOwner};
 use super::usage_sink::StreamHandOff;
 use crate::config::CatalogModel;
 use crate::providers::StreamDecoder;
+use crate::request::stream_life::{bill, late_bill, Bill, Life, Owed};
 use crate::routing::stats::model_stats::Sample;
 use crate::stream::{Relay, RelayStep, StreamEnd};
 use crate::surfaces::Encoder;
-use crate::usage::{PendingUsage, UsageRecord, UsageSource};
+use crate::usage::{PendingUsage, UsageRecord};
 use futures::channel::oneshot;
 use worker::AbortController;
 
@@ -86,6 +87,7 @@ impl RelayState {
             read_timeout_ms: p.read_timeout_ms,
             last_chunk_ms: now_ms(),
             guard: Some(CancelGuard {
+                life: Life::Relaying,
                 controller: Some(p.controller),
                 owner: Some(p.owner),
                 reporter: p.reporter,
@@ -146,15 +148,18 @@ impl RelayState {
         self.last_chunk_ms
     }
 
-    /// The guard the stream settles with (once); a completed stream's copy goes to the cache.
-    pub fn settling(&mut self, end: &StreamEnd) -> Option<CancelGuard> {
+    /// The guard the stream settles with, and what settling owes (once); a completed stream's
+    /// copy goes to the cache.
+    pub fn settling(&mut self, end: &StreamEnd) -> Option<(CancelGuard, Owed)> {
         self.over = true;
-        if let (StreamEnd::Completed, Some(up)) = (end, self.upstream.as_ref()) {
+        let mut guard = self.guard.take()?;
+        let owed = guard.end(end)?;
+        if let (true, Some(up)) = (owed.store_copy, self.upstream.as_ref()) {
             if let Some(capture) = self.capture.take() {
                 capture.completed(up.relay.tokens());
             }
         }
-        self.guard.take()
+        Some((guard, owed))
     }
 
     /// The rest of the body back from the pump, for a late-usage read.
@@ -171,16 +176,14 @@ impl Drop for RelayState {
         let (Some(mut u), Some(up)) = (self.usage.take(), self.upstream.take()) else {
             return;
         };
-        let (tokens, source) = up.relay.usage().settle(u.prompt_estimate);
-        let record = u
-            .pending
-            .clone()
-            .served(now_ms(), &u.model, (tokens, source));
-        // Only a caller who went away leaves the stream unsettled, and an upstream that may still
-        // report.
-        let caller_left = self.guard.is_some();
-        match (source, caller_left, self.late.take()) {
-            (UsageSource::Estimated, true, Some(late)) => {
+        // The guard is still here only when the stream never settled.
+        let life = self.guard.as_ref().map_or(Life::Settled, |g| g.life);
+        let usage = up.relay.usage().settle(u.prompt_estimate);
+        match (
+            bill(life, &u.pending, &u.model, usage, now_ms()),
+            self.late.take(),
+        ) {
+            (Bill::AfterLateRead(estimate), Some(late)) => {
                 // Sending fails only if the late read's task is gone: then the late value comes
                 // back and its drop hands off the estimate.
                 let _ = late.send(LateUsage {
@@ -188,11 +191,11 @@ impl Drop for RelayState {
                     controller: self.guard.as_mut().and_then(|g| g.controller.take()),
                     pending: u.pending,
                     model: u.model,
-                    estimate: record,
+                    estimate,
                     hand_off: u.hand_off,
                 });
             }
-            _ => u.hand_off.send(record),
+            (Bill::Now(record) | Bill::AfterLateRead(record), _) => u.hand_off.send(record),
         }
     }
 }
@@ -239,12 +242,8 @@ impl LateUsage {
         if let Some(c) = self.controller.take() {
             c.abort();
         }
-        let (tokens, source) = up.relay.usage().settle(0);
-        if source == UsageSource::Reported {
-            let record =
-                self.pending
-                    .clone()
-                    .served(self.estimate.at_ms, &self.model, (tokens, source));
+        let usage = up.relay.usage().settle(0);
+        if let Some(record) = late_bill(&self.pending, &self.model, &self.estimate, usage) {
             self.hand_off.send(record);
         }
     }
@@ -252,6 +251,7 @@ impl LateUsage {
 
 /// Aborts the upstream read if the stream goes away unsettled (the caller went away).
 pub(super) struct CancelGuard {
+    life: Life,
     controller: Option<AbortController>,
     owner: Option<StreamOwner>,
     /// Sends the report under the request's `waitUntil`, whichever way the stream ends.
@@ -267,10 +267,16 @@ impl CancelGuard {
         }
     }
 
+    /// What the stream's end owes (`request::stream_life`); `None` once owed.
+    fn end(&mut self, end: &StreamEnd) -> Option<Owed> {
+        let settlement = self.owner.as_ref()?.settlement.clone();
+        self.life.end(end, settlement, (self.started_ms, now_ms()))
+    }
+
     /// After the last byte went out, before the caller sees the end: the breaker hears how the
     /// stream ended.
-    pub async fn settle(mut self, end: StreamEnd) {
-        if end != StreamEnd::Completed {
+    pub async fn settle(mut self, owed: Owed) {
+        if owed.abort_upstream {
             // A failed upstream is not read any further.
             self.abort();
         }
@@ -279,23 +285,24 @@ impl CancelGuard {
         let Some(owner) = self.owner.take() else {
             return;
         };
-        if let StreamEnd::Failed(detail) = &end {
+        let (provider, model) = (&owner.settlement.provider, &owner.settlement.report.model);
+        if let Some(detail) = &owed.failed {
             fault(Fault::StreamFailed {
                 request_id: &owner.request_id,
                 tenant: owner.tenant.as_str(),
-                provider: owner.settlement.provider.as_str(),
-                model: owner.settlement.report.model.as_str(),
+                provider: provider.as_str(),
+                model: model.as_str(),
                 error: detail,
             });
         }
-        if end == StreamEnd::Completed {
+        if let Some(latency_ms) = owed.finished_ms {
             // Counted as served at its first event; its total time is known only now.
-            let latency_ms = now_ms().saturating_sub(self.started_ms);
-            let (provider, model) = (&owner.settlement.provider, &owner.settlement.report.model);
             let finished = Sample::Finished { latency_ms };
             live_stats::record(&owner.tenant, provider.as_str(), model.as_str(), finished);
         }
-        self.reporter.send(owner.settlement.after_stream(&end));
+        if let Some(report) = owed.report {
+            self.reporter.send(report);
+        }
         self.reporter.sent().await;
     }
 }
@@ -306,9 +313,13 @@ impl Drop for CancelGuard {
         let Some(owner) = self.owner.take() else {
             return;
         };
-        self.abort();
-        // The caller went away: the core decides what, if anything, is still reported.
-        if let Some(report) = owner.settlement.after_cancel() {
+        let Some(owed) = self.life.abandon(owner.settlement) else {
+            return;
+        };
+        if owed.abort_upstream {
+            self.abort();
+        }
+        if let Some(report) = owed.report {
             self.reporter.send(report);
         }
     }

@@ -176,8 +176,8 @@ async fn end_with(
         return gone(state, reader);
     }
     let completed = end == StreamEnd::Completed;
-    if let Some(guard) = state.settling(&end) {
-        guard.settle(end).await;
+    if let Some((guard, owed)) = state.settling(&end) {
+        guard.settle(owed).await;
     }
     let _ = JsFuture::from(writer.close()).await;
     // Dropped before the drain, which may wait up to 16 s: what the state still owes (its usage

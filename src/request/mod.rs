@@ -18,6 +18,7 @@ pub mod read;
 pub mod reply;
 pub mod resolve;
 pub mod scope;
+pub mod stream_life;
 
 #[cfg(test)]
 mod fakes;
@@ -25,6 +26,8 @@ mod fakes;
 mod front_tests;
 #[cfg(test)]
 mod resolve_tests;
+#[cfg(test)]
+mod stream_life_tests;
 
 use crate::api::ApiError;
 use crate::config::{CallerKey, TenantConfig, TenantId};
