@@ -2,7 +2,8 @@
 
 use super::store::{AliasWrite, DepthWrite, ModelWrite, ProviderDelete};
 use super::{
-    conflict, depth_changed, json, not_found, Admin, AdminStore, Answer, ObjectControl, Refusal,
+    conflict, depth_changed, json, not_found, Admin, AdminStore, Answer, CommandError,
+    ObjectControl,
 };
 use crate::admin::views::{
     AliasView, Deleted, List, ModelView, ProviderView, RuleView, WrittenRuleView,
@@ -196,7 +197,10 @@ impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
     }
 
     /// The tenant's effective settings (404 when the tenant went away meanwhile).
-    pub(super) async fn settings(&self, t: &TenantId) -> Result<crate::config::Settings, Refusal> {
+    pub(super) async fn settings(
+        &self,
+        t: &TenantId,
+    ) -> Result<crate::config::Settings, CommandError> {
         let found = self.store.tenant(t).await?;
         let record = found.ok_or_else(|| not_found(&format!("Tenant '{t}'")))?;
         Ok(self.cx.defaults.effective(&record.settings))

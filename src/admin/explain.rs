@@ -10,7 +10,7 @@
 
 use super::explain_query::ExplainQuery;
 use super::store::Stored;
-use super::{json, Admin, AdminStore, Answer, ObjectControl, Refusal};
+use super::{json, Admin, AdminStore, Answer, CommandError, ObjectControl};
 use crate::admin::views::{CandidateDecision, CandidateView, Explanation, LiveStats};
 use crate::cascade::context_window::Fit;
 use crate::cascade::precheck::{decide, Check, Decision};
@@ -32,7 +32,7 @@ use std::rc::Rc;
 /// each provider's routing object.
 #[allow(async_fn_in_trait)]
 pub trait ExplainControl {
-    async fn route_config(&self, t: &TenantId) -> Result<Option<Rc<TenantConfig>>, Refusal>;
+    async fn route_config(&self, t: &TenantId) -> Result<Option<Rc<TenantConfig>>, CommandError>;
     /// By provider name; a provider whose object holds nothing yet may be absent.
     async fn snapshots(
         &self,
@@ -288,7 +288,7 @@ impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
             draw: u64::from_le_bytes(self.random::<8>()?),
             request_budget_ms: self.cx.defaults.request_budget_ms,
         };
-        let explained = explain(&cfg, &q, &dry).map_err(|e| Refusal::Api(e.api_error()))?;
+        let explained = explain(&cfg, &q, &dry).map_err(|e| CommandError::Api(e.api_error()))?;
         json(200, &explained)
     }
 }

@@ -2,7 +2,7 @@
 //! Each value is checked the way the request path checks it; a bad one is a 400
 //! naming the parameter, and nothing is read from the routing objects.
 
-use crate::api::route::decode;
+use crate::api::endpoint::decode;
 use crate::api::{ApiError, ErrorKind};
 use crate::config::SortedMap;
 use crate::routing::facts::Endpoint;

@@ -3,7 +3,7 @@
 
 use super::explain::ExplainControl;
 use super::store::{RoutingControl, Stored};
-use super::Refusal;
+use super::CommandError;
 use crate::config::SortedMap;
 use crate::config::TenantConfig;
 use crate::config::{ModelId, ProviderName, TenantId};
@@ -29,7 +29,7 @@ pub struct MemoryRouting {
 }
 
 impl ExplainControl for MemoryRouting {
-    async fn route_config(&self, t: &TenantId) -> Result<Option<Rc<TenantConfig>>, Refusal> {
+    async fn route_config(&self, t: &TenantId) -> Result<Option<Rc<TenantConfig>>, CommandError> {
         Ok(self.configs.borrow().get(t).cloned())
     }
 

@@ -26,8 +26,8 @@ mod memory_routing;
 #[cfg(not(target_arch = "wasm32"))]
 mod memory_usage;
 
-use crate::api::route::OPENAPI;
-use crate::api::{ApiError, ErrorKind, Route};
+use crate::api::endpoint::OPENAPI;
+use crate::api::{ApiError, Endpoint, ErrorKind};
 use crate::config::sealed::Kek;
 use crate::config::{ConfigError, Defaults};
 pub use explain::{explain, DryRun, ExplainControl};
@@ -56,30 +56,30 @@ pub enum Reply {
 
 /// What a command can fail with: a refusal for the caller, or a storage fault for the log.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Refusal {
+pub enum CommandError {
     Api(ApiError),
     Store(StoreError),
 }
 
-impl From<ApiError> for Refusal {
+impl From<ApiError> for CommandError {
     fn from(e: ApiError) -> Self {
         Self::Api(e)
     }
 }
 
-impl From<StoreError> for Refusal {
+impl From<StoreError> for CommandError {
     fn from(e: StoreError) -> Self {
         Self::Store(e)
     }
 }
 
-impl From<ConfigError> for Refusal {
+impl From<ConfigError> for CommandError {
     fn from(e: ConfigError) -> Self {
         Self::Api(config_error(e))
     }
 }
 
-pub type Answer = Result<Reply, Refusal>;
+pub type Answer = Result<Reply, CommandError>;
 
 fn json<T: Serialize>(status: u16, value: &T) -> Answer {
     let body = serde_json::to_vec(value).map_err(|e| StoreError::new("encode view", e))?;
@@ -95,17 +95,17 @@ pub fn config_error(e: ConfigError) -> ApiError {
     }
 }
 
-fn conflict(message: String) -> Refusal {
-    Refusal::Api(ApiError::new(ErrorKind::Conflict, message))
+fn conflict(message: String) -> CommandError {
+    CommandError::Api(ApiError::new(ErrorKind::Conflict, message))
 }
 
-fn not_found(what: &str) -> Refusal {
-    Refusal::Api(ApiError::not_found(what))
+fn not_found(what: &str) -> CommandError {
+    CommandError::Api(ApiError::not_found(what))
 }
 
 /// 409: a write's depth check failed, but no longer does when read again: another admin changed
 /// the depth or the rules in between.
-fn depth_changed() -> Refusal {
+fn depth_changed() -> CommandError {
     conflict(
         "The tenant's max_fallback_depth or routing rules changed during the write; try again."
             .to_owned(),
@@ -143,12 +143,12 @@ impl<'a, S: AdminStore, R: ObjectControl> Admin<'a, S, R> {
         Self { store, routing, cx }
     }
 
-    fn random<const N: usize>(&self) -> Result<[u8; N], Refusal> {
+    fn random<const N: usize>(&self) -> Result<[u8; N], CommandError> {
         let mut buf = [0u8; N];
         if (self.cx.random)(&mut buf) {
             Ok(buf)
         } else {
-            Err(Refusal::Store(StoreError::new("random", "no CSPRNG")))
+            Err(CommandError::Store(StoreError::new("random", "no CSPRNG")))
         }
     }
 
@@ -156,7 +156,7 @@ impl<'a, S: AdminStore, R: ObjectControl> Admin<'a, S, R> {
     pub async fn handle(
         &self,
         verb: Verb,
-        route: Route,
+        route: Endpoint,
         body: &[u8],
         query: Option<&str>,
     ) -> Answer {
@@ -167,38 +167,38 @@ impl<'a, S: AdminStore, R: ObjectControl> Admin<'a, S, R> {
             }
         }
         match (verb, route) {
-            (Get, Route::OpenApi) => Ok(Reply::OpenApi(OPENAPI)),
-            (Post, Route::Tenants) => self.create_tenant(body).await,
-            (Get, Route::Tenants) => self.list_tenants().await,
-            (Get, Route::Tenant(t)) => self.get_tenant(&t).await,
-            (Delete, Route::Tenant(t)) => self.delete_tenant(&t).await,
-            (Post, Route::ApiKeys(t)) => self.create_key(&t, body).await,
-            (Get, Route::ApiKeys(t)) => self.list_keys(&t).await,
-            (Patch, Route::ApiKey(t, id)) => self.patch_key(&t, &id, body).await,
-            (Delete, Route::ApiKey(t, id)) => self.delete_key(&t, &id).await,
-            (Get, Route::Providers(t)) => self.list_providers(&t).await,
-            (Get, Route::Provider(t, p)) => self.get_provider(&t, &p).await,
-            (Put, Route::Provider(t, p)) => self.put_provider(&t, p, body).await,
-            (Delete, Route::Provider(t, p)) => self.delete_provider(&t, &p).await,
-            (Get, Route::Models(t)) => self.list_models(&t).await,
-            (Get, Route::Model(t, m)) => self.get_model(&t, &m).await,
-            (Put, Route::Model(t, m)) => self.put_model(&t, m, body).await,
-            (Delete, Route::Model(t, m)) => self.delete_model(&t, &m).await,
-            (Get, Route::Aliases(t)) => self.list_aliases(&t).await,
-            (Get, Route::Alias(t, a)) => self.get_alias(&t, &a).await,
-            (Put, Route::Alias(t, a)) => self.put_alias(&t, a, body).await,
-            (Delete, Route::Alias(t, a)) => self.delete_alias(&t, &a).await,
-            (Get, Route::Rules(t)) => self.list_rules(&t).await,
-            (Put, Route::Rules(t)) => self.put_rule(&t, body).await,
-            (Delete, Route::Rule(t, m)) => self.delete_rule(&t, &m).await,
-            (Get, Route::Settings(t)) => self.get_settings(&t).await,
-            (Put, Route::Settings(t)) => self.put_settings(&t, body).await,
-            (Get, Route::Events(t)) => self.list_events(&t, query).await,
-            (Post, Route::BreakerReset(t)) => self.reset_breakers(&t, body).await,
-            (Get, Route::Usage(t)) => self.usage(&t, query).await,
-            (Get, Route::Stats(t)) => self.stats(&t).await,
-            (Get, Route::Explain(t)) => self.explain(&t, query).await,
-            _ => Err(Refusal::Api(ApiError::method_not_allowed())),
+            (Get, Endpoint::OpenApi) => Ok(Reply::OpenApi(OPENAPI)),
+            (Post, Endpoint::Tenants) => self.create_tenant(body).await,
+            (Get, Endpoint::Tenants) => self.list_tenants().await,
+            (Get, Endpoint::Tenant(t)) => self.get_tenant(&t).await,
+            (Delete, Endpoint::Tenant(t)) => self.delete_tenant(&t).await,
+            (Post, Endpoint::ApiKeys(t)) => self.create_key(&t, body).await,
+            (Get, Endpoint::ApiKeys(t)) => self.list_keys(&t).await,
+            (Patch, Endpoint::ApiKey(t, id)) => self.patch_key(&t, &id, body).await,
+            (Delete, Endpoint::ApiKey(t, id)) => self.delete_key(&t, &id).await,
+            (Get, Endpoint::Providers(t)) => self.list_providers(&t).await,
+            (Get, Endpoint::Provider(t, p)) => self.get_provider(&t, &p).await,
+            (Put, Endpoint::Provider(t, p)) => self.put_provider(&t, p, body).await,
+            (Delete, Endpoint::Provider(t, p)) => self.delete_provider(&t, &p).await,
+            (Get, Endpoint::Models(t)) => self.list_models(&t).await,
+            (Get, Endpoint::Model(t, m)) => self.get_model(&t, &m).await,
+            (Put, Endpoint::Model(t, m)) => self.put_model(&t, m, body).await,
+            (Delete, Endpoint::Model(t, m)) => self.delete_model(&t, &m).await,
+            (Get, Endpoint::Aliases(t)) => self.list_aliases(&t).await,
+            (Get, Endpoint::Alias(t, a)) => self.get_alias(&t, &a).await,
+            (Put, Endpoint::Alias(t, a)) => self.put_alias(&t, a, body).await,
+            (Delete, Endpoint::Alias(t, a)) => self.delete_alias(&t, &a).await,
+            (Get, Endpoint::Rules(t)) => self.list_rules(&t).await,
+            (Put, Endpoint::Rules(t)) => self.put_rule(&t, body).await,
+            (Delete, Endpoint::Rule(t, m)) => self.delete_rule(&t, &m).await,
+            (Get, Endpoint::Settings(t)) => self.get_settings(&t).await,
+            (Put, Endpoint::Settings(t)) => self.put_settings(&t, body).await,
+            (Get, Endpoint::Events(t)) => self.list_events(&t, query).await,
+            (Post, Endpoint::BreakerReset(t)) => self.reset_breakers(&t, body).await,
+            (Get, Endpoint::Usage(t)) => self.usage(&t, query).await,
+            (Get, Endpoint::Stats(t)) => self.stats(&t).await,
+            (Get, Endpoint::Explain(t)) => self.explain(&t, query).await,
+            _ => Err(CommandError::Api(ApiError::method_not_allowed())),
         }
     }
 }

@@ -2,7 +2,8 @@
 
 use super::store::{AlertSecretWrite, DepthWrite};
 use super::{
-    depth_changed, json, not_found, query_param, Admin, AdminStore, Answer, ObjectControl, Refusal,
+    depth_changed, json, not_found, query_param, Admin, AdminStore, Answer, CommandError,
+    ObjectControl,
 };
 use crate::admin::views::{ClosedBreaker, EventView, List, ResetView};
 use crate::api::{ApiError, ErrorKind};
@@ -77,7 +78,7 @@ impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
         &self,
         t: &TenantId,
         o: &SettingsOverrides,
-    ) -> Result<Option<(String, String)>, Refusal> {
+    ) -> Result<Option<(String, String)>, CommandError> {
         let Some(alerts) = &o.alerts else {
             return Ok(None);
         };
@@ -122,7 +123,7 @@ impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
                     ..event
                 })
             })
-            .collect::<Result<Vec<EventView>, Refusal>>()?;
+            .collect::<Result<Vec<EventView>, CommandError>>()?;
         json(200, &List { data })
     }
 

@@ -9,8 +9,8 @@ pub mod header_lines;
 pub mod raw_json;
 
 pub use chat::{passthrough_error, ChatRequest};
-pub mod route;
+pub mod endpoint;
 pub mod route_table;
 pub mod usage_sums;
 
-pub use route::Route;
+pub use endpoint::Endpoint;

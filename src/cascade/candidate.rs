@@ -4,7 +4,7 @@ use super::context_window::Fit;
 use super::precheck::{decide, Check, Decision, Reason};
 use super::retry::{after, backoff_ms, is_transient};
 use super::{
-    CandidateAttempt, CandidateEnd, Cascade, Clock, Failure, Limits, RoutingState, Settlement,
+    CandidateAttempt, CandidateEnd, Cascade, Clock, Failure, Limits, OwedReport, RoutingState,
     Upstream,
 };
 use crate::api::ApiError;
@@ -16,9 +16,9 @@ pub(super) enum Position<B> {
     Served {
         status: u16,
         body: B,
-        settlement: Settlement,
+        owed_report: OwedReport,
     },
-    Refused(ApiError),
+    RequestCaused(ApiError),
     Cancelled,
     /// Moves down the chain; `costs_depth` is false for a candidate skipped before admission
     /// (`context_window`), which did not fail as a provider.
@@ -115,14 +115,14 @@ impl<S: RoutingState, U: Upstream, C: Clock> Cascade<'_, S, U, C> {
                 CandidateEnd::Served { status, body } => {
                     report.verdict = Verdict::Success;
                     attempts.push(attempt);
-                    let settlement = Settlement {
+                    let owed_report = OwedReport {
                         provider: provider.clone(),
                         report,
                     };
                     return Position::Served {
                         status,
                         body,
-                        settlement,
+                        owed_report,
                     };
                 }
                 CandidateEnd::Failed { failure, status } => {
@@ -148,10 +148,10 @@ impl<S: RoutingState, U: Upstream, C: Clock> Cascade<'_, S, U, C> {
                     self.clock.sleep(ms).await;
                     retry = next;
                 }
-                CandidateEnd::Refused(err) => {
+                CandidateEnd::RequestCaused(err) => {
                     self.send_report(provider, report).await;
                     attempts.push(attempt);
-                    return Position::Refused(err);
+                    return Position::RequestCaused(err);
                 }
                 CandidateEnd::Cancelled => {
                     self.send_report(provider, report).await;

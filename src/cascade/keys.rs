@@ -82,7 +82,7 @@ impl<S: RoutingState, U: Upstream, C: Clock> Cascade<'_, S, U, C> {
                         });
                     }
                     if verdict == StatusClass::RequestCaused {
-                        let end = CandidateEnd::Refused(passthrough_error(status, &text));
+                        let end = CandidateEnd::RequestCaused(passthrough_error(status, &text));
                         tried.error = Some(text);
                         attempt.tries.push(tried);
                         return end;

@@ -9,13 +9,13 @@ mod candidate;
 pub mod classify;
 pub mod context_window;
 mod keys;
+pub mod owed_report;
 pub mod precheck;
 pub mod rate_limit_signals;
 pub mod refusal;
 pub mod retry;
 pub mod retry_after;
 mod samples;
-pub mod settlement;
 pub mod upstream_body;
 
 use crate::api::{ApiError, AttemptSummary, ErrorKind};
@@ -27,8 +27,8 @@ use crate::routing::Candidate;
 pub use candidate::acquire_request;
 use candidate::Position;
 pub use classify::{classify_status, Failure, StatusClass};
+pub use owed_report::OwedReport;
 pub use refusal::{PolicyFallback, RefusalPolicy, RefusalSeen};
-pub use settlement::Settlement;
 pub use upstream_body::{StreamHead, UpstreamBody};
 
 #[allow(async_fn_in_trait)]
@@ -168,24 +168,24 @@ pub enum Ending<B> {
         body: B,
         /// Candidates that failed (or refused) before this one.
         depth: usize,
-        settlement: Settlement,
+        owed_report: OwedReport,
         /// Set when a refusal was seen (`on_refusal: fallback`): which answer the caller gets,
         /// and the ones billed beside it.
         refusal: Option<Box<RefusalSeen<B>>>,
     },
     /// A request-caused 4xx: the provider's status and message, unchanged.
-    Refused(ApiError),
+    RequestCaused(ApiError),
     Exhausted,
     Cancelled,
 }
 
 #[derive(Debug)]
-pub struct Outcome<B> {
+pub struct Run<B> {
     pub ending: Ending<B>,
     pub attempts: Vec<CandidateAttempt>,
 }
 
-impl<B> Outcome<B> {
+impl<B> Run<B> {
     pub fn exhausted_error(&self) -> ApiError {
         exhausted_error(&self.attempts)
     }
@@ -248,7 +248,7 @@ enum CandidateEnd<B> {
         status: u16,
         body: B,
     },
-    Refused(ApiError),
+    RequestCaused(ApiError),
     Failed {
         failure: Failure,
         status: Option<u16>,
@@ -265,7 +265,7 @@ pub struct Cascade<'p, S, U, C> {
 
 impl<S: RoutingState, U: Upstream, C: Clock> Cascade<'_, S, U, C> {
     /// The spec's cascade: a refusal is an answer like any other.
-    pub async fn run(&self, chain: &[Candidate<'_>]) -> Outcome<U::Body> {
+    pub async fn run(&self, chain: &[Candidate<'_>]) -> Run<U::Body> {
         self.run_with(chain, RefusalPolicy::Answer, None).await
     }
 
@@ -276,7 +276,7 @@ impl<S: RoutingState, U: Upstream, C: Clock> Cascade<'_, S, U, C> {
         chain: &[Candidate<'_>],
         policy: RefusalPolicy,
         refusal_only: Option<Candidate<'_>>,
-    ) -> Outcome<U::Body> {
+    ) -> Run<U::Body> {
         let started = self.clock.now_ms();
         let mut attempts: Vec<CandidateAttempt> = Vec::with_capacity(chain.len());
         // Candidates that failed before the one that serves (`X-CogniGate-Fallback-Depth`);
@@ -287,13 +287,13 @@ impl<S: RoutingState, U: Upstream, C: Clock> Cascade<'_, S, U, C> {
                 Position::Served {
                     status,
                     body,
-                    settlement,
+                    owed_report,
                 } if policy.watches() && self.upstream.is_refusal(&body) => {
                     let held = refusal::Held {
                         status,
                         body,
                         depth,
-                        settlement,
+                        owed_report,
                         attempt: attempts.len().saturating_sub(1),
                     };
                     let mut rest = chain.get(at + 1..).unwrap_or_default().to_vec();
@@ -304,24 +304,24 @@ impl<S: RoutingState, U: Upstream, C: Clock> Cascade<'_, S, U, C> {
                 Position::Served {
                     status,
                     body,
-                    settlement,
+                    owed_report,
                 } => Ending::Served {
                     status,
                     body,
                     depth,
-                    settlement,
+                    owed_report,
                     refusal: None,
                 },
-                Position::Refused(err) => Ending::Refused(err),
+                Position::RequestCaused(err) => Ending::RequestCaused(err),
                 Position::Cancelled => Ending::Cancelled,
                 Position::Failed { costs_depth } => {
                     depth += usize::from(costs_depth);
                     continue;
                 }
             };
-            return Outcome { ending, attempts };
+            return Run { ending, attempts };
         }
-        Outcome {
+        Run {
             ending: Ending::Exhausted,
             attempts,
         }
@@ -334,13 +334,13 @@ impl<S: RoutingState, U: Upstream, C: Clock> Cascade<'_, S, U, C> {
 
     async fn send_report(&self, provider: &ProviderName, report: ReportRequest) {
         let provider = provider.clone();
-        settle(self.state, Settlement { provider, report }).await;
+        send_owed(self.state, OwedReport { provider, report }).await;
     }
 }
 
 /// Sends the served candidate's report, if it would change anything.
-pub async fn settle<S: RoutingState>(state: &S, settlement: Settlement) {
-    if settlement.report.changes_anything() {
-        state.report(&settlement.provider, settlement.report).await;
+pub async fn send_owed<S: RoutingState>(state: &S, owed: OwedReport) {
+    if owed.report.changes_anything() {
+        state.report(&owed.provider, owed.report).await;
     }
 }

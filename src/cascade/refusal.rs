@@ -16,7 +16,9 @@
 //!   the caller does not get (`RefusalSeen::billed`) to charge with the served one.
 
 use super::candidate::Position;
-use super::{settle, CandidateAttempt, Cascade, Clock, Ending, RoutingState, Settlement, Upstream};
+use super::{
+    send_owed, CandidateAttempt, Cascade, Clock, Ending, OwedReport, RoutingState, Upstream,
+};
 use crate::config::OnRefusal;
 use crate::health::Verdict;
 use crate::routing::Candidate;
@@ -77,7 +79,7 @@ impl PolicyFallback {
 #[derive(Debug)]
 pub struct RefusalSeen<B> {
     pub fallback: PolicyFallback,
-    /// The attempt (an index into `Outcome::attempts`) whose answer the caller gets: the
+    /// The attempt (an index into `Run::attempts`) whose answer the caller gets: the
     /// fallback's when applied, the original refusal's when unavailable.
     pub served: usize,
     /// Answers generated (and billed by their provider) that the caller does not get, each with
@@ -101,7 +103,7 @@ pub(super) struct Held<B> {
     pub status: u16,
     pub body: B,
     pub depth: usize,
-    pub settlement: Settlement,
+    pub owed_report: OwedReport,
     /// Its attempt's index.
     pub attempt: usize,
 }
@@ -112,7 +114,7 @@ impl<B> Held<B> {
             status: self.status,
             body: self.body,
             depth: self.depth,
-            settlement: self.settlement,
+            owed_report: self.owed_report,
             refusal: Some(Box::new(RefusalSeen {
                 fallback,
                 served: self.attempt,
@@ -122,14 +124,14 @@ impl<B> Held<B> {
     }
 }
 
-impl Settlement {
+impl OwedReport {
     /// The same settlement once its report has gone: sending it again changes nothing.
     fn spent(&self) -> Self {
         let mut report = self.report.clone();
         report.verdict = Verdict::Neutral;
         report.parks.clear();
         report.probe = None;
-        Settlement {
+        OwedReport {
             provider: self.provider.clone(),
             report,
         }
@@ -157,8 +159,8 @@ impl<S: RoutingState, U: Upstream, C: Clock> Cascade<'_, S, U, C> {
         if policy != RefusalPolicy::Fallback {
             return held.answer(PolicyFallback::Unavailable, Vec::new());
         }
-        let spent = held.settlement.spent();
-        settle(self.state, std::mem::replace(&mut held.settlement, spent)).await;
+        let spent = held.owed_report.spent();
+        send_owed(self.state, std::mem::replace(&mut held.owed_report, spent)).await;
         let mut depth = held.depth.saturating_add(1);
         for candidate in rest {
             let before = attempts.len();
@@ -166,19 +168,19 @@ impl<S: RoutingState, U: Upstream, C: Clock> Cascade<'_, S, U, C> {
                 Position::Served {
                     status,
                     body,
-                    settlement,
+                    owed_report,
                 } => {
                     let at = attempts.len().saturating_sub(1);
                     if self.upstream.is_refusal(&body) {
                         mark(attempts, at);
-                        settle(self.state, settlement).await;
+                        send_owed(self.state, owed_report).await;
                         return held.answer(PolicyFallback::Unavailable, vec![(at, body)]);
                     }
                     return Ending::Served {
                         status,
                         body,
                         depth,
-                        settlement,
+                        owed_report,
                         refusal: Some(Box::new(RefusalSeen {
                             fallback: PolicyFallback::Applied,
                             served: at,

@@ -9,10 +9,10 @@ use super::routing_object::{call_object, record_transitions, ResetRequest};
 use super::store;
 use crate::admin::store::{LedgerControl, StoreError, Stored};
 use crate::admin::{
-    unauthorized, Admin, Context as AdminContext, ExplainControl, Refusal, Reply, RoutingControl,
-    Verb,
+    unauthorized, Admin, CommandError, Context as AdminContext, ExplainControl, Reply,
+    RoutingControl, Verb,
 };
-use crate::api::{ApiError, Route};
+use crate::api::{ApiError, Endpoint};
 use crate::callers::auth::{bearer, secrets_match};
 use crate::config::SortedMap;
 use crate::config::{ModelId, ProviderName, TenantConfig, TenantId};
@@ -51,7 +51,7 @@ pub async fn handle(
     env: &Env,
     ctx: &Context,
     dep: &Deployment,
-    route: Route,
+    route: Endpoint,
 ) -> HttpReply {
     authorize(&req, env)?;
     let verb = verb(&req.method());
@@ -83,8 +83,8 @@ pub async fn handle(
     match answer {
         Ok(Reply::Json(status, body)) => http::bytes(status, "application/json", body),
         Ok(Reply::OpenApi(doc)) => http::bytes(200, "application/json", doc.as_bytes().to_vec()),
-        Err(Refusal::Api(e)) => Err(e),
-        Err(Refusal::Store(e)) => Err(logged(e)),
+        Err(CommandError::Api(e)) => Err(e),
+        Err(CommandError::Store(e)) => Err(logged(e)),
     }
 }
 
@@ -113,11 +113,11 @@ struct ObjectRouting<'a> {
 /// `explain`'s reads: the config the request path uses (this isolate's cache, as a request
 /// would find it) and one read-only `/snapshot` per provider.
 impl ExplainControl for ObjectRouting<'_> {
-    async fn route_config(&self, t: &TenantId) -> Result<Option<Rc<TenantConfig>>, Refusal> {
+    async fn route_config(&self, t: &TenantId) -> Result<Option<Rc<TenantConfig>>, CommandError> {
         let metrics = super::metrics::Metrics::default();
         store::tenant_config(self.env, self.ctx, t, &self.dep.defaults, &metrics)
             .await
-            .map_err(Refusal::Api)
+            .map_err(CommandError::Api)
     }
 
     async fn snapshots(

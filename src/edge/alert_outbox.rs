@@ -119,7 +119,7 @@ impl DurableObject for AlertOutbox {
                     continue;
                 }
             };
-            outcomes.extend(outbox.settle(&d.id, attempt, now_ms()));
+            outcomes.extend(outbox.record_attempt(&d.id, attempt, now_ms()));
         }
         // An enqueue may have landed during the POSTs: kept beside what was settled.
         let stored = self.load().await?;

@@ -4,7 +4,7 @@
 //! admits only this origin, so the script and style are separate files, never inline.
 
 use super::http::{self, HttpReply};
-use crate::api::route::ConsoleFile;
+use crate::api::endpoint::ConsoleFile;
 use crate::api::ApiError;
 
 const PAGE: &str = include_str!("console/index.html");

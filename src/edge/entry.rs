@@ -3,7 +3,7 @@
 use super::deployment::deployment;
 use super::own_poll::own_poll;
 use super::{admin, count_tokens, gateway, health, http};
-use crate::api::{ApiError, Route};
+use crate::api::{ApiError, Endpoint};
 use crate::surfaces::Surface;
 use worker::{event, web_sys, Context, Env, Method, Request, Response, Result};
 
@@ -28,7 +28,7 @@ async fn fetch(req: web_sys::Request, env: Env, ctx: Context) -> Result<Response
     if resp.status_code() == 405 {
         resp.headers().set(
             "allow",
-            &crate::api::route::allowed_methods(&path).join(", "),
+            &crate::api::endpoint::allowed_methods(&path).join(", "),
         )?;
     }
     // Every answer names its request under each header a client reads.
@@ -50,21 +50,24 @@ async fn route(
     request_id: &str,
 ) -> std::result::Result<Routed, ApiError> {
     let dep = deployment(env)?;
-    let route = Route::parse(&http::path_of(&req.url()))?;
+    let route = Endpoint::parse(&http::path_of(&req.url()))?;
     let method = req.method();
-    if crate::api::route::is_unknown_method(&method) {
+    if crate::api::endpoint::is_unknown_method(&method) {
         return Err(ApiError::method_not_allowed());
     }
     let method = Method::from(method);
     if let (
         Method::Post,
-        r @ (Route::ChatCompletions | Route::Messages | Route::Responses | Route::Embeddings),
+        r @ (Endpoint::ChatCompletions
+        | Endpoint::Messages
+        | Endpoint::Responses
+        | Endpoint::Embeddings),
     ) = (&method, &route)
     {
         let surface = match r {
-            Route::Messages => Surface::Messages,
-            Route::Responses => Surface::Responses,
-            Route::Embeddings => Surface::Embeddings,
+            Endpoint::Messages => Surface::Messages,
+            Endpoint::Responses => Surface::Responses,
+            Endpoint::Embeddings => Surface::Embeddings,
             _ => Surface::Chat,
         };
         return own_poll(gateway::serve(surface, req, env, ctx, &dep, request_id))
@@ -75,21 +78,21 @@ async fn route(
     let req = Request::from(req);
     // Each handler in a function of its own (own_poll.rs): a first request compiles its route only.
     let resp = match (method, route) {
-        (Method::Post, Route::CountTokens) => {
+        (Method::Post, Endpoint::CountTokens) => {
             own_poll(count_tokens::count_tokens(req, env, ctx, &dep)).await
         }
-        (Method::Get, Route::ListModels) => {
+        (Method::Get, Endpoint::ListModels) => {
             own_poll(super::catalog::list_models(req, env, ctx, &dep)).await
         }
-        (Method::Get, Route::ModelMetrics) => {
+        (Method::Get, Endpoint::ModelMetrics) => {
             own_poll(super::model_metrics::model_metrics(req, env, ctx, &dep)).await
         }
-        (Method::Get, Route::RetrieveModel(id)) => {
+        (Method::Get, Endpoint::RetrieveModel(id)) => {
             own_poll(super::catalog::retrieve_model(req, env, ctx, &dep, &id)).await
         }
-        (Method::Get, Route::Health) => own_poll(health::health(req, env, ctx, &dep)).await,
-        (Method::Get, Route::Console(file)) => super::console::serve(file),
-        (Method::Get, Route::Metrics) => own_poll(super::metrics_route::metrics(req, env)).await,
+        (Method::Get, Endpoint::Health) => own_poll(health::health(req, env, ctx, &dep)).await,
+        (Method::Get, Endpoint::Console(file)) => super::console::serve(file),
+        (Method::Get, Endpoint::Metrics) => own_poll(super::metrics_route::metrics(req, env)).await,
         (_, r) if r.is_admin() => own_poll(admin::handle(req, env, ctx, &dep, r)).await,
         _ => Err(ApiError::method_not_allowed()),
     };

@@ -16,9 +16,9 @@ use super::metrics::Metrics;
 use super::metrics_sink;
 use crate::config::TenantId;
 use crate::config::{SortedMap, SortedSet};
-use crate::governance::isolate::{self, Admission, IsolateLedger, LedgerPort, Via};
+use crate::governance::isolate::{self, AdmissionRecord, IsolateLedger, LedgerObject, Via};
 use crate::governance::lease::{RenewRequest, Renewed};
-use crate::governance::{AdmitAnswer, AdmitRequest, SettleEntry, Verdict};
+use crate::governance::{Admission, AdmitAnswer, AdmitRequest, SettleEntry};
 use crate::usage::spend::Spend;
 use serde::de::DeserializeOwned;
 use std::cell::RefCell;
@@ -92,7 +92,7 @@ struct ObjectPort<'a> {
     metrics: Option<&'a Metrics>,
 }
 
-impl LedgerPort for ObjectPort<'_> {
+impl LedgerObject for ObjectPort<'_> {
     async fn acquire(&self, ask: &AdmitRequest) -> std::result::Result<AdmitAnswer, String> {
         if let Some(m) = self.metrics {
             m.durable_object_call();
@@ -133,7 +133,7 @@ pub async fn admit(
     tenant: &TenantId,
     ask: AdmitRequest,
     metrics: &Metrics,
-) -> Admission {
+) -> AdmissionRecord {
     let port = ObjectPort {
         env,
         tenant,
@@ -156,7 +156,7 @@ pub async fn admit_call(
     tenant: &TenantId,
     ask: &AdmitRequest,
     metrics: &Metrics,
-) -> Verdict {
+) -> Admission {
     let port = ObjectPort {
         env,
         tenant,

@@ -7,7 +7,7 @@ use super::metrics::Metrics;
 use super::own_poll::own_poll;
 use crate::api::ApiError;
 use crate::config::CallerKey;
-use crate::governance::{AdmitRequest, Verdict};
+use crate::governance::{Admission, AdmitRequest};
 use crate::request::admit::Denied;
 use crate::surfaces::Surface;
 use worker::Env;
@@ -37,9 +37,9 @@ pub async fn count_call(
         return Ok(());
     };
     match own_poll(ledger_client::admit_call(env, &key.tenant, &ask, metrics)).await {
-        Verdict::Admit => Ok(()),
-        Verdict::Refuse {
-            refusal,
+        Admission::Admit => Ok(()),
+        Admission::Deny {
+            denial: refusal,
             retry_after_secs,
         } => Err(Denied::of(refusal, retry_after_secs)),
     }

@@ -18,7 +18,7 @@ use super::{affinity_memory, ledger_client, request_metrics, usage_sink};
 use crate::cascade::CandidateAttempt;
 use crate::config::TenantId;
 use crate::governance::budget_alert::Reported;
-use crate::governance::isolate::Admission;
+use crate::governance::isolate::AdmissionRecord;
 use crate::governance::AdmitRequest;
 use crate::metrics::counts::RequestMetric;
 use crate::request::admit::Governed;
@@ -132,7 +132,7 @@ thread_local! {
 }
 
 impl LedgerPort for RequestPorts<'_> {
-    async fn admit(&self, tenant: &TenantId, ask: AdmitRequest) -> Admission {
+    async fn admit(&self, tenant: &TenantId, ask: AdmitRequest) -> AdmissionRecord {
         // Only a key or tenant with limits gets here: its code compiles on its first use.
         own_poll(ledger_client::admit(self.env, tenant, ask, self.metrics)).await
     }

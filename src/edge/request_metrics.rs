@@ -19,7 +19,7 @@ pub fn record(env: &Env, ctx: &Context, tenant: &TenantId, metric: &RequestMetri
 /// Inside the stream's `waitUntil`: adds a served stream's metric as it settles, and runs a due
 /// flush there.
 pub async fn finish(metric: StreamMetric, env: &Env, record: Option<&UsageRecord>, now_ms: u64) {
-    let Some((tenant, metric, provider, tokens)) = metric.settled(record, now_ms) else {
+    let Some((tenant, metric, provider, tokens)) = metric.at_end(record, now_ms) else {
         return;
     };
     let extra = Extra {

@@ -1,8 +1,8 @@
 //! What a streamed answer's relay keeps while the stream runs, and what it owes when it ends.
 //!
-//! The stream settles once, whichever way it ends (`[DONE]`, an upstream failure, no chunk in
+//! The stream ends once, whichever way it ends (`[DONE]`, an upstream failure, no chunk in
 //! time while a read was pending): its breaker hears how it ended before the caller sees the end.
-//! A caller who goes away, or takes nothing for the idle window, leaves it unsettled: the
+//! A caller who goes away, or takes nothing for the idle window, leaves it abandoned: the
 //! upstream read is cancelled (after the short late-usage read below) without anything being
 //! held against the model.
 //!
@@ -56,7 +56,7 @@ pub(super) struct RelayState {
     encoder: Encoder,
     read_timeout_ms: u64,
     last_chunk_ms: u64,
-    /// Taken when the stream settles: still here when this state goes away means the caller did.
+    /// Taken when the stream ends: still here when this state goes away means the caller did.
     guard: Option<CancelGuard>,
     usage: Option<StreamUsageOwner>,
     /// Starts the late-usage read under the request's `waitUntil`.
@@ -148,9 +148,9 @@ impl RelayState {
         self.last_chunk_ms
     }
 
-    /// The guard the stream settles with, and what settling owes (once); a completed stream's
+    /// The guard the stream ends with, and what its end owes (once); a completed stream's
     /// copy goes to the cache.
-    pub fn settling(&mut self, end: &StreamEnd) -> Option<(CancelGuard, Owed)> {
+    pub fn ending(&mut self, end: &StreamEnd) -> Option<(CancelGuard, Owed)> {
         self.over = true;
         let mut guard = self.guard.take()?;
         let owed = guard.end(end)?;
@@ -176,9 +176,9 @@ impl Drop for RelayState {
         let (Some(mut u), Some(up)) = (self.usage.take(), self.upstream.take()) else {
             return;
         };
-        // The guard is still here only when the stream never settled.
-        let life = self.guard.as_ref().map_or(Life::Settled, |g| g.life);
-        let usage = up.relay.usage().settle(u.prompt_estimate);
+        // The guard is still here only when the stream never ended.
+        let life = self.guard.as_ref().map_or(Life::Ended, |g| g.life);
+        let usage = up.relay.usage().final_tokens(u.prompt_estimate);
         match (
             bill(life, &u.pending, &u.model, usage, now_ms()),
             self.late.take(),
@@ -242,14 +242,14 @@ impl LateUsage {
         if let Some(c) = self.controller.take() {
             c.abort();
         }
-        let usage = up.relay.usage().settle(0);
+        let usage = up.relay.usage().final_tokens(0);
         if let Some(record) = late_bill(&self.pending, &self.model, &self.estimate, usage) {
             self.hand_off.send(record);
         }
     }
 }
 
-/// Aborts the upstream read if the stream goes away unsettled (the caller went away).
+/// Aborts the upstream read if the stream goes away before it ended (the caller went away).
 pub(super) struct CancelGuard {
     life: Life,
     controller: Option<AbortController>,
@@ -269,13 +269,13 @@ impl CancelGuard {
 
     /// What the stream's end owes (`request::stream_life`); `None` once owed.
     fn end(&mut self, end: &StreamEnd) -> Option<Owed> {
-        let settlement = self.owner.as_ref()?.settlement.clone();
-        self.life.end(end, settlement, (self.started_ms, now_ms()))
+        let owed_report = self.owner.as_ref()?.owed_report.clone();
+        self.life.end(end, owed_report, (self.started_ms, now_ms()))
     }
 
     /// After the last byte went out, before the caller sees the end: the breaker hears how the
     /// stream ended.
-    pub async fn settle(mut self, owed: Owed) {
+    pub async fn carry_out(mut self, owed: Owed) {
         if owed.abort_upstream {
             // A failed upstream is not read any further.
             self.abort();
@@ -285,7 +285,7 @@ impl CancelGuard {
         let Some(owner) = self.owner.take() else {
             return;
         };
-        let (provider, model) = (&owner.settlement.provider, &owner.settlement.report.model);
+        let (provider, model) = (&owner.owed_report.provider, &owner.owed_report.report.model);
         if let Some(detail) = &owed.failed {
             fault(Fault::StreamFailed {
                 request_id: &owner.request_id,
@@ -309,11 +309,11 @@ impl CancelGuard {
 
 impl Drop for CancelGuard {
     fn drop(&mut self) {
-        // A settled guard has given up its owner; an unsettled one means the caller went away.
+        // An ended guard has given up its owner; one not ended means the caller went away.
         let Some(owner) = self.owner.take() else {
             return;
         };
-        let Some(owed) = self.life.abandon(owner.settlement) else {
+        let Some(owed) = self.life.abandon(owner.owed_report) else {
             return;
         };
         if owed.abort_upstream {

@@ -5,7 +5,7 @@
 //! event, `stream_pump` reads and writes from JavaScript, calling the relay once per chunk.
 //!
 //! The same task fails a stream whose upstream stays quiet too long (`read_timeout_ms`), appends
-//! the error event to a failed read, settles the stream before closing the caller's side, and
+//! the error event to a failed read, ends the stream (its breaker hears how) before closing the caller's side, and
 //! notices the caller going away (the writer's `closed` settles): then it hands the body to a
 //! late-usage read. A caller who takes nothing for as long (backpressure from its side) is
 //! treated as one who went away: its side is aborted and nothing counts against the provider
@@ -18,7 +18,7 @@ use super::stream_pump::{drain, relay_middle, MiddleEnd};
 use super::stream_relayed::{LateUsage, RelayParts, RelayState, Relayed, UpstreamSide};
 use super::upstream::StreamStart;
 use super::usage_sink::StreamHandOff;
-use crate::cascade::Settlement;
+use crate::cascade::OwedReport;
 use crate::config::{CatalogModel, TenantId};
 use crate::stream::StreamEnd;
 use crate::usage::PendingUsage;
@@ -33,7 +33,7 @@ pub struct StreamOwner {
     pub env: Env,
     pub tenant: TenantId,
     pub request_id: String,
-    pub settlement: Settlement,
+    pub owed_report: OwedReport,
     /// A probe's timeout: while its stream runs, the probe is renewed for this long at a time.
     pub probe_hold_ms: u64,
     pub usage: Option<StreamUsageOwner>,
@@ -41,7 +41,7 @@ pub struct StreamOwner {
     pub cache: Option<StreamCapture>,
 }
 
-/// The stream's usage record, waiting for its tokens: handed off when the stream settles,
+/// The stream's usage record, waiting for its tokens: handed off when the stream ends,
 /// whichever way (end, cut, or the caller going away), with what the relay read by then.
 pub struct StreamUsageOwner {
     pub pending: PendingUsage,
@@ -84,9 +84,9 @@ pub fn body(
         StreamReportTarget {
             env: owner.env.clone(),
             tenant: owner.tenant.clone(),
-            provider: owner.settlement.provider.clone(),
-            model: owner.settlement.report.model.clone(),
-            probe: owner.settlement.report.probe,
+            provider: owner.owed_report.provider.clone(),
+            model: owner.owed_report.report.model.clone(),
+            probe: owner.owed_report.report.probe,
             hold_ms: owner.probe_hold_ms,
         },
     );
@@ -148,7 +148,7 @@ async fn pump(
         MiddleEnd::Quiet(quiet) => match quiet.provider_failure() {
             Some(detail) => state.on_failure(detail),
             None => {
-                // The caller's stall is its cancel: its side is cut, the stream left unsettled.
+                // The caller's stall is its cancel: its side is cut, the stream abandoned.
                 let reason = JsValue::from_str("the caller took no bytes for the idle window");
                 let _ = writer.abort_with_reason(&reason);
                 return gone(state, reader);
@@ -162,7 +162,7 @@ async fn pump(
     end_with(state, reader, &writer, (bytes, end)).await
 }
 
-/// The stream ended: its last bytes go out, it settles, then the caller's side closes; what
+/// The stream ended: its last bytes go out, it ends (what it owes is carried out), then the caller's side closes; what
 /// follows a completed stream's end is drained.
 async fn end_with(
     mut state: RelayState,
@@ -170,14 +170,14 @@ async fn end_with(
     writer: &web_sys::WritableStreamDefaultWriter,
     (bytes, end): (Vec<u8>, StreamEnd),
 ) {
-    // A caller gone before its last bytes went out leaves the stream unsettled, as one gone
+    // A caller gone before its last bytes went out leaves the stream abandoned, as one gone
     // earlier does.
     if !write(writer, &bytes).await {
         return gone(state, reader);
     }
     let completed = end == StreamEnd::Completed;
-    if let Some((guard, owed)) = state.settling(&end) {
-        guard.settle(owed).await;
+    if let Some((guard, owed)) = state.ending(&end) {
+        guard.carry_out(owed).await;
     }
     let _ = JsFuture::from(writer.close()).await;
     // Dropped before the drain, which may wait up to 16 s: what the state still owes (its usage
@@ -188,7 +188,7 @@ async fn end_with(
     }
 }
 
-/// The caller went away: the stream stays unsettled, and the rest of the body may still hold its
+/// The caller went away: the stream is abandoned, and the rest of the body may still hold its
 /// usage event (`RelayState`'s drop starts the late-usage read with it).
 fn gone(mut state: RelayState, reader: BodyReader) {
     state.give_back(reader);

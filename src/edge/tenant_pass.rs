@@ -11,7 +11,7 @@ use super::gateway::WorkerClock;
 use super::routing_client::{call_object, send_report, transition_event};
 use super::routing_object::PassView;
 use super::upstream::FetchUpstream;
-use crate::cascade::{settle, Cascade, Ending, Limits, RoutingState};
+use crate::cascade::{send_owed, Cascade, Ending, Limits, RoutingState};
 use crate::config::{CatalogModel, Provider, ProviderName, TenantConfig, TenantId};
 use crate::health::degraded::{provider_usable, DegradedMode, ProviderCount};
 use crate::health::provider_state::BreakerStatus;
@@ -227,8 +227,8 @@ async fn probe(
         return false;
     }
     let failed = match outcome.ending {
-        Ending::Served { settlement, .. } => {
-            settle(&state, settlement).await;
+        Ending::Served { owed_report, .. } => {
+            send_owed(&state, owed_report).await;
             None
         }
         _ => Some(

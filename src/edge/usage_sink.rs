@@ -25,7 +25,7 @@ pub fn hand_off(env: &Env, ctx: &Context, record: UsageRecord, governed: Governe
     ctx.wait_until(async move { deliver(&env, record, governed).await });
 }
 
-/// A stream's record, known only when the stream settles (ends, is cut, or the caller goes
+/// A stream's record, known only when the stream ends (ends, is cut, or the caller goes
 /// away). Registered under the request's `waitUntil` when the stream starts, so it is delivered
 /// even from `Drop`.
 pub struct StreamHandOff {

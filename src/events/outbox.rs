@@ -203,7 +203,12 @@ impl Outbox {
 
     /// Records how a POST ended: a delivered or abandoned delivery leaves the outbox, a failed
     /// one waits for its retry.
-    pub fn settle(&mut self, id: &str, attempt: Attempt, now: u64) -> Option<DeliveryOutcome> {
+    pub fn record_attempt(
+        &mut self,
+        id: &str,
+        attempt: Attempt,
+        now: u64,
+    ) -> Option<DeliveryOutcome> {
         let at = self.pending.iter().position(|d| d.id == id)?;
         let d = self.pending.get_mut(at)?;
         let mut outcome = DeliveryOutcome {

@@ -78,12 +78,12 @@ fn a_delivered_post_leaves_the_outbox_and_a_failed_one_waits_for_its_retry() {
     let due = o.take_due(0);
     assert_eq!(due.len(), 2);
     let ok = o
-        .settle("a", Attempt::Delivered { status: 204 }, 100)
+        .record_attempt("a", Attempt::Delivered { status: 204 }, 100)
         .unwrap();
     assert!(ok.delivered);
     assert_eq!(ok.kind(), "alert.delivered");
     let failed = o
-        .settle(
+        .record_attempt(
             "b",
             Attempt::Failed {
                 status: Some(302),
@@ -106,7 +106,7 @@ fn a_delivery_still_failing_after_a_day_is_given_up() {
     let mut now = 0;
     let mut last = None;
     while let Some(d) = o.take_due(now).pop() {
-        last = o.settle(
+        last = o.record_attempt(
             &d.id,
             Attempt::Failed {
                 status: Some(500),
@@ -169,7 +169,7 @@ fn a_delivery_taken_is_not_due_again_until_settled_and_news_queued_meanwhile_is_
     let known = o.ids();
     let mut stored = o.clone();
     stored.push(delivery("b", 5));
-    o.settle("a", Attempt::Delivered { status: 200 }, 2_000);
+    o.record_attempt("a", Attempt::Delivered { status: 200 }, 2_000);
     let merged = o.merged_with(stored, &known);
     assert_eq!(merged.ids(), vec!["b".to_owned()]);
 }

@@ -11,7 +11,7 @@
 use super::ask::Limit;
 pub use super::ask::{AdmitAnswer, AdmitRequest, SettleEntry};
 use super::holds::{Hold, Holds};
-use super::refusals::{Refusal, Verdict};
+use super::refusals::{Admission, Denial};
 use super::settled::SettledIds;
 use super::slice::{self, Remaining, SliceGrant, OUTAGE_GRACE_MS, SLICE_LEASE_MS};
 use super::window::MinuteWindow;
@@ -157,7 +157,7 @@ impl Ledger {
 
     /// Admission alone (no slice), as `acquire` decides it.
     #[cfg(test)]
-    pub fn admit(&mut self, req: &AdmitRequest, now_ms: u64) -> Verdict {
+    pub fn admit(&mut self, req: &AdmitRequest, now_ms: u64) -> Admission {
         self.acquire(req, now_ms).verdict
     }
 
@@ -192,8 +192,8 @@ impl Ledger {
                     .and_then(|s| s.refusal(*limit, now_ms));
                 if let Some(retry_after_secs) = over {
                     return AdmitAnswer {
-                        verdict: Verdict::Refuse {
-                            refusal: *refusal,
+                        verdict: Admission::Deny {
+                            denial: *refusal,
                             retry_after_secs,
                         },
                         slice: None,
@@ -219,7 +219,7 @@ impl Ledger {
             .as_ref()
             .and_then(|id| self.grant_slice(req, id, &limits, &held, now_ms));
         AdmitAnswer {
-            verdict: Verdict::Admit,
+            verdict: Admission::Admit,
             slice,
         }
     }
@@ -237,7 +237,7 @@ impl Ledger {
         &mut self,
         req: &AdmitRequest,
         id: &str,
-        limits: &[(ScopeId, Limit, Refusal)],
+        limits: &[(ScopeId, Limit, Denial)],
         held: &[ScopeId],
         now_ms: u64,
     ) -> Option<SliceGrant> {
@@ -286,7 +286,7 @@ impl Ledger {
 }
 
 /// The scopes holds are placed on: those with a limit, each once.
-fn held_scopes(limits: &[(ScopeId, Limit, Refusal)]) -> Vec<ScopeId> {
+fn held_scopes(limits: &[(ScopeId, Limit, Denial)]) -> Vec<ScopeId> {
     let mut s: Vec<ScopeId> = limits.iter().map(|(id, _, _)| id.clone()).collect();
     crate::config::sort::sort(&mut s);
     s.dedup();

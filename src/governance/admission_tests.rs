@@ -1,7 +1,7 @@
 //! The ledger's rules, with time passed in.
 
 use super::admission::*;
-use super::refusals::{Refusal, Verdict};
+use super::refusals::{Admission, Denial};
 use super::reserve::Need;
 use crate::config::policy::{Budget, EndUserLimits, KeyPolicy};
 use crate::config::Period;
@@ -60,11 +60,11 @@ pub(super) fn served(key: &str, user: Option<&str>, tokens: u64, cost: f64) -> S
     }
 }
 
-fn refusal(v: Verdict) -> Option<(Refusal, Option<u64>)> {
+fn refusal(v: Admission) -> Option<(Denial, Option<u64>)> {
     match v {
-        Verdict::Admit => None,
-        Verdict::Refuse {
-            refusal,
+        Admission::Admit => None,
+        Admission::Deny {
+            denial: refusal,
             retry_after_secs,
         } => Some((refusal, retry_after_secs)),
     }
@@ -99,19 +99,19 @@ fn an_rpm_2_key_gets_429_on_its_third_request_in_a_minute_with_retry_after() {
         key_rpm: Some(2),
         ..req("k")
     };
-    assert_eq!(l.admit(&r, T0), Verdict::Admit);
-    assert_eq!(l.admit(&r, T0 + 1_000), Verdict::Admit);
+    assert_eq!(l.admit(&r, T0), Admission::Admit);
+    assert_eq!(l.admit(&r, T0 + 1_000), Admission::Admit);
     // The first request leaves the window at T0 + 60 s: 50 s from T0 + 10 s.
     assert_eq!(
         refusal(l.admit(&r, T0 + 10_000)),
-        Some((Refusal::KeyRpm, Some(50)))
+        Some((Denial::KeyRpm, Some(50)))
     );
     // A refused request counts toward nothing, so the wait does not grow.
     assert_eq!(
         refusal(l.admit(&r, T0 + 10_000)),
-        Some((Refusal::KeyRpm, Some(50)))
+        Some((Denial::KeyRpm, Some(50)))
     );
-    assert_eq!(l.admit(&r, T0 + 60_000), Verdict::Admit);
+    assert_eq!(l.admit(&r, T0 + 60_000), Admission::Admit);
     // Another key of the same tenant has its own minute.
     assert_eq!(
         l.admit(
@@ -121,7 +121,7 @@ fn an_rpm_2_key_gets_429_on_its_third_request_in_a_minute_with_retry_after() {
             },
             T0
         ),
-        Verdict::Admit
+        Admission::Admit
     );
 }
 
@@ -132,15 +132,15 @@ fn tokens_count_toward_tpm_once_usage_is_known() {
         key_tpm: Some(100),
         ..req("k")
     };
-    assert_eq!(l.admit(&r, T0), Verdict::Admit);
+    assert_eq!(l.admit(&r, T0), Admission::Admit);
     // Admitted while the first request's tokens are not known yet.
-    assert_eq!(l.admit(&r, T0 + 1), Verdict::Admit);
+    assert_eq!(l.admit(&r, T0 + 1), Admission::Admit);
     l.settle(&served("k", None, 100, 0.0), T0 + 2_000);
     assert_eq!(
         refusal(l.admit(&r, T0 + 3_000)),
-        Some((Refusal::KeyTpm, Some(59)))
+        Some((Denial::KeyTpm, Some(59)))
     );
-    assert_eq!(l.admit(&r, T0 + 62_000), Verdict::Admit);
+    assert_eq!(l.admit(&r, T0 + 62_000), Admission::Admit);
 }
 
 #[test]
@@ -150,17 +150,17 @@ fn a_key_budget_refuses_with_402_once_its_period_spend_reaches_it() {
         key_budget: budget(0.001, Period::Day),
         ..req("k")
     };
-    assert_eq!(l.admit(&r, T0), Verdict::Admit);
+    assert_eq!(l.admit(&r, T0), Admission::Admit);
     let changed = l.settle(&served("k", None, 10, 0.0006), T0).changed;
     assert!(changed.contains(&ScopeId::Key("k".into())));
-    assert_eq!(l.admit(&r, T0), Verdict::Admit);
+    assert_eq!(l.admit(&r, T0), Admission::Admit);
     l.settle(&served("k", None, 10, 0.0006), T0);
     let refused = refusal(l.admit(&r, T0));
-    assert_eq!(refused, Some((Refusal::KeyBudget, None)));
-    assert_eq!(Refusal::KeyBudget.status(), 402);
-    assert_eq!(Refusal::KeyBudget.code(), "budget_exceeded");
+    assert_eq!(refused, Some((Denial::KeyBudget, None)));
+    assert_eq!(Denial::KeyBudget.status(), 402);
+    assert_eq!(Denial::KeyBudget.code(), "budget_exceeded");
     // The next UTC day starts from zero.
-    assert_eq!(l.admit(&r, T0 + 86_400_000), Verdict::Admit);
+    assert_eq!(l.admit(&r, T0 + 86_400_000), Admission::Admit);
 }
 
 #[test]
@@ -174,9 +174,9 @@ fn a_tenant_budget_blocks_every_key() {
             ..req(key)
         };
         let refused = refusal(l.admit(&r, T0));
-        assert_eq!(refused, Some((Refusal::TenantBudget, None)));
+        assert_eq!(refused, Some((Denial::TenantBudget, None)));
     }
-    assert_eq!(Refusal::TenantBudget.code(), "tenant_budget_exceeded");
+    assert_eq!(Denial::TenantBudget.code(), "tenant_budget_exceeded");
 }
 
 #[test]
@@ -193,10 +193,10 @@ fn two_end_users_with_a_budget_are_limited_separately() {
     l.settle(&served("k", Some("alice"), 1, 1.0), T0);
     assert_eq!(
         refusal(l.admit(&r("alice"), T0)),
-        Some((Refusal::EndUserBudget, None))
+        Some((Denial::EndUserBudget, None))
     );
-    assert_eq!(l.admit(&r("bob"), T0), Verdict::Admit);
-    assert_eq!(Refusal::EndUserBudget.code(), "end_user_budget_exceeded");
+    assert_eq!(l.admit(&r("bob"), T0), Admission::Admit);
+    assert_eq!(Denial::EndUserBudget.code(), "end_user_budget_exceeded");
 }
 
 #[test]
@@ -210,12 +210,12 @@ fn end_user_rpm_limits_that_user_only() {
         end_user: Some((u.into(), limits)),
         ..req("k")
     };
-    assert_eq!(l.admit(&r("alice"), T0), Verdict::Admit);
+    assert_eq!(l.admit(&r("alice"), T0), Admission::Admit);
     assert_eq!(
         refusal(l.admit(&r("alice"), T0)),
-        Some((Refusal::EndUserRpm, Some(60)))
+        Some((Denial::EndUserRpm, Some(60)))
     );
-    assert_eq!(l.admit(&r("bob"), T0), Verdict::Admit);
+    assert_eq!(l.admit(&r("bob"), T0), Admission::Admit);
 }
 
 #[test]
@@ -227,13 +227,13 @@ fn budgets_are_checked_before_rates_and_a_refusal_counts_nothing() {
         key_budget: budget(1.0, Period::Total),
         ..req("k")
     };
-    assert_eq!(refusal(l.admit(&r, T0)), Some((Refusal::KeyBudget, None)));
+    assert_eq!(refusal(l.admit(&r, T0)), Some((Denial::KeyBudget, None)));
     // The refused request was not counted toward rpm.
     let rpm_only = AdmitRequest {
         key_rpm: Some(1),
         ..req("k")
     };
-    assert_eq!(l.admit(&rpm_only, T0), Verdict::Admit);
+    assert_eq!(l.admit(&rpm_only, T0), Admission::Admit);
 }
 
 #[test]
@@ -256,7 +256,7 @@ fn stored_spend_loaded_after_an_eviction_still_counts_and_memory_is_never_replac
         key_budget: budget(3.0, Period::Day),
         ..req("k")
     };
-    assert_eq!(refusal(l.admit(&r, T0)), Some((Refusal::KeyBudget, None)));
+    assert_eq!(refusal(l.admit(&r, T0)), Some((Denial::KeyBudget, None)));
     l.load(ScopeId::Key("k".into()), None);
     assert_eq!(l.spend(&ScopeId::Key("k".into())), Some(stored));
 }
@@ -275,11 +275,11 @@ fn idle_end_users_are_forgotten_from_memory_past_the_cap_but_active_ones_stay() 
         end_user: Some(("busy".into(), limits)),
         ..req("k")
     };
-    assert_eq!(l.admit(&active, T0), Verdict::Admit);
+    assert_eq!(l.admit(&active, T0), Admission::Admit);
     l.forget_idle_end_users(T0 + 1);
     assert!(!l.is_loaded(&ScopeId::EndUser("idle-0".into())));
     assert_eq!(
         refusal(l.admit(&active, T0 + 2)).map(|r| r.0),
-        Some(Refusal::EndUserRpm)
+        Some(Denial::EndUserRpm)
     );
 }

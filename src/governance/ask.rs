@@ -3,7 +3,7 @@
 //! (`SettleEntry`).
 
 use super::admission::{ScopeId, RELEASE_MARGIN_MS};
-use super::refusals::{Refusal, Verdict};
+use super::refusals::{Admission, Denial};
 use super::reserve::{HoldRef, Need};
 use super::slice::{SliceGrant, SliceReturn};
 use crate::config::policy::{Budget, EndUserLimits, KeyPolicy};
@@ -42,7 +42,7 @@ pub struct AdmitRequest {
 /// The ledger's answer to an `AdmitRequest`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AdmitAnswer {
-    pub verdict: Verdict,
+    pub verdict: Admission,
     #[serde(default)]
     pub slice: Option<SliceGrant>,
 }
@@ -130,7 +130,7 @@ impl AdmitRequest {
 
     /// Every limit this request is held to, budgets first (the tenant's, the key's, the end
     /// user's), then rates (the key's requests and tokens, the end user's requests).
-    pub(super) fn limits(&self) -> Vec<(ScopeId, Limit, Refusal)> {
+    pub(super) fn limits(&self) -> Vec<(ScopeId, Limit, Denial)> {
         let key = || ScopeId::Key(self.key_id.clone());
         let user = self
             .end_user
@@ -138,22 +138,22 @@ impl AdmitRequest {
             .map(|(u, l)| (ScopeId::EndUser(u.clone()), l));
         let mut out = Vec::new();
         if let Some(b) = self.tenant_budget {
-            out.push((ScopeId::Tenant, Limit::Budget(b), Refusal::TenantBudget));
+            out.push((ScopeId::Tenant, Limit::Budget(b), Denial::TenantBudget));
         }
         if let Some(b) = self.key_budget {
-            out.push((key(), Limit::Budget(b), Refusal::KeyBudget));
+            out.push((key(), Limit::Budget(b), Denial::KeyBudget));
         }
         if let Some((id, b)) = user.as_ref().and_then(|(id, l)| Some((id, l.budget?))) {
-            out.push((id.clone(), Limit::Budget(b), Refusal::EndUserBudget));
+            out.push((id.clone(), Limit::Budget(b), Denial::EndUserBudget));
         }
         if let Some(n) = self.key_rpm {
-            out.push((key(), Limit::Requests(n.into()), Refusal::KeyRpm));
+            out.push((key(), Limit::Requests(n.into()), Denial::KeyRpm));
         }
         if let Some(n) = self.key_tpm {
-            out.push((key(), Limit::Tokens(n), Refusal::KeyTpm));
+            out.push((key(), Limit::Tokens(n), Denial::KeyTpm));
         }
         if let Some((id, n)) = user.as_ref().and_then(|(id, l)| Some((id, l.rpm?))) {
-            out.push((id.clone(), Limit::Requests(n.into()), Refusal::EndUserRpm));
+            out.push((id.clone(), Limit::Requests(n.into()), Denial::EndUserRpm));
         }
         out
     }

@@ -9,7 +9,7 @@
 //! room made for it from the tenant holding the most. So one tenant's flood of scopes can neither
 //! silence another tenant's alert nor make it repeat.
 
-use super::refusals::Refusal;
+use super::refusals::Denial;
 use crate::config::tenant_table::TenantTable;
 
 /// Scopes remembered at most per isolate, of every tenant.
@@ -18,18 +18,14 @@ const MAX_SCOPES: usize = 1_000;
 const DEFAULT_WINDOW_MS: u64 = 3_600_000;
 
 /// What the event says: whose budget, as `reason`, and the scope it is counted under.
-pub fn describe(
-    refusal: Refusal,
-    key_id: &str,
-    end_user: Option<&str>,
-) -> Option<(String, String)> {
+pub fn describe(refusal: Denial, key_id: &str, end_user: Option<&str>) -> Option<(String, String)> {
     match refusal {
-        Refusal::TenantBudget => Some(("tenant".into(), "the tenant's budget is spent".into())),
-        Refusal::KeyBudget => Some((
+        Denial::TenantBudget => Some(("tenant".into(), "the tenant's budget is spent".into())),
+        Denial::KeyBudget => Some((
             format!("key:{key_id}"),
             format!("the budget of API key {key_id} is spent"),
         )),
-        Refusal::EndUserBudget => {
+        Denial::EndUserBudget => {
             let who = end_user.unwrap_or("");
             Some((
                 format!("end_user:{who}"),
@@ -136,12 +132,12 @@ mod tests {
 
     #[test]
     fn only_budget_refusals_are_budget_events() {
-        assert_eq!(describe(Refusal::KeyRpm, "ck_1", None), None);
-        let (scope, reason) = describe(Refusal::KeyBudget, "ck_1", None).unwrap();
+        assert_eq!(describe(Denial::KeyRpm, "ck_1", None), None);
+        let (scope, reason) = describe(Denial::KeyBudget, "ck_1", None).unwrap();
         assert_eq!(scope, "key:ck_1");
         assert!(reason.contains("ck_1"));
         assert_eq!(
-            describe(Refusal::EndUserBudget, "k", Some("u1")).unwrap().0,
+            describe(Denial::EndUserBudget, "k", Some("u1")).unwrap().0,
             "end_user:u1"
         );
     }

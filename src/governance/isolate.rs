@@ -12,11 +12,11 @@
 //!   refused (`LedgerUnreachable`, 429), never admitted unchecked.
 //! - Records the ledger did not take are kept (`retained`) and sent first with the next settle.
 //!
-//! `LedgerPort` is the ledger as the isolate sees it: the Durable Object at the edge, a
+//! `LedgerObject` is the ledger as the isolate sees it: the Durable Object at the edge, a
 //! fault-injecting fake in the host tests.
 
 use super::ask::{AdmitAnswer, AdmitRequest, SettleEntry};
-use super::refusals::{Refusal, Verdict};
+use super::refusals::{Admission, Denial};
 use super::reserve::HoldRef;
 use super::retained::Retained;
 use super::slice::{LocalSlice, SliceReturn, SLICE_LEASE_MS};
@@ -24,7 +24,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 
 #[allow(async_fn_in_trait)]
-pub trait LedgerPort {
+pub trait LedgerObject {
     async fn acquire(&self, ask: &AdmitRequest) -> Result<AdmitAnswer, String>;
     async fn settle(&self, entries: &[SettleEntry]) -> Result<(), String>;
 }
@@ -120,8 +120,8 @@ pub struct IsolateLedger {
 
 /// How a request was admitted (or not), and what it holds.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Admission {
-    pub verdict: Verdict,
+pub struct AdmissionRecord {
+    pub verdict: Admission,
     pub hold: Option<HoldRef>,
     pub via: Via,
     /// Records are waiting in this isolate and the ledger just answered: send them.
@@ -161,7 +161,12 @@ impl IsolateLedger {
     }
 
     /// Admits from a live slice of the same limits, if one fits.
-    pub fn take_local(&mut self, tenant: &str, ask: &AdmitRequest, now: u64) -> Option<Admission> {
+    pub fn take_local(
+        &mut self,
+        tenant: &str,
+        ask: &AdmitRequest,
+        now: u64,
+    ) -> Option<AdmissionRecord> {
         let s = subject(ask);
         let book = self.book(tenant);
         let (hold, slice) = take_from(&mut book.slices, &s, ask, |l| l.is_live(now))?;
@@ -169,8 +174,8 @@ impl IsolateLedger {
         if renew {
             book.asking.insert(s, now);
         }
-        Some(Admission {
-            verdict: Verdict::Admit,
+        Some(AdmissionRecord {
+            verdict: Admission::Admit,
             hold: Some(hold),
             via: Via::Slice { renew },
             flush: false,
@@ -178,18 +183,23 @@ impl IsolateLedger {
     }
 
     /// With the ledger unreachable: from what is left of the last slice, within the grace.
-    pub fn take_in_outage(&mut self, tenant: &str, ask: &AdmitRequest, now: u64) -> Admission {
+    pub fn take_in_outage(
+        &mut self,
+        tenant: &str,
+        ask: &AdmitRequest,
+        now: u64,
+    ) -> AdmissionRecord {
         let slices = &mut self.book(tenant).slices;
         let hold = take_from(slices, &subject(ask), ask, |l| l.is_live_in_outage(now))
             .map(|(hold, _)| hold);
         let verdict = match hold {
-            Some(_) => Verdict::Admit,
-            None => Verdict::Refuse {
-                refusal: Refusal::LedgerUnreachable,
+            Some(_) => Admission::Admit,
+            None => Admission::Deny {
+                denial: Denial::LedgerUnreachable,
                 retry_after_secs: Some(1),
             },
         };
-        Admission {
+        AdmissionRecord {
             verdict,
             hold,
             via: Via::Outage,
@@ -245,13 +255,13 @@ impl IsolateLedger {
 
 /// Admits one request: locally from a slice, else with one round trip, else (ledger down)
 /// from the last slice. `ask.request_id` and `ask.need` are the request's.
-pub async fn admit<P: LedgerPort>(
+pub async fn admit<P: LedgerObject>(
     port: &P,
     book: &RefCell<IsolateLedger>,
     tenant: &str,
     mut ask: AdmitRequest,
     now: u64,
-) -> Admission {
+) -> AdmissionRecord {
     if let Some(local) = book.borrow_mut().take_local(tenant, &ask, now) {
         return local;
     }
@@ -261,10 +271,10 @@ pub async fn admit<P: LedgerPort>(
             let mut b = book.borrow_mut();
             b.answered(tenant, &ask, &answer, now);
             let hold = match (&answer.verdict, &ask.request_id) {
-                (Verdict::Admit, Some(id)) => Some(ask.need.hold_ref(id)),
+                (Admission::Admit, Some(id)) => Some(ask.need.hold_ref(id)),
                 _ => None,
             };
-            Admission {
+            AdmissionRecord {
                 verdict: answer.verdict,
                 hold,
                 via: Via::Ledger,
@@ -282,11 +292,11 @@ pub async fn admit<P: LedgerPort>(
 /// Admits one call (`AdmitRequest::call`) with one round trip, never from a slice: a slice's
 /// requests count only when their records settle, and a call has none. A ledger that cannot be
 /// reached refuses it, as it refuses a request with no slice left.
-pub async fn admit_call<P: LedgerPort>(port: &P, ask: &AdmitRequest) -> Verdict {
+pub async fn admit_call<P: LedgerObject>(port: &P, ask: &AdmitRequest) -> Admission {
     match port.acquire(ask).await {
         Ok(answer) => answer.verdict,
-        Err(_) => Verdict::Refuse {
-            refusal: Refusal::LedgerUnreachable,
+        Err(_) => Admission::Deny {
+            denial: Denial::LedgerUnreachable,
             retry_after_secs: Some(1),
         },
     }
@@ -295,7 +305,7 @@ pub async fn admit_call<P: LedgerPort>(port: &P, ask: &AdmitRequest) -> Verdict 
 /// Renews the subject's slice in the background (after `Via::Slice { renew: true }`), giving
 /// back the slices retired since the last call. A failure keeps the current slice until it
 /// lapses, and the returns for the next call.
-pub async fn renew<P: LedgerPort>(
+pub async fn renew<P: LedgerObject>(
     port: &P,
     book: &RefCell<IsolateLedger>,
     tenant: &str,
@@ -318,7 +328,7 @@ pub async fn renew<P: LedgerPort>(
 
 /// Hands records to the ledger, after those kept from failed calls; if the call fails, every
 /// one of them is kept for the next. `Err` says how many are kept.
-pub async fn settle<P: LedgerPort>(
+pub async fn settle<P: LedgerObject>(
     port: &P,
     book: &RefCell<IsolateLedger>,
     tenant: &str,

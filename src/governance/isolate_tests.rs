@@ -1,11 +1,11 @@
-//! The isolate's side against a fault-injecting fake ledger (`LedgerPort`): records survive
+//! The isolate's side against a fault-injecting fake ledger (`LedgerObject`): records survive
 //! failed calls, and limits stay enforced from slices while the ledger is down.
 
 use super::admission::{Ledger, ScopeId};
 use super::admission_tests::{budget, req, served, T0};
 use super::ask::{AdmitAnswer, AdmitRequest, SettleEntry};
-use super::isolate::{self, IsolateLedger, LedgerPort, Via};
-use super::refusals::{Refusal, Verdict};
+use super::isolate::{self, IsolateLedger, LedgerObject, Via};
+use super::refusals::{Admission, Denial};
 use super::reserve::Need;
 use super::retained::MAX_RETAINED;
 use super::settle::Rollup;
@@ -42,7 +42,7 @@ impl FaultyLedger {
     }
 }
 
-impl LedgerPort for FaultyLedger {
+impl LedgerObject for FaultyLedger {
     async fn acquire(&self, ask: &AdmitRequest) -> Result<AdmitAnswer, String> {
         if self.fails() {
             return Err("ledger unreachable".into());
@@ -145,7 +145,7 @@ fn admit(
     book: &RefCell<IsolateLedger>,
     i: u32,
     now: u64,
-) -> isolate::Admission {
+) -> isolate::AdmissionRecord {
     block_on(isolate::admit(
         port,
         book,
@@ -164,7 +164,7 @@ fn a_warm_limited_key_admits_from_its_slice_with_no_round_trip() {
     let calls = port.calls.get();
     for i in 1..20 {
         let a = admit(&port, &book, i, T0 + 1);
-        assert_eq!(a.verdict, Verdict::Admit);
+        assert_eq!(a.verdict, Admission::Admit);
         assert!(matches!(a.via, Via::Slice { .. }));
     }
     assert_eq!(port.calls.get(), calls, "no call while the slice lasts");
@@ -181,7 +181,7 @@ fn a_warm_limited_key_admits_from_its_slice_with_no_round_trip() {
         },
         T0 + 1_100,
     );
-    assert_eq!(held.verdict, Verdict::Admit);
+    assert_eq!(held.verdict, Admission::Admit);
 }
 
 #[test]
@@ -194,8 +194,8 @@ fn limits_stay_enforced_from_slices_while_it_is_down() {
     let cold = admit(&port, &book, 0, T0);
     assert_eq!(
         cold.verdict,
-        Verdict::Refuse {
-            refusal: Refusal::LedgerUnreachable,
+        Admission::Deny {
+            denial: Denial::LedgerUnreachable,
             retry_after_secs: Some(1)
         }
     );
@@ -208,7 +208,7 @@ fn limits_stay_enforced_from_slices_while_it_is_down() {
     for i in 2..1_000 {
         let now = T0 + SLICE_LEASE_MS + u64::from(i);
         let a = admit(&port, &book, i, now);
-        if a.verdict != Verdict::Admit {
+        if a.verdict != Admission::Admit {
             assert_eq!(a.via, Via::Outage);
             break;
         }
@@ -217,10 +217,10 @@ fn limits_stay_enforced_from_slices_while_it_is_down() {
     assert_eq!(admitted, 62);
     // Nothing is left, and after the grace nothing would be either.
     let late = T0 + SLICE_LEASE_MS + OUTAGE_GRACE_MS;
-    assert_ne!(admit(&port, &book, 5_000, late).verdict, Verdict::Admit);
+    assert_ne!(admit(&port, &book, 5_000, late).verdict, Admission::Admit);
     // Back: the ledger decides again.
     port.fail_next.set(0);
-    assert_eq!(admit(&port, &book, 5_001, late).verdict, Verdict::Admit);
+    assert_eq!(admit(&port, &book, 5_001, late).verdict, Admission::Admit);
 }
 
 #[test]
@@ -231,10 +231,10 @@ fn a_slice_lapsed_past_the_outage_grace_admits_nothing() {
     assert_eq!(admit(&port, &book, 0, T0).via, Via::Ledger);
     port.fail_next.set(u32::MAX);
     let in_grace = T0 + SLICE_LEASE_MS + OUTAGE_GRACE_MS - 1;
-    assert_eq!(admit(&port, &book, 1, in_grace).verdict, Verdict::Admit);
+    assert_eq!(admit(&port, &book, 1, in_grace).verdict, Admission::Admit);
     let after = admit(&port, &book, 2, in_grace + 1);
     assert_eq!(after.via, Via::Outage);
-    assert_ne!(after.verdict, Verdict::Admit);
+    assert_ne!(after.verdict, Admission::Admit);
 }
 
 #[test]
@@ -255,12 +255,12 @@ fn slices_of_many_end_users_past_any_use_are_given_back_and_forgotten() {
         block_on(isolate::admit(&port, &book, "t", ask, now))
     };
     for u in 0..300 {
-        assert_eq!(for_user(u, T0).verdict, Verdict::Admit);
+        assert_eq!(for_user(u, T0).verdict, Admission::Admit);
     }
     assert_eq!(book.borrow().slices("t"), 300);
     let later = T0 + SLICE_LEASE_MS + OUTAGE_GRACE_MS;
     port.now.set(later);
-    assert_eq!(for_user(300, later).verdict, Verdict::Admit);
+    assert_eq!(for_user(300, later).verdict, Admission::Admit);
     assert_eq!(book.borrow().slices("t"), 1);
 }
 
@@ -298,7 +298,10 @@ fn a_call_of_a_fan_out_route_counts_against_the_keys_rpm_with_one_round_trip_and
     };
     let call = AdmitRequest::call("k", &policy, "call").unwrap();
     for _ in 0..3 {
-        assert_eq!(block_on(isolate::admit_call(&port, &call)), Verdict::Admit);
+        assert_eq!(
+            block_on(isolate::admit_call(&port, &call)),
+            Admission::Admit
+        );
     }
     // The calls and the key's requests share one minute: the fourth slot goes to a request.
     let book = RefCell::new(IsolateLedger::new("iso"));
@@ -307,10 +310,10 @@ fn a_call_of_a_fan_out_route_counts_against_the_keys_rpm_with_one_round_trip_and
         ..req("k")
     };
     let admitted = block_on(isolate::admit(&port, &book, "t", request.clone(), T0));
-    assert_eq!(admitted.verdict, Verdict::Admit);
+    assert_eq!(admitted.verdict, Admission::Admit);
     match block_on(isolate::admit_call(&port, &call)) {
-        Verdict::Refuse {
-            refusal: Refusal::KeyRpm,
+        Admission::Deny {
+            denial: Denial::KeyRpm,
             retry_after_secs: Some(s),
         } if (1..=60).contains(&s) => {}
         v => panic!("the call past the rpm is refused with Retry-After: {v:?}"),
@@ -319,8 +322,8 @@ fn a_call_of_a_fan_out_route_counts_against_the_keys_rpm_with_one_round_trip_and
     let refused = block_on(isolate::admit(&port, &book, "t", request, T0));
     assert!(matches!(
         refused.verdict,
-        Verdict::Refuse {
-            refusal: Refusal::KeyRpm,
+        Admission::Deny {
+            denial: Denial::KeyRpm,
             ..
         }
     ));
@@ -331,7 +334,10 @@ fn a_call_of_a_fan_out_route_counts_against_the_keys_rpm_with_one_round_trip_and
     drop(ledger);
     // A minute later the calls are admitted again.
     port.now.set(T0 + 61_000);
-    assert_eq!(block_on(isolate::admit_call(&port, &call)), Verdict::Admit);
+    assert_eq!(
+        block_on(isolate::admit_call(&port, &call)),
+        Admission::Admit
+    );
 }
 
 #[test]
@@ -347,10 +353,13 @@ fn a_call_the_ledger_cannot_hear_is_refused_never_admitted_unchecked() {
     let call = AdmitRequest::call("k", &policy, "call").unwrap();
     assert_eq!(
         block_on(isolate::admit_call(&port, &call)),
-        Verdict::Refuse {
-            refusal: Refusal::LedgerUnreachable,
+        Admission::Deny {
+            denial: Denial::LedgerUnreachable,
             retry_after_secs: Some(1)
         }
     );
-    assert_eq!(block_on(isolate::admit_call(&port, &call)), Verdict::Admit);
+    assert_eq!(
+        block_on(isolate::admit_call(&port, &call)),
+        Admission::Admit
+    );
 }

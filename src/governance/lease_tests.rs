@@ -3,7 +3,7 @@
 use super::*;
 use crate::config::Period;
 use crate::governance::admission_tests::{budget, req, served, T0};
-use crate::governance::refusals::{Refusal, Verdict};
+use crate::governance::refusals::{Admission, Denial};
 use crate::governance::reserve::Need;
 use crate::governance::slice::{SliceReturn, SLICE_LEASE_MS};
 
@@ -22,9 +22,9 @@ fn ask(id: &str, usd: f64) -> AdmitRequest {
     }
 }
 
-fn refused() -> Verdict {
-    Verdict::Refuse {
-        refusal: Refusal::KeyBudget,
+fn refused() -> Admission {
+    Admission::Deny {
+        denial: Denial::KeyBudget,
         retry_after_secs: None,
     }
 }
@@ -33,7 +33,7 @@ fn refused() -> Verdict {
 fn a_running_request_that_renews_keeps_its_hold_past_its_first_lifetime() {
     let mut l = Ledger::default();
     let first = ask("a", 1.0);
-    assert_eq!(l.admit(&first, T0), Verdict::Admit);
+    assert_eq!(l.admit(&first, T0), Admission::Admit);
     let mut lease = HoldLease::of(&first, &first.need.hold_ref("a"), T0).unwrap();
     // The first renewal is due at half the lifetime, or 30 s, whichever is sooner.
     assert_eq!(lease.due_at(), Some(T0 + EVERY));
@@ -50,7 +50,7 @@ fn a_running_request_that_renews_keeps_its_hold_past_its_first_lifetime() {
     done.record.request_id = "a".into();
     done.hold = Some(first.need.hold_ref("a"));
     l.settle(&done, now + 2);
-    assert_eq!(l.admit(&ask("c", 0.1), now + 3), Verdict::Admit);
+    assert_eq!(l.admit(&ask("c", 0.1), now + 3), Admission::Admit);
     assert!(
         !l.renew(lease.request(), now + 4),
         "a settled hold is not renewed"
@@ -61,12 +61,12 @@ fn a_running_request_that_renews_keeps_its_hold_past_its_first_lifetime() {
 fn a_request_that_stops_renewing_is_released_one_lifetime_after_its_last_renewal() {
     let mut l = Ledger::default();
     let first = ask("a", 1.0);
-    assert_eq!(l.admit(&first, T0), Verdict::Admit);
+    assert_eq!(l.admit(&first, T0), Admission::Admit);
     let lease = HoldLease::of(&first, &first.need.hold_ref("a"), T0).unwrap();
     let at = T0 + LIFE / 2;
     assert!(l.renew(lease.request(), at));
     assert_eq!(l.admit(&ask("b", 0.1), at + LIFE - 1), refused());
-    assert_eq!(l.admit(&ask("c", 0.1), at + LIFE), Verdict::Admit);
+    assert_eq!(l.admit(&ask("c", 0.1), at + LIFE), Admission::Admit);
     assert_eq!(l.take_released().len(), 1);
     // Too late: the ledger says so and the request stops asking.
     assert!(!l.renew(lease.request(), at + LIFE + 1));
@@ -203,14 +203,14 @@ fn the_ledger_stays_awake_while_it_holds_anything_and_releases_lapsed_holds_on_t
     let mut l = Ledger::default();
     assert_eq!(l.awake_until(T0), None, "nothing held: free to sleep");
     let first = ask("a", 1.0);
-    assert_eq!(l.admit(&first, T0), Verdict::Admit);
+    assert_eq!(l.admit(&first, T0), Admission::Admit);
     assert_eq!(l.awake_until(T0), Some(T0 + AWAKE_CHECK_MS));
     assert_eq!(l.awake_until(T0 + LIFE - 1), Some(T0 + LIFE));
     // Its timer wakes at the expiry, releases the hold, logs it and lets the object sleep.
     assert_eq!(l.awake_until(T0 + LIFE), None);
     assert_eq!(l.take_released().len(), 1);
     // A settled hold needs no timer.
-    assert_eq!(l.admit(&ask("b", 0.1), T0 + LIFE), Verdict::Admit);
+    assert_eq!(l.admit(&ask("b", 0.1), T0 + LIFE), Admission::Admit);
     let mut done = served("k", None, 10, 0.05);
     done.record.request_id = "b".into();
     done.hold = Some(ask("b", 0.1).need.hold_ref("b"));

@@ -29,5 +29,5 @@ mod reservation_tests;
 
 pub use admission::{Ledger, ScopeId};
 pub use ask::{AdmitAnswer, AdmitRequest, SettleEntry};
-pub use refusals::{Refusal, Verdict};
+pub use refusals::{Admission, Denial};
 pub use reserve::{billable_answers, HoldRef, Need, Price};

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 /// Why a request was refused, each with its status and error code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Refusal {
+pub enum Denial {
     KeyBudget,
     TenantBudget,
     EndUserBudget,
@@ -20,7 +20,7 @@ pub enum Refusal {
     LedgerUnreachable,
 }
 
-impl Refusal {
+impl Denial {
     /// Status, `type` and `code` come from the one error vocabulary.
     pub fn error_kind(self) -> ErrorKind {
         match self {
@@ -57,11 +57,15 @@ impl Refusal {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// May this caller's request go upstream now. The wire keeps its spelling (`verdict`,
+/// `refuse`, `refusal`), which the ledger object and the isolates exchange.
 #[serde(rename_all = "snake_case", tag = "verdict")]
-pub enum Verdict {
+pub enum Admission {
     Admit,
-    Refuse {
-        refusal: Refusal,
+    #[serde(rename = "refuse")]
+    Deny {
+        #[serde(rename = "refusal")]
+        denial: Denial,
         /// Whole seconds, at least 1, on rate-limit refusals.
         retry_after_secs: Option<u64>,
     },
@@ -80,7 +84,7 @@ pub fn check_model(policy: &KeyPolicy, requested: &str) -> Result<(), ApiError> 
 }
 
 /// The refusal as an error (`Retry-After` goes on the response beside it).
-pub fn refused(refusal: Refusal) -> ApiError {
+pub fn refused(refusal: Denial) -> ApiError {
     ApiError::new(refusal.error_kind(), refusal.message())
 }
 
@@ -108,43 +112,43 @@ mod tests {
     fn budget_refusals_are_402_and_rate_refusals_429_each_with_its_code() {
         for (r, status, code, kind) in [
             (
-                Refusal::KeyBudget,
+                Denial::KeyBudget,
                 402,
                 "budget_exceeded",
                 "insufficient_quota",
             ),
             (
-                Refusal::TenantBudget,
+                Denial::TenantBudget,
                 402,
                 "tenant_budget_exceeded",
                 "insufficient_quota",
             ),
             (
-                Refusal::EndUserBudget,
+                Denial::EndUserBudget,
                 402,
                 "end_user_budget_exceeded",
                 "insufficient_quota",
             ),
             (
-                Refusal::KeyRpm,
+                Denial::KeyRpm,
                 429,
                 "rate_limit_exceeded",
                 "rate_limit_error",
             ),
             (
-                Refusal::KeyTpm,
+                Denial::KeyTpm,
                 429,
                 "rate_limit_exceeded",
                 "rate_limit_error",
             ),
             (
-                Refusal::EndUserRpm,
+                Denial::EndUserRpm,
                 429,
                 "rate_limit_exceeded",
                 "rate_limit_error",
             ),
             (
-                Refusal::LedgerUnreachable,
+                Denial::LedgerUnreachable,
                 429,
                 "rate_limit_exceeded",
                 "rate_limit_error",

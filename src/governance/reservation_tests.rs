@@ -2,7 +2,7 @@
 
 use super::admission::*;
 use super::admission_tests::{budget, req, served, T0};
-use super::refusals::{Refusal, Verdict};
+use super::refusals::{Admission, Denial};
 use super::reserve::{HoldRef, Need};
 use super::settle::Rollup;
 use super::slice::{SliceReturn, MAX_SLICE_REQUESTS, SLICE_LEASE_MS};
@@ -31,7 +31,7 @@ fn thirty_two_concurrent_requests_on_a_budget_worth_five_are_admitted_five_times
                 key_budget: budget(0.05, Period::Day),
                 ..ask("k", &format!("r{i}"), usd(0.01))
             };
-            l.admit(&r, T0) == Verdict::Admit
+            l.admit(&r, T0) == Admission::Admit
         })
         .count();
     assert_eq!(admitted, 5);
@@ -44,12 +44,12 @@ fn settling_replaces_the_reservation_with_the_actual_charge() {
         key_budget: budget(1.0, Period::Day),
         ..ask("k", id, usd(0.6))
     };
-    assert_eq!(l.admit(&r("a"), T0), Verdict::Admit);
-    assert_eq!(l.admit(&r("b"), T0), Verdict::Admit);
+    assert_eq!(l.admit(&r("a"), T0), Admission::Admit);
+    assert_eq!(l.admit(&r("b"), T0), Admission::Admit);
     assert_eq!(
         l.admit(&r("c"), T0),
-        Verdict::Refuse {
-            refusal: Refusal::KeyBudget,
+        Admission::Deny {
+            denial: Denial::KeyBudget,
             retry_after_secs: None
         }
     );
@@ -63,7 +63,7 @@ fn settling_replaces_the_reservation_with_the_actual_charge() {
         usd: 0.6,
     });
     l.settle(&done, T0 + 1);
-    assert_eq!(l.admit(&r("d"), T0 + 2), Verdict::Admit);
+    assert_eq!(l.admit(&r("d"), T0 + 2), Admission::Admit);
     assert!(l.take_released().is_empty());
 }
 
@@ -74,9 +74,9 @@ fn a_reservation_not_settled_within_the_request_budget_and_margin_is_released_an
         key_budget: budget(1.0, Period::Day),
         ..ask("k", id, usd(1.0))
     };
-    assert_eq!(l.admit(&r("a"), T0), Verdict::Admit);
-    assert_ne!(l.admit(&r("b"), T0 + 69_999), Verdict::Admit);
-    assert_eq!(l.admit(&r("c"), T0 + 70_000), Verdict::Admit);
+    assert_eq!(l.admit(&r("a"), T0), Admission::Admit);
+    assert_ne!(l.admit(&r("b"), T0 + 69_999), Admission::Admit);
+    assert_eq!(l.admit(&r("c"), T0 + 70_000), Admission::Admit);
     let released = l.take_released();
     assert_eq!(released.len(), 1);
     assert_eq!(released[0].id, "a");
@@ -96,13 +96,13 @@ fn tpm_holds_each_requests_prompt_estimate_and_max_tokens_until_it_settles() {
             },
         )
     };
-    assert_eq!(l.admit(&r("a"), T0), Verdict::Admit);
-    assert_eq!(l.admit(&r("b"), T0), Verdict::Admit);
-    assert_eq!(l.admit(&r("c"), T0), Verdict::Admit);
+    assert_eq!(l.admit(&r("a"), T0), Admission::Admit);
+    assert_eq!(l.admit(&r("b"), T0), Admission::Admit);
+    assert_eq!(l.admit(&r("c"), T0), Admission::Admit);
     assert!(matches!(
         l.admit(&r("d"), T0),
-        Verdict::Refuse {
-            refusal: Refusal::KeyTpm,
+        Admission::Deny {
+            denial: Denial::KeyTpm,
             ..
         }
     ));
@@ -143,7 +143,7 @@ fn slices_are_held_so_outstanding_slices_never_exceed_what_is_left() {
     let mut admitted = 0;
     for i in 0..2_000 {
         let a = l.acquire(&slice_ask(&format!("r{i}"), &format!("s{i}")), T0);
-        if a.verdict != Verdict::Admit {
+        if a.verdict != Admission::Admit {
             break;
         }
         admitted += 1;

@@ -12,8 +12,8 @@ use crate::governance::admission::RELEASE_MARGIN_MS;
 use crate::governance::budget_alert::describe;
 use crate::governance::isolate::Via;
 use crate::governance::lease::HoldLease;
-use crate::governance::refusals::{refused, Refusal};
-use crate::governance::{AdmitRequest, HoldRef, Need, Verdict};
+use crate::governance::refusals::{refused, Denial};
+use crate::governance::{Admission, AdmitRequest, HoldRef, Need};
 
 /// How a request's finished record goes to the ledger.
 #[derive(Debug, Clone, Default)]
@@ -52,7 +52,7 @@ pub struct Denied {
 }
 
 impl Denied {
-    pub fn of(refusal: Refusal, retry_after_secs: Option<u64>) -> Self {
+    pub fn of(refusal: Denial, retry_after_secs: Option<u64>) -> Self {
         Self {
             error: refused(refusal),
             retry_after_secs,
@@ -97,14 +97,14 @@ pub async fn admit(
         ledger.flush_kept(a.tenant);
     }
     match admission.verdict {
-        Verdict::Admit => Ok(Governed {
+        Admission::Admit => Ok(Governed {
             urgent: admission.via == Via::Ledger,
             lease,
             hold: admission.hold,
             ..governed
         }),
-        Verdict::Refuse {
-            refusal,
+        Admission::Deny {
+            denial: refusal,
             retry_after_secs,
         } => {
             budget_exceeded(ledger, &a, refusal, retry_after_secs, now_ms);
@@ -118,7 +118,7 @@ pub async fn admit(
 fn budget_exceeded(
     ledger: &impl LedgerPort,
     a: &Admitting<'_>,
-    refusal: Refusal,
+    refusal: Denial,
     retry_after_secs: Option<u64>,
     now: u64,
 ) {

@@ -1,7 +1,7 @@
 //! Answer and bill: the cascade's run as the caller's reply. A served non-streamed answer is
 //! billed here, at the model that served it (its reported usage, or else the estimate: never
 //! nothing), and stored on a miss; a served stream is handed to the runtime with its bill, to be
-//! settled when it ends; an exhausted request is billed $0 so its reservation is released.
+//! billed when it ends; an exhausted request is billed $0 so its reservation is released.
 
 use super::admit::Governed;
 use super::finish::{Ended, Finish};
@@ -11,7 +11,7 @@ use super::reply::{Body, Reply, ServedBy, StreamBill, StreamStore};
 use super::Deployed;
 use crate::api::{ApiError, ErrorKind};
 use crate::cascade::{
-    exhausted_error, exhausted_retry_after_secs, settle, CandidateAttempt, Clock, Ending, Outcome,
+    exhausted_error, exhausted_retry_after_secs, send_owed, CandidateAttempt, Clock, Ending, Run,
     UpstreamBody,
 };
 use crate::config::TenantConfig;
@@ -60,12 +60,12 @@ impl<S> Answer<S> {
 pub async fn answer<P: Ports>(
     p: &P,
     state: &P::State<'_>,
-    run: Outcome<UpstreamBody<P::Stream>>,
+    run: Run<UpstreamBody<P::Stream>>,
     (finish, at): (&Finish<'_>, &Deployed),
     metered: Metered<'_>,
     conversation: Option<Conversation>,
 ) -> Answer<P::Stream> {
-    let Outcome { ending, attempts } = run;
+    let Run { ending, attempts } = run;
     let now = p.clock().now_ms();
     let tenant = &metered.cfg.tenant;
     let (streamed, headers_ms) = match &ending {
@@ -88,7 +88,7 @@ pub async fn answer<P: Ports>(
             status,
             body,
             depth,
-            settlement,
+            owed_report,
             refusal,
         } => {
             let served = refusal
@@ -124,7 +124,7 @@ pub async fn answer<P: Ports>(
                     usage: reported,
                     ..
                 } => {
-                    settle(state, settlement).await;
+                    send_owed(state, owed_report).await;
                     let mut cost_usd = 0.0;
                     if let Some(model) = serving_model {
                         let tokens = answer_tokens(reported, prompt_estimate, &bytes);
@@ -155,7 +155,7 @@ pub async fn answer<P: Ports>(
                         bytes,
                     }
                 }
-                // A stream settles when it ends: a failure after the first byte still counts.
+                // A stream is billed when it ends: a failure after the first byte still counts.
                 UpstreamBody::Stream(start) => {
                     let metric = finish.stream_metric(metric, by.provider);
                     let bill = match serving_model {
@@ -167,7 +167,7 @@ pub async fn answer<P: Ports>(
                             metric,
                         }),
                         None => {
-                            if let Some((tenant, m, provider, _)) = metric.settled(None, now) {
+                            if let Some((tenant, m, provider, _)) = metric.at_end(None, now) {
                                 p.meter().count(&tenant, &m, &provider, None);
                             }
                             None
@@ -186,7 +186,7 @@ pub async fn answer<P: Ports>(
                         start,
                         tenant: tenant.clone(),
                         request_id: finish.request_id.to_owned(),
-                        settlement,
+                        owed_report,
                         probe_hold_ms: at.request_budget_ms,
                         bill,
                         store,
@@ -211,7 +211,7 @@ pub async fn answer<P: Ports>(
                 attempts,
             }
         }
-        Ending::Refused(err) => {
+        Ending::RequestCaused(err) => {
             finish.count_unserved(p, MetricOutcome::Refused, &attempts, now);
             unanswered(Reply::error(surface, &err), "refused", attempts)
         }

@@ -131,7 +131,7 @@ impl Finish<'_> {
         self.count(p.meter(), &metric, provider, tokens);
     }
 
-    /// A served stream's metric, counted when the stream settles.
+    /// A served stream's metric, counted when the stream ends.
     pub fn stream_metric(&self, metric: RequestMetric, provider: &str) -> StreamMetric {
         StreamMetric {
             tenant: self.progress.tenant.clone(),
@@ -154,7 +154,7 @@ impl Finish<'_> {
     }
 }
 
-/// A served stream's metric, finished when the stream settles: its latency is then known, and
+/// A served stream's metric, finished when the stream ends: its latency is then known, and
 /// its tokens and cost.
 pub struct StreamMetric {
     /// `None`: the request's tenant is unknown, and it is not counted.
@@ -165,8 +165,8 @@ pub struct StreamMetric {
 }
 
 impl StreamMetric {
-    /// The metric as the stream settles (`record`: its usage, when it had one), and its tenant.
-    pub fn settled(
+    /// The metric as the stream ends (`record`: its usage, when it had one), and its tenant.
+    pub fn at_end(
         mut self,
         record: Option<&UsageRecord>,
         now_ms: u64,

@@ -8,7 +8,7 @@ use super::lookup::CacheWrite;
 use crate::cascade::{CandidateAttempt, Clock, RoutingState, StreamHead, Upstream, UpstreamBody};
 use crate::config::TenantId;
 use crate::events::EventSink;
-use crate::governance::isolate::Admission;
+use crate::governance::isolate::AdmissionRecord;
 use crate::governance::AdmitRequest;
 use crate::metrics::counts::RequestMetric;
 use crate::response_cache::stored::StoredMeta;
@@ -23,7 +23,7 @@ pub use super::incoming::Incoming;
 /// The tenant's ledger: admission, the usage record, and the budget alert.
 #[allow(async_fn_in_trait)]
 pub trait LedgerPort {
-    async fn admit(&self, tenant: &TenantId, ask: AdmitRequest) -> Admission;
+    async fn admit(&self, tenant: &TenantId, ask: AdmitRequest) -> AdmissionRecord;
     /// Renews this isolate's slice, in the background.
     fn renew(&self, tenant: &TenantId, ask: AdmitRequest);
     /// Sends the records kept from a failed call, in the background.

@@ -5,7 +5,7 @@ use super::admit::Governed;
 use super::finish::StreamMetric;
 use super::lookup::CacheWrite;
 use crate::api::ApiError;
-use crate::cascade::{PolicyFallback, Settlement};
+use crate::cascade::{OwedReport, PolicyFallback};
 use crate::config::{CatalogModel, TenantId};
 use crate::surfaces::Surface;
 use crate::usage::PendingUsage;
@@ -30,12 +30,12 @@ pub enum Body<S> {
     Relay(Box<Relay<S>>),
 }
 
-/// A served stream, handed to the runtime with what it owes when the stream settles.
+/// A served stream, handed to the runtime with what it owes when the stream ends.
 pub struct Relay<S> {
     pub start: S,
     pub tenant: TenantId,
     pub request_id: String,
-    pub settlement: Settlement,
+    pub owed_report: OwedReport,
     /// A probe's timeout: while its stream runs, the probe is renewed for this long at a time.
     pub probe_hold_ms: u64,
     /// `None`: the serving model left the catalog, and the stream was counted as it started.

@@ -1,7 +1,7 @@
 //! Relay: a served stream's life, from its first event to what it owes. The runtime pumps the
 //! bytes; this decides, once, how the stream ended and what each ending owes:
 //!
-//! - it settles once, whichever way the upstream ends it (`[DONE]`, a failure, no chunk in
+//! - it ends once, whichever way the upstream ends it (`[DONE]`, a failure, no chunk in
 //!   time): the breaker hears how, a failed upstream is read no further, and a completed
 //!   stream's copy may go to the response cache;
 //! - a caller who goes away (or takes nothing for the idle window) leaves it abandoned: the
@@ -10,7 +10,7 @@
 //!   went away before the usage event, a short late read may still bring the provider's own
 //!   usage, and the one record waits for it.
 
-use crate::cascade::Settlement;
+use crate::cascade::OwedReport;
 use crate::config::CatalogModel;
 use crate::health::ReportRequest;
 use crate::stream::StreamEnd;
@@ -22,13 +22,13 @@ pub enum Life {
     /// Bytes are flowing; nothing is owed yet.
     #[default]
     Relaying,
-    /// The upstream ended it, and it settled.
-    Settled,
+    /// The upstream ended it, and it ended.
+    Ended,
     /// The caller went away before the upstream ended it.
     Abandoned,
 }
 
-/// What settling or abandoning a stream owes.
+/// What ending or abandoning a stream owes.
 #[derive(Debug, PartialEq)]
 pub struct Owed {
     /// Cancel the upstream read.
@@ -45,17 +45,17 @@ pub struct Owed {
 
 impl Life {
     /// The upstream ended the stream at `now` (`started_ms`: when its request was sent). Owed
-    /// once: a stream already settled or abandoned owes nothing more.
+    /// once: a stream already ended or abandoned owes nothing more.
     pub fn end(
         &mut self,
         end: &StreamEnd,
-        settlement: Settlement,
+        owed_report: OwedReport,
         (started_ms, now): (u64, u64),
     ) -> Option<Owed> {
         if *self != Self::Relaying {
             return None;
         }
-        *self = Self::Settled;
+        *self = Self::Ended;
         let completed = *end == StreamEnd::Completed;
         Some(Owed {
             abort_upstream: !completed,
@@ -65,20 +65,20 @@ impl Life {
             },
             finished_ms: completed.then(|| now.saturating_sub(started_ms)),
             store_copy: completed,
-            report: Some(settlement.after_stream(end)),
+            report: Some(owed_report.after_stream(end)),
         })
     }
 
     /// The caller went away: the upstream read is cancelled, and only a probe is reported
     /// (released, proving nothing).
-    pub fn abandon(&mut self, settlement: Settlement) -> Option<Owed> {
+    pub fn abandon(&mut self, owed_report: OwedReport) -> Option<Owed> {
         if *self != Self::Relaying {
             return None;
         }
         *self = Self::Abandoned;
         Some(Owed {
             abort_upstream: true,
-            report: settlement.after_cancel(),
+            report: owed_report.after_cancel(),
             failed: None,
             finished_ms: None,
             store_copy: false,

@@ -2,7 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use super::stream_life::{bill, late_bill, Bill, Life};
-use crate::cascade::Settlement;
+use crate::cascade::OwedReport;
 use crate::config::admin_body::{parse_body, ModelBody};
 use crate::config::{
     BreakerSettings, CatalogModel, ModelId, OpenDurations, ProviderName, TenantId,
@@ -11,8 +11,8 @@ use crate::health::{Park, ReportRequest, Verdict};
 use crate::stream::StreamEnd;
 use crate::usage::{PendingUsage, TokenCounts, UsageSource};
 
-fn settlement(probe: Option<u64>) -> Settlement {
-    Settlement {
+fn owed_report(probe: Option<u64>) -> OwedReport {
+    OwedReport {
         provider: ProviderName::parse("p").unwrap(),
         report: ReportRequest {
             model: "m".into(),
@@ -67,24 +67,24 @@ const ESTIMATED: (TokenCounts, UsageSource) = (
 );
 
 #[test]
-fn a_stream_settles_once_whichever_way_it_ends() {
+fn a_stream_ends_once_whichever_way_it_ends() {
     let mut life = Life::default();
-    let owed = life.end(&StreamEnd::Completed, settlement(None), (100, 350));
+    let owed = life.end(&StreamEnd::Completed, owed_report(None), (100, 350));
     let owed = owed.unwrap();
     assert_eq!(owed.finished_ms, Some(250));
     assert!(owed.store_copy && !owed.abort_upstream);
     assert_eq!(owed.report.unwrap().verdict, Verdict::Success);
-    assert_eq!(life, Life::Settled);
+    assert_eq!(life, Life::Ended);
     let again = life.end(
         &StreamEnd::Failed("late".into()),
-        settlement(None),
+        owed_report(None),
         (100, 400),
     );
     assert_eq!(again, None);
     assert_eq!(
-        life.abandon(settlement(None)),
+        life.abandon(owed_report(None)),
         None,
-        "settled: the caller leaving owes nothing"
+        "ended: the caller leaving owes nothing"
     );
 }
 
@@ -92,7 +92,7 @@ fn a_stream_settles_once_whichever_way_it_ends() {
 fn a_stream_that_failed_after_its_first_byte_aborts_the_upstream_and_stores_nothing() {
     let mut life = Life::default();
     let end = StreamEnd::Failed("reset".into());
-    let owed = life.end(&end, settlement(None), (0, 10)).unwrap();
+    let owed = life.end(&end, owed_report(None), (0, 10)).unwrap();
     assert!(owed.abort_upstream);
     assert!(!owed.store_copy);
     assert_eq!(owed.finished_ms, None);
@@ -107,16 +107,16 @@ fn a_stream_that_failed_after_its_first_byte_aborts_the_upstream_and_stores_noth
 #[test]
 fn a_caller_who_goes_away_cancels_the_upstream_and_nothing_counts_against_the_model() {
     let mut life = Life::default();
-    let owed = life.abandon(settlement(None)).unwrap();
+    let owed = life.abandon(owed_report(None)).unwrap();
     assert!(owed.abort_upstream);
     assert_eq!(owed.report, None, "outside a probe nothing is sent");
     assert_eq!(life, Life::Abandoned);
     assert_eq!(
-        life.end(&StreamEnd::Completed, settlement(None), (0, 1)),
+        life.end(&StreamEnd::Completed, owed_report(None), (0, 1)),
         None
     );
     let mut probe = Life::default();
-    let report = probe.abandon(settlement(Some(7))).unwrap().report.unwrap();
+    let report = probe.abandon(owed_report(Some(7))).unwrap().report.unwrap();
     assert_eq!(
         report.verdict,
         Verdict::Neutral,
@@ -126,10 +126,10 @@ fn a_caller_who_goes_away_cancels_the_upstream_and_nothing_counts_against_the_mo
 }
 
 #[test]
-fn a_settled_stream_is_billed_at_once_reported_or_estimated() {
+fn an_ended_stream_is_billed_at_once_reported_or_estimated() {
     for usage in [REPORTED, ESTIMATED] {
-        let Bill::Now(record) = bill(Life::Settled, &pending(), &model(), usage, 5) else {
-            panic!("a settled stream's record goes now");
+        let Bill::Now(record) = bill(Life::Ended, &pending(), &model(), usage, 5) else {
+            panic!("an ended stream's record goes now");
         };
         assert_eq!(record.tokens, Some(usage.0));
     }

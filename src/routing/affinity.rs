@@ -53,7 +53,7 @@ pub fn preferred<'a>(
 /// Applies affinity to a built chain: the remembered model, if it is a healthy candidate (a
 /// plain entry, or the member a spread drew, which prefers it), goes first; for a requested alias
 /// it is the resolution if the alias admits it. `None` when the name has no affinity.
-pub fn settle<'c>(
+pub fn choose<'c>(
     cfg: &'c TenantConfig,
     requested: &str,
     rule: Option<&Chain>,

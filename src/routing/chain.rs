@@ -149,7 +149,7 @@ pub(super) fn walk<'c>(
         });
     }
     let resolve = |m: &str| candidate_for(cfg, m, input);
-    let affinity = affinity::settle(cfg, requested, rule, input, &mut candidates, resolve);
+    let affinity = affinity::choose(cfg, requested, rule, input, &mut candidates, resolve);
     let refusal_only = refusal::refusal_only(cfg, requested, rule, input, &candidates);
     Ok(Route {
         candidates,

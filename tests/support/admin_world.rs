@@ -2,8 +2,8 @@
 //! the harness of the admin host tests.
 
 use cognigate::admin::memory::{MemoryRouting, MemoryStore};
-use cognigate::admin::{Admin, Context, Refusal, Reply, Verb};
-use cognigate::api::Route;
+use cognigate::admin::{Admin, CommandError, Context, Reply, Verb};
+use cognigate::api::Endpoint;
 use cognigate::config::sealed::Kek;
 use cognigate::config::Defaults;
 use futures::executor::block_on;
@@ -37,7 +37,7 @@ impl AdminWorld {
             Some((p, q)) => (p, Some(q)),
             None => (path, None),
         };
-        let route = Route::parse(path).map_err(|e| (e.status(), json!(e.code())))?;
+        let route = Endpoint::parse(path).map_err(|e| (e.status(), json!(e.code())))?;
         let random = |buf: &mut [u8]| {
             buf.iter_mut().enumerate().for_each(|(i, b)| *b = i as u8);
             true
@@ -53,8 +53,10 @@ impl AdminWorld {
         match block_on(admin.handle(verb, route, body.as_bytes(), query)) {
             Ok(Reply::Json(status, body)) => Ok((status, serde_json::from_slice(&body).unwrap())),
             Ok(Reply::OpenApi(doc)) => Ok((200, serde_json::from_str(doc).unwrap())),
-            Err(Refusal::Api(e)) => Err((e.status(), serde_json::from_str(&e.to_json()).unwrap())),
-            Err(Refusal::Store(e)) => panic!("store fault: {e:?}"),
+            Err(CommandError::Api(e)) => {
+                Err((e.status(), serde_json::from_str(&e.to_json()).unwrap()))
+            }
+            Err(CommandError::Store(e)) => panic!("store fault: {e:?}"),
         }
     }
 

@@ -1,7 +1,7 @@
 //! One tenant over fake ports with an injected clock: the cascade as the host tests drive it.
 
 use super::fakes::{tenant, FakeClock, FakeState, FakeUpstream};
-use cognigate::cascade::{settle, Cascade, Ending, Limits, Outcome};
+use cognigate::cascade::{send_owed, Cascade, Ending, Limits, Run};
 use cognigate::config::{BreakerSettings, OpenDurations, TenantConfig};
 use cognigate::routing::{build_chain, RouteInput};
 use futures::executor::block_on;
@@ -37,11 +37,11 @@ impl<'c> World<'c> {
         }
     }
 
-    pub fn run(&self, name: &str) -> Outcome<String> {
+    pub fn run(&self, name: &str) -> Run<String> {
         self.run_with(name, LIMITS)
     }
 
-    pub fn run_with(&self, name: &str, limits: Limits) -> Outcome<String> {
+    pub fn run_with(&self, name: &str, limits: Limits) -> Run<String> {
         let chain = build_chain(&self.cfg, name, &RouteInput::unmeasured())
             .unwrap()
             .candidates;
@@ -53,8 +53,8 @@ impl<'c> World<'c> {
         };
         let mut outcome = block_on(cascade.run(&chain));
         // As the edge does for a non-streamed answer: settle at once.
-        if let Ending::Served { settlement, .. } = &mut outcome.ending {
-            block_on(settle(&self.state, settlement.clone()));
+        if let Ending::Served { owed_report, .. } = &mut outcome.ending {
+            block_on(send_owed(&self.state, owed_report.clone()));
         }
         outcome
     }

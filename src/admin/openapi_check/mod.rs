@@ -3,7 +3,7 @@
 //! schemars (a host-only dependency) and compared with the document by shape (`shape.rs`). A field
 //! added to a body or view type and not to the document fails here, naming the type and field.
 //!
-//! One row per operation (a new operation is one line in `OPERATIONS`): `api::route::tests`
+//! One row per operation (a new operation is one line in `OPERATIONS`): `api::endpoint::tests`
 //! holds the document's operation list to the router's, and
 //! `every_operation_has_one_row_in_the_schema_table` holds this table to that list, so an
 //! operation without a row fails.
@@ -15,8 +15,8 @@ use super::views::{
     ProviderView, ResetView, RuleView, StatsRow, TenantStats, TenantSummary, TenantView, UsageView,
     WrittenRuleView,
 };
+use crate::api::endpoint::{ADMIN_OPERATIONS, CALLER_OPERATIONS, CONSOLE_OPERATIONS, OPENAPI};
 use crate::api::error::Envelope;
-use crate::api::route::{ADMIN_OPERATIONS, CALLER_OPERATIONS, CONSOLE_OPERATIONS, OPENAPI};
 use crate::config::admin_body::{
     AliasBody, BreakerReset, ModelBody, ProviderBody, RuleBody, TenantBody,
 };

@@ -54,7 +54,7 @@ impl ProviderStats {
 
     /// The answer to a call that carried `take`'s push: a snapshot (the batch is folded in it),
     /// or none (the call failed, or the object is older): the batch goes back to pending.
-    pub fn settle(&mut self, answer: Option<StatsSnapshot>) {
+    pub fn batch_answered(&mut self, answer: Option<StatsSnapshot>) {
         let Some((batches, since)) = self.sending.take() else {
             return;
         };
@@ -80,11 +80,11 @@ impl ProviderStats {
         }
     }
 
-    /// A call's answer: for a call that carried `take`'s batch, `settle`; for one that carried
+    /// A call's answer: for a call that carried `take`'s batch, `batch_answered`; for one that carried
     /// none (a batch was in flight, or it only asked), `install` its snapshot if any.
     pub fn answered(&mut self, carried: bool, answer: Option<StatsSnapshot>) {
         match (carried, answer) {
-            (true, answer) => self.settle(answer),
+            (true, answer) => self.batch_answered(answer),
             (false, Some(snapshot)) => self.install(snapshot),
             (false, None) => {}
         }

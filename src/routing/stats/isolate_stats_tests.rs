@@ -30,7 +30,7 @@ fn a_batch_the_object_answered_leaves_pending_and_is_counted_once() {
         2,
         "in flight still seen"
     );
-    isolate.settle(Some(answer(&mut book, &push, 10)));
+    isolate.batch_answered(Some(answer(&mut book, &push, 10)));
     assert_eq!(book.models["m"].requests, 1);
     assert_eq!(
         isolate.measured("m", 10).unwrap().requests,
@@ -38,7 +38,7 @@ fn a_batch_the_object_answered_leaves_pending_and_is_counted_once() {
         "1 folded + 1 pending"
     );
     let push = isolate.take().unwrap();
-    isolate.settle(Some(answer(&mut book, &push, 20)));
+    isolate.batch_answered(Some(answer(&mut book, &push, 20)));
     assert_eq!(book.models["m"].requests, 2, "none counted twice");
     assert_eq!(isolate.measured("m", 20).unwrap().requests, 2);
 }
@@ -49,7 +49,7 @@ fn a_batch_whose_call_failed_goes_back_to_pending_so_no_outcome_is_lost() {
     isolate.record("m", Sample::Failed { counted: true }, 1_000);
     let _lost = isolate.take().unwrap();
     isolate.record("m", served(10), 3_000);
-    isolate.settle(None);
+    isolate.batch_answered(None);
     let m = &isolate.pending["m"];
     assert_eq!((m.requests, m.failures, m.successes), (2, 1, 1));
     assert_eq!(
@@ -60,7 +60,7 @@ fn a_batch_whose_call_failed_goes_back_to_pending_so_no_outcome_is_lost() {
     assert!(isolate.flush_due(3_500, 2_000));
     let mut book = StatsBook::default();
     let push = isolate.take().unwrap();
-    isolate.settle(Some(answer(&mut book, &push, 4_000)));
+    isolate.batch_answered(Some(answer(&mut book, &push, 4_000)));
     assert_eq!(book.models["m"].requests, 2);
 }
 
@@ -78,7 +78,7 @@ fn one_call_carries_a_batch_at_a_time_and_a_flush_is_due_only_after_the_interval
         "one in flight per tenant/provider"
     );
     assert!(!isolate.flush_due(9_000, 2_000));
-    isolate.settle(Some(StatsSnapshot::default()));
+    isolate.batch_answered(Some(StatsSnapshot::default()));
     assert!(isolate.flush_due(9_000, 2_000));
 }
 

@@ -4,7 +4,7 @@
 
 use super::tables_snapshot;
 use crate::support::gateway::{Gateway, ADMIN_KEY};
-use cognigate::api::route::{example_path, ADMIN_OPERATIONS};
+use cognigate::api::endpoint::{example_path, ADMIN_OPERATIONS};
 use cognigate::mock::MockProvider;
 use serde_json::{json, Value};
 

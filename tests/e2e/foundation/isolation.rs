@@ -2,7 +2,7 @@
 //! reach another's objects, and no admin route answers without the admin key.
 
 use crate::support::gateway::{Gateway, Tenant};
-use cognigate::api::route::{example_path, ADMIN_OPERATIONS};
+use cognigate::api::endpoint::{example_path, ADMIN_OPERATIONS};
 use cognigate::mock::{MockProvider, Reply, Rule};
 use serde_json::json;
 

@@ -22,7 +22,7 @@ fn a_request_caused_400_stops_the_cascade_with_one_call_and_the_providers_messag
             )],
         );
         let o = w.run("chain");
-        let Ending::Refused(err) = &o.ending else {
+        let Ending::RequestCaused(err) = &o.ending else {
             panic!("expected refusal, got {:?}", o.ending)
         };
         assert_eq!(err.status(), status);
@@ -115,10 +115,10 @@ fn a_warm_success_costs_one_state_round_trip_and_no_report() {
     let o = w.run("chain");
     assert_eq!(served(&o).1, 0);
     assert_eq!(w.state.round_trips(), 1);
-    let Ending::Served { settlement, .. } = &o.ending else {
+    let Ending::Served { owed_report, .. } = &o.ending else {
         panic!()
     };
-    assert!(!settlement.report.changes_anything());
+    assert!(!owed_report.report.changes_anything());
 }
 
 #[test]

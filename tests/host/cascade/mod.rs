@@ -6,16 +6,16 @@ mod refusals;
 mod retries;
 
 use crate::support::fakes::Script;
-use cognigate::cascade::{Ending, Failure, Outcome};
+use cognigate::cascade::{Ending, Failure, Run};
 
-fn served(o: &Outcome<String>) -> (String, usize) {
+fn served(o: &Run<String>) -> (String, usize) {
     match &o.ending {
         Ending::Served { body, depth, .. } => (body.clone(), *depth),
         other => panic!("expected a served answer, got {other:?}"),
     }
 }
 
-fn failures(o: &Outcome<String>) -> Vec<(String, Option<Failure>, Option<u16>)> {
+fn failures(o: &Run<String>) -> Vec<(String, Option<Failure>, Option<u16>)> {
     o.attempts
         .iter()
         .map(|a| (a.model.clone(), a.failure, a.status))

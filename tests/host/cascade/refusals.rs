@@ -4,7 +4,7 @@
 use crate::support::fakes::{refusal_body, FakeClock, Script};
 use crate::support::world::{World, LIMITS};
 use cognigate::cascade::{
-    settle, Cascade, Ending, Outcome, PolicyFallback, RefusalPolicy, RefusalSeen,
+    send_owed, Cascade, Ending, PolicyFallback, RefusalPolicy, RefusalSeen, Run,
 };
 use cognigate::governance::settled::{Seen, SettledIds};
 use cognigate::health::Verdict;
@@ -13,7 +13,7 @@ use cognigate::usage::{PendingUsage, TokenCounts, UsageSource};
 use futures::executor::block_on;
 
 /// `name` through the cascade with `policy`, settled as the edge settles a whole answer.
-fn run(w: &World, name: &str, policy: RefusalPolicy) -> Outcome<String> {
+fn run(w: &World, name: &str, policy: RefusalPolicy) -> Run<String> {
     let route = build_chain(&w.cfg, name, &RouteInput::unmeasured()).unwrap();
     let cascade = Cascade {
         state: &w.state,
@@ -23,14 +23,14 @@ fn run(w: &World, name: &str, policy: RefusalPolicy) -> Outcome<String> {
     };
     let chain = &route.candidates;
     let mut outcome = block_on(cascade.run_with(chain, policy, route.refusal_only));
-    if let Ending::Served { settlement, .. } = &mut outcome.ending {
-        block_on(settle(&w.state, settlement.clone()));
+    if let Ending::Served { owed_report, .. } = &mut outcome.ending {
+        block_on(send_owed(&w.state, owed_report.clone()));
     }
     outcome
 }
 
 /// The served body, its depth, and the refusal seen on the way (`None`: none).
-fn served(o: &Outcome<String>) -> (&str, usize, Option<&RefusalSeen<String>>) {
+fn served(o: &Run<String>) -> (&str, usize, Option<&RefusalSeen<String>>) {
     match &o.ending {
         Ending::Served {
             body,
@@ -42,12 +42,12 @@ fn served(o: &Outcome<String>) -> (&str, usize, Option<&RefusalSeen<String>>) {
     }
 }
 
-fn fallback(o: &Outcome<String>) -> PolicyFallback {
+fn fallback(o: &Run<String>) -> PolicyFallback {
     served(o).2.expect("a refusal was seen").fallback
 }
 
 /// The attempts' models and whether each answered with a refusal.
-fn refusals(o: &Outcome<String>) -> Vec<(&str, bool)> {
+fn refusals(o: &Run<String>) -> Vec<(&str, bool)> {
     o.attempts
         .iter()
         .map(|a| (a.model.as_str(), a.refusal))

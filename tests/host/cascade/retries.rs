@@ -3,7 +3,7 @@
 
 use crate::support::fakes::{FakeClock, Script};
 use crate::support::world::{World, LIMITS};
-use cognigate::cascade::{exhausted_retry_after_secs, Ending, Failure, Limits, Outcome};
+use cognigate::cascade::{exhausted_retry_after_secs, Ending, Failure, Limits, Run};
 use cognigate::config::{BreakerSettings, ProviderName, RetryPolicy};
 use cognigate::health::Verdict;
 
@@ -40,14 +40,14 @@ impl Resilient for World<'_> {
     }
 }
 
-fn depth(o: &Outcome<String>) -> usize {
+fn depth(o: &Run<String>) -> usize {
     match &o.ending {
         Ending::Served { depth, .. } => *depth,
         other => panic!("expected a served answer, got {other:?}"),
     }
 }
 
-fn entries(o: &Outcome<String>) -> Vec<(String, Option<Failure>, Option<u32>)> {
+fn entries(o: &Run<String>) -> Vec<(String, Option<Failure>, Option<u32>)> {
     o.attempts
         .iter()
         .map(|a| (a.model.clone(), a.failure, a.retry))
@@ -97,7 +97,7 @@ fn a_request_caused_400_is_still_exactly_one_call_with_retries_on() {
         &[Script::Status(400, None, r#"{"error":{"message":"bad"}}"#)],
     );
     let o = w.run("chain");
-    assert!(matches!(o.ending, Ending::Refused(_)));
+    assert!(matches!(o.ending, Ending::RequestCaused(_)));
     assert_eq!(w.upstream.count(), 1);
 }
 

@@ -75,3 +75,65 @@ fn the_citation_check_sees_a_number_and_nothing_else() {
     assert!(!cites_a_number("let seed = 4;"));
     assert!(!cites_a_number("schemathesis run --seed 1"));
 }
+
+/// Retired names, each with the word it gave up: one word, one meaning. A definition of one of
+/// these again fails here.
+const RETIRED: &[(&str, &str)] = &[
+    (
+        "pub struct Settlement",
+        "settle is money only: `cascade::OwedReport`",
+    ),
+    (
+        "pub async fn settle<S: RoutingState>",
+        "`cascade::send_owed`",
+    ),
+    (
+        "pub struct Outcome<B>",
+        "the cascade's result is a `cascade::Run`",
+    ),
+    (
+        "pub enum Verdict {\n    Admit",
+        "admission is `governance::Admission`",
+    ),
+    (
+        "pub enum Refusal {\n    KeyBudget",
+        "a limit's is a `governance::Denial`",
+    ),
+    (
+        "pub enum Refusal {\n    Api",
+        "an admin command's is a `admin::CommandError`",
+    ),
+    ("pub enum Route {", "the HTTP path table is `api::Endpoint`"),
+    (
+        "pub struct TtlCache",
+        "the memo of keys and configs is `callers::Memo`",
+    ),
+    (
+        "pub enum StatusVerdict",
+        "the status class is `cascade::StatusClass`",
+    ),
+    (
+        "trait LedgerPort {\n    async fn acquire",
+        "the ledger object is `LedgerObject`",
+    ),
+];
+
+#[test]
+fn a_retired_name_is_never_defined_again() {
+    let mut files = Vec::new();
+    rust_files(&root().join("src"), &mut files);
+    let mut found = Vec::new();
+    for f in files {
+        let text = fs::read_to_string(&f).unwrap_or_default();
+        for (definition, instead) in RETIRED {
+            if text.contains(definition) {
+                found.push(format!("{}: {definition:?} ({instead})", f.display()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "retired names defined again:\n{}",
+        found.join("\n")
+    );
+}

@@ -2,8 +2,8 @@
 //! by the PUT that sets a `webhook_url`, stored sealed, never shown again, and rotated with the URL.
 
 use crate::support::admin_world::{AdminWorld as World, NOW};
-use cognigate::admin::{Admin, Context, Refusal, Reply, Verb};
-use cognigate::api::Route;
+use cognigate::admin::{Admin, CommandError, Context, Reply, Verb};
+use cognigate::api::Endpoint;
 use cognigate::config::TenantId;
 use futures::executor::block_on;
 use serde_json::{json, Value};
@@ -34,11 +34,11 @@ fn call(
         random: &random,
     };
     let admin = Admin::new(&w.store, &w.routing, cx);
-    match block_on(admin.handle(verb, Route::parse(path).unwrap(), body.as_bytes(), None)) {
+    match block_on(admin.handle(verb, Endpoint::parse(path).unwrap(), body.as_bytes(), None)) {
         Ok(Reply::Json(_, body)) => Ok(serde_json::from_slice(&body).unwrap()),
         Ok(Reply::OpenApi(_)) => panic!("not a settings answer"),
-        Err(Refusal::Api(e)) => Err((e.status(), serde_json::from_str(&e.to_json()).unwrap())),
-        Err(Refusal::Store(e)) => panic!("store fault: {e:?}"),
+        Err(CommandError::Api(e)) => Err((e.status(), serde_json::from_str(&e.to_json()).unwrap())),
+        Err(CommandError::Store(e)) => panic!("store fault: {e:?}"),
     }
 }
 

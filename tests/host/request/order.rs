@@ -3,7 +3,7 @@
 
 use super::world::{Request, Says, World};
 use cognigate::config::policy::KeyPolicy;
-use cognigate::governance::refusals::Refusal;
+use cognigate::governance::refusals::Denial;
 use cognigate::request::reply::{Body, Reply};
 use cognigate::request::{serve, BodyLimits, Deployed};
 use cognigate::surfaces::Surface;
@@ -79,7 +79,7 @@ fn an_unknown_name_is_refused_before_admission_so_it_costs_no_rate_limit_slot() 
 #[test]
 fn a_denied_request_makes_no_cache_lookup_or_upstream_call() {
     let world = World::new(limited());
-    world.refuse.set(Some((Refusal::KeyRpm, Some(7))));
+    world.refuse.set(Some((Denial::KeyRpm, Some(7))));
     let req = Request::chat(&world.token, "m1").with("x-cognigate-cache-ttl", "60");
     let reply = send(&world, &req);
     assert_eq!(reply.status, 429);
@@ -95,7 +95,7 @@ fn a_denied_request_makes_no_cache_lookup_or_upstream_call() {
 #[test]
 fn a_spent_budget_is_alerted_once_per_scope_and_window() {
     let world = World::new(limited());
-    world.refuse.set(Some((Refusal::KeyBudget, Some(60))));
+    world.refuse.set(Some((Denial::KeyBudget, Some(60))));
     for _ in 0..3 {
         assert_eq!(send(&world, &Request::chat(&world.token, "m1")).status, 402);
     }
@@ -208,7 +208,7 @@ fn every_path_emits_exactly_one_request_event() {
         assert_eq!(world.request_events().len(), 1, "{path}");
     }
     let denied = World::new(limited());
-    denied.refuse.set(Some((Refusal::KeyRpm, None)));
+    denied.refuse.set(Some((Denial::KeyRpm, None)));
     send(&denied, &Request::chat(&denied.token, "m1"));
     assert_eq!(denied.request_events().len(), 1, "denied");
 }

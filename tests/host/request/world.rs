@@ -9,9 +9,9 @@ use cognigate::config::caller_key::CallerKeyMac;
 use cognigate::config::policy::KeyPolicy;
 use cognigate::config::{CallerKey, ProviderName, TenantConfig, TenantId};
 use cognigate::events::{Event, EventSink};
-use cognigate::governance::isolate::{Admission, Via};
-use cognigate::governance::refusals::Refusal;
-use cognigate::governance::{budget_alert::Reported, AdmitRequest, Verdict};
+use cognigate::governance::isolate::{AdmissionRecord, Via};
+use cognigate::governance::refusals::Denial;
+use cognigate::governance::{budget_alert::Reported, Admission, AdmitRequest};
 use cognigate::health::{AcquireRequest, Lease, ProviderState, ReportRequest};
 use cognigate::metrics::counts::RequestMetric;
 use cognigate::request::admit::Governed;
@@ -52,7 +52,7 @@ pub struct World {
     cfg: Rc<TenantConfig>,
     pub d1_reads: Cell<usize>,
     /// What the ledger answers; `None`: admit.
-    pub refuse: Cell<Option<(Refusal, Option<u64>)>>,
+    pub refuse: Cell<Option<(Denial, Option<u64>)>>,
     pub admits: Cell<usize>,
     pub records: RefCell<Vec<(UsageRecord, Governed)>>,
     reported: RefCell<Reported>,
@@ -146,16 +146,16 @@ impl CallerStore for World {
 }
 
 impl LedgerPort for World {
-    async fn admit(&self, _: &TenantId, _: AdmitRequest) -> Admission {
+    async fn admit(&self, _: &TenantId, _: AdmitRequest) -> AdmissionRecord {
         self.admits.set(self.admits.get() + 1);
         let verdict = match self.refuse.get() {
-            None => Verdict::Admit,
-            Some((refusal, retry_after_secs)) => Verdict::Refuse {
-                refusal,
+            None => Admission::Admit,
+            Some((refusal, retry_after_secs)) => Admission::Deny {
+                denial: refusal,
                 retry_after_secs,
             },
         };
-        Admission {
+        AdmissionRecord {
             verdict,
             hold: None,
             via: Via::Ledger,

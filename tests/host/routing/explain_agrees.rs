@@ -6,7 +6,7 @@ use crate::support::fakes::{FakeClock, Script};
 use crate::support::world::World;
 use cognigate::admin::views::Explanation;
 use cognigate::admin::{explain, DryRun, ExplainQuery};
-use cognigate::cascade::{Clock, Ending, Outcome};
+use cognigate::cascade::{Clock, Ending, Run};
 use cognigate::config::SortedMap;
 use cognigate::routing::stats::routing_snapshot::RoutingSnapshot;
 
@@ -34,7 +34,7 @@ fn explain_now(w: &World<'_>, name: &str) -> Explanation {
 
 /// Every position explain skips, the cascade skipped for the same reason until the same time,
 /// and the first it tries is the one that served.
-fn assert_agree(explained: &Explanation, o: &Outcome<String>) {
+fn assert_agree(explained: &Explanation, o: &Run<String>) {
     let first_try = explained
         .candidates
         .iter()

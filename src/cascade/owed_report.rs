@@ -9,12 +9,12 @@ use crate::stream::StreamEnd;
 /// Non-streamed answers settle it at once, streamed ones when the stream ends (a failure after
 /// the first byte still counts).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Settlement {
+pub struct OwedReport {
     pub provider: ProviderName,
     pub report: ReportRequest,
 }
 
-impl Settlement {
+impl OwedReport {
     /// The report once the stream ended: one that failed after its first byte is the candidate's
     /// `server` failure, whatever it had been settled as when it started.
     pub fn after_stream(self, end: &StreamEnd) -> ReportRequest {
@@ -45,8 +45,8 @@ mod tests {
     use crate::config::{BreakerSettings, OpenDurations};
     use crate::health::Park;
 
-    fn settled(probe: Option<u64>) -> Settlement {
-        Settlement {
+    fn settled(probe: Option<u64>) -> OwedReport {
+        OwedReport {
             provider: ProviderName::parse("p").unwrap(),
             report: ReportRequest {
                 model: "m".into(),

@@ -8,7 +8,7 @@ pub use super::route_table::{
 use crate::config::{AliasName, ModelId, NameError, ProviderName, RouteName, TenantId};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Route {
+pub enum Endpoint {
     Health,
     ListModels,
     /// `GET /v1/models/metrics`: the live stats of the models the key may use.
@@ -55,7 +55,7 @@ pub enum ConsoleFile {
     Style,
 }
 
-impl Route {
+impl Endpoint {
     pub fn is_admin(&self) -> bool {
         !matches!(
             self,
@@ -127,25 +127,25 @@ impl Route {
     }
 }
 
-fn tenant_route(t: TenantId, rest: &[&str]) -> Result<Route, ApiError> {
+fn tenant_route(t: TenantId, rest: &[&str]) -> Result<Endpoint, ApiError> {
     Ok(match rest {
-        [] => Route::Tenant(t),
-        ["api-keys"] => Route::ApiKeys(t),
-        ["api-keys", id] => Route::ApiKey(t, decode(id)?),
-        ["providers"] => Route::Providers(t),
-        ["providers", p] => Route::Provider(t, name(p, ProviderName::parse)?),
-        ["models"] => Route::Models(t),
-        ["models", m] => Route::Model(t, name(m, ModelId::parse)?),
-        ["aliases"] => Route::Aliases(t),
-        ["aliases", a] => Route::Alias(t, name(a, AliasName::parse)?),
-        ["routing-rules"] => Route::Rules(t),
-        ["routing-rules", m] => Route::Rule(t, name(m, RouteName::parse)?),
-        ["settings"] => Route::Settings(t),
-        ["events"] => Route::Events(t),
-        ["breakers", "reset"] => Route::BreakerReset(t),
-        ["usage"] => Route::Usage(t),
-        ["stats"] => Route::Stats(t),
-        ["explain"] => Route::Explain(t),
+        [] => Endpoint::Tenant(t),
+        ["api-keys"] => Endpoint::ApiKeys(t),
+        ["api-keys", id] => Endpoint::ApiKey(t, decode(id)?),
+        ["providers"] => Endpoint::Providers(t),
+        ["providers", p] => Endpoint::Provider(t, name(p, ProviderName::parse)?),
+        ["models"] => Endpoint::Models(t),
+        ["models", m] => Endpoint::Model(t, name(m, ModelId::parse)?),
+        ["aliases"] => Endpoint::Aliases(t),
+        ["aliases", a] => Endpoint::Alias(t, name(a, AliasName::parse)?),
+        ["routing-rules"] => Endpoint::Rules(t),
+        ["routing-rules", m] => Endpoint::Rule(t, name(m, RouteName::parse)?),
+        ["settings"] => Endpoint::Settings(t),
+        ["events"] => Endpoint::Events(t),
+        ["breakers", "reset"] => Endpoint::BreakerReset(t),
+        ["usage"] => Endpoint::Usage(t),
+        ["stats"] => Endpoint::Stats(t),
+        ["explain"] => Endpoint::Explain(t),
         _ => return Err(not_found()),
     })
 }
@@ -191,8 +191,8 @@ mod tests {
     #[test]
     fn model_ids_arrive_percent_encoded() {
         assert_eq!(
-            Route::parse("/admin/v1/tenants/acme/models/meta-llama%2FLlama-3.3-70B"),
-            Ok(Route::Model(
+            Endpoint::parse("/admin/v1/tenants/acme/models/meta-llama%2FLlama-3.3-70B"),
+            Ok(Endpoint::Model(
                 TenantId::parse("acme").unwrap(),
                 ModelId::parse("meta-llama/Llama-3.3-70B").unwrap()
             ))
@@ -201,9 +201,9 @@ mod tests {
 
     #[test]
     fn invalid_names_in_paths_are_400_not_404() {
-        let e = Route::parse("/admin/v1/tenants/Bad_Id").unwrap_err();
+        let e = Endpoint::parse("/admin/v1/tenants/Bad_Id").unwrap_err();
         assert_eq!(e.status(), 400);
-        let e = Route::parse(&format!("/admin/v1/tenants/{}", "a".repeat(64))).unwrap_err();
+        let e = Endpoint::parse(&format!("/admin/v1/tenants/{}", "a".repeat(64))).unwrap_err();
         assert_eq!(e.status(), 400);
     }
 
@@ -215,18 +215,18 @@ mod tests {
             "/admin/v1/tenants/acme/nope",
             "/admin/v1/tenants/acme/models/a/b",
         ] {
-            assert_eq!(Route::parse(p).map_err(|e| e.status()), Err(404), "{p}");
+            assert_eq!(Endpoint::parse(p).map_err(|e| e.status()), Err(404), "{p}");
         }
     }
 
     #[test]
     fn every_operation_parses_to_an_admin_route() {
         for (_, t) in ADMIN_OPERATIONS {
-            let route = Route::parse(&example_path(t)).unwrap();
+            let route = Endpoint::parse(&example_path(t)).unwrap();
             assert!(route.is_admin(), "{t}");
         }
         for (_, t) in CALLER_OPERATIONS.iter().chain(CONSOLE_OPERATIONS) {
-            let route = Route::parse(&example_path(t)).unwrap();
+            let route = Endpoint::parse(&example_path(t)).unwrap();
             assert!(!route.is_admin(), "{t}");
         }
     }
@@ -235,8 +235,8 @@ mod tests {
     fn a_model_id_with_a_slash_is_retrieved_whether_sent_raw_or_encoded() {
         for path in ["/v1/models/meta/llama-3", "/v1/models/meta%2Fllama-3"] {
             assert_eq!(
-                Route::parse(path).unwrap(),
-                Route::RetrieveModel("meta/llama-3".into())
+                Endpoint::parse(path).unwrap(),
+                Endpoint::RetrieveModel("meta/llama-3".into())
             );
         }
     }
@@ -300,12 +300,15 @@ mod tests {
             ("/console/app.js", ConsoleFile::Script),
             ("/console/app.css", ConsoleFile::Style),
         ] {
-            let route = Route::parse(path).unwrap();
-            assert_eq!(route, Route::Console(file), "{path}");
+            let route = Endpoint::parse(path).unwrap();
+            assert_eq!(route, Endpoint::Console(file), "{path}");
             assert!(!route.is_admin() && route.tenant().is_none(), "{path}");
         }
         assert_eq!(allowed_methods("/console"), ["GET"]);
-        assert_eq!(Route::parse("/console/other.js").unwrap_err().status(), 404);
+        assert_eq!(
+            Endpoint::parse("/console/other.js").unwrap_err().status(),
+            404
+        );
     }
 
     #[test]
