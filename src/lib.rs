@@ -18,6 +18,7 @@ pub mod providers;
 pub mod request;
 pub mod response_cache;
 pub mod routing;
+pub mod scheduled;
 pub mod stream;
 pub mod surfaces;
 pub mod usage;

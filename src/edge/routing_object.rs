@@ -13,6 +13,7 @@ use crate::routing::stats::routing_snapshot::RoutingSnapshot;
 use crate::routing::stats::stats_book::{
     AcquireAnswer, AcquireCall, Gauges, ReportStats, StatsBook, StatsPush, StatsSnapshot,
 };
+use crate::scheduled::PassView;
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use worker::{durable_object, DurableObject, Env, Method, Request, Response, Result, State};
@@ -33,14 +34,6 @@ pub struct RoutingObject {
 #[derive(Serialize, Deserialize)]
 pub struct ResetRequest {
     pub model: Option<ModelId>,
-}
-
-/// What the scheduled pass reads of one provider: its breakers not closed and how many
-/// of its keys are parked now.
-#[derive(Default, Serialize, Deserialize)]
-pub struct PassView {
-    pub breakers: Vec<crate::health::BreakerHealth>,
-    pub parked: usize,
 }
 
 /// A streaming probe renewing its hold on the half-open breaker.

@@ -14,4 +14,5 @@ mod health;
 mod properties;
 mod request;
 mod routing;
+mod scheduled;
 mod surfaces;

@@ -4,16 +4,10 @@
 use super::{js, num, Db};
 use crate::admin::store::Stored;
 use crate::config::TenantId;
+use crate::scheduled::{Visited, Watched};
 use crate::usage::retention::Cutoffs;
 use serde::Deserialize;
 use worker::wasm_bindgen::JsValue;
-
-/// A watched tenant and its stored degraded-mode state (JSON, or none while healthy).
-#[derive(Deserialize)]
-pub struct Watched {
-    pub tenant_id: String,
-    pub health_mode: Option<String>,
-}
 
 /// What an alert delivery needs of the tenant: its settings, its sealed secret and the
 /// generation of the tenant now holding the id.
@@ -52,13 +46,12 @@ impl Db {
     }
 
     /// After a visit: the state if it changed, and whether the tenant stays watched.
-    pub async fn visited(
-        &self,
-        tenant: &TenantId,
-        now: u64,
-        mode: Option<Option<String>>,
-        keep: bool,
-    ) -> Stored<()> {
+    pub async fn visited(&self, tenant: &TenantId, visit: Visited) -> Stored<()> {
+        let Visited {
+            at: now,
+            mode,
+            keep,
+        } = visit;
         let t = js(tenant.as_str());
         let mut stmts = vec![if keep {
             self.stmt(

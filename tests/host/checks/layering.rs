@@ -14,7 +14,7 @@ use std::path::Path;
 /// Higher layers first: a module may use every layer after its own.
 const LAYERS: &[&[&str]] = &[
     &["edge", "mock"],
-    &["admin", "request"],
+    &["admin", "request", "scheduled"],
     &["events"],
     &["response_cache", "metrics"],
     &["surfaces", "cascade"],
