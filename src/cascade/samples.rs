@@ -19,6 +19,19 @@ impl CandidateAttempt {
             },
         })
     }
+
+    /// The sample the live stats record once the cascade ended (a stream: once it started):
+    /// `headers_ms`, the served answer's request-to-headers time, is its time to first byte (a
+    /// served try's own `ms` also holds its body read, or a stream's wait for its first event).
+    pub fn ended_sample(&self, streamed: bool, headers_ms: Option<u64>) -> Option<Sample> {
+        match (self.sample(streamed), headers_ms) {
+            (Some(Sample::Served { latency_ms, .. }), Some(ttfb_ms)) => Some(Sample::Served {
+                ttfb_ms,
+                latency_ms,
+            }),
+            (sample, _) => sample,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -81,5 +94,29 @@ mod tests {
             attempt(Some(Failure::RateLimit), 1).sample(false),
             Some(Sample::Failed { counted: false })
         );
+    }
+
+    #[test]
+    fn a_served_answers_time_to_first_byte_is_its_time_to_headers_when_known() {
+        let served = |ttfb_ms, latency_ms| {
+            Some(Sample::Served {
+                ttfb_ms,
+                latency_ms,
+            })
+        };
+        assert_eq!(
+            attempt(None, 1).ended_sample(false, Some(7)),
+            served(7, Some(40))
+        );
+        assert_eq!(
+            attempt(None, 1).ended_sample(true, Some(7)),
+            served(7, None)
+        );
+        assert_eq!(
+            attempt(None, 1).ended_sample(false, None),
+            served(40, Some(40))
+        );
+        let failed = attempt(Some(Failure::Server), 1).ended_sample(false, Some(7));
+        assert_eq!(failed, Some(Sample::Failed { counted: true }));
     }
 }

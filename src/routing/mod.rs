@@ -9,6 +9,7 @@ pub mod condition;
 mod draw;
 pub mod facts;
 pub mod observed;
+pub mod open_breakers;
 pub mod pin;
 #[cfg(test)]
 mod pin_tests;

@@ -32,6 +32,22 @@ pub struct ModelHealth {
     pub rpm_share: f64,
 }
 
+impl ModelHealth {
+    /// `known` with the breaker taken as open while this isolate's grant book skips the model.
+    pub fn with_skipping(known: Option<Self>, skipping: bool) -> Option<Self> {
+        match (known, skipping) {
+            (None, false) => None,
+            (h, skipping) => {
+                let h = h.unwrap_or_default();
+                Some(Self {
+                    breaker_open: h.breaker_open || skipping,
+                    ..h
+                })
+            }
+        }
+    }
+}
+
 /// Where the ranking reads what was measured.
 pub trait Observed {
     /// `None`: nothing is known of this model (no stats, breaker not known to be open).
@@ -44,5 +60,25 @@ pub struct NothingObserved;
 impl Observed for NothingObserved {
     fn health(&self, _: &ProviderName, _: &ModelId) -> Option<ModelHealth> {
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ModelHealth;
+
+    #[test]
+    fn a_model_the_grant_book_skips_reads_as_breaker_open() {
+        assert_eq!(ModelHealth::with_skipping(None, false), None);
+        let skipped = ModelHealth::with_skipping(None, true).unwrap();
+        assert!(skipped.breaker_open);
+        let known = ModelHealth {
+            requests: 3,
+            ..ModelHealth::default()
+        };
+        let seen = ModelHealth::with_skipping(Some(known), true).unwrap();
+        assert!(seen.breaker_open);
+        assert_eq!(seen.requests, 3);
+        assert_eq!(ModelHealth::with_skipping(Some(known), false), Some(known));
     }
 }

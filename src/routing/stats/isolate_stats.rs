@@ -1,6 +1,6 @@
 //! One isolate's live stats of one tenant/provider: the routing object's last snapshot,
-//! the batch it has sent and not yet had answered, and its outcomes since. The edge keeps one per
-//! tenant/provider (`edge::live_stats`); the rules of sending live here, with time passed in.
+//! the batch it has sent and not yet had answered, and its outcomes since. An isolate keeps one per
+//! tenant/provider (`IsolateStats`); the rules of sending live here, with time passed in.
 //!
 //! No outcome is lost and none is counted twice: a batch leaves `pending` when it is taken for a
 //! call, and is dropped only when the object answers that call with a snapshot (which has folded
@@ -10,6 +10,7 @@ use super::model_stats::{ModelStats, OutcomeBatch, Sample};
 use super::stats_book::{Batches, StatsPush, StatsSnapshot};
 use crate::health::provider_state::BreakerStatus;
 use crate::routing::observed::ModelHealth;
+use std::collections::HashMap;
 
 #[derive(Debug, Default)]
 pub struct ProviderStats {
@@ -132,6 +133,36 @@ impl ProviderStats {
             rpm_share,
             ..measured.unwrap_or_default()
         })
+    }
+}
+
+/// One isolate's live stats of every tenant: tenant → provider → `ProviderStats`. A request's
+/// flush check looks at its own tenant's only.
+#[derive(Debug, Default)]
+pub struct IsolateStats(HashMap<String, HashMap<String, ProviderStats>>);
+
+impl IsolateStats {
+    pub fn provider(&mut self, tenant: &str, provider: &str) -> &mut ProviderStats {
+        let providers = self.0.entry(tenant.to_owned()).or_default();
+        providers.entry(provider.to_owned()).or_default()
+    }
+
+    /// The batches of `tenant`'s providers whose flush is due (`ProviderStats::flush_due`), taken
+    /// for their calls.
+    pub fn take_due(
+        &mut self,
+        tenant: &str,
+        now: u64,
+        interval_ms: u64,
+    ) -> Vec<(String, StatsPush)> {
+        let Some(providers) = self.0.get_mut(tenant) else {
+            return Vec::new();
+        };
+        providers
+            .iter_mut()
+            .filter(|(_, p)| p.flush_due(now, interval_ms))
+            .filter_map(|(provider, p)| Some((provider.clone(), p.take()?)))
+            .collect()
     }
 }
 

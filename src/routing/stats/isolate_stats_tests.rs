@@ -127,3 +127,23 @@ fn health_reads_breaker_parks_and_rpm_from_the_snapshot() {
     );
     assert_eq!(isolate.health("other", 500).unwrap().parked_share, 0.5);
 }
+
+#[test]
+fn only_the_tenants_providers_that_waited_the_interval_are_flushed() {
+    let mut stats = IsolateStats::default();
+    stats.provider("acme", "p1").record("m", served(100), 0);
+    stats.provider("acme", "p2").record("m", served(100), 1_500);
+    stats.provider("other", "p1").record("m", served(100), 0);
+    let due = stats.take_due("acme", 2_000, 2_000);
+    let providers: Vec<&str> = due.iter().map(|(p, _)| p.as_str()).collect();
+    assert_eq!(providers, ["p1"]);
+    assert_eq!(due[0].1.batches["m"].requests, 1);
+    assert!(
+        stats
+            .take_due("acme", 4_000, 2_000)
+            .iter()
+            .all(|(p, _)| p == "p2"),
+        "p1's batch is out: none until it is answered"
+    );
+    assert!(stats.take_due("nobody", 4_000, 2_000).is_empty());
+}
