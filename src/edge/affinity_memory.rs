@@ -4,14 +4,10 @@
 //! the most is evicted, so no tenant pushes out another's). `request::conversation` reads and
 //! writes it.
 
-use crate::routing::affinity::{AffinityMemory, CAPACITY};
-use std::cell::RefCell;
-
-thread_local! {
-    static MEMORY: RefCell<AffinityMemory> = RefCell::new(AffinityMemory::new(CAPACITY));
-}
+use super::isolate::isolate;
+use crate::routing::affinity::AffinityMemory;
 
 /// Runs `f` over the memory (never across an `.await`).
 pub fn with<T>(f: impl FnOnce(&mut AffinityMemory) -> T) -> T {
-    MEMORY.with(|m| f(&mut m.borrow_mut()))
+    isolate(|i| f(&mut i.affinity.borrow_mut()))
 }

@@ -6,28 +6,23 @@
 //! double4 prompt tokens, double5 completion tokens, double6 cost USD, double7 upstream calls.
 
 use super::events::{fault, Fault};
+use super::isolate::isolate;
 use super::metrics_sink::Extra;
 use crate::config::TenantId;
 use crate::metrics::counts::{RequestMetric, MAX_LABEL_BYTES};
-use std::cell::Cell;
 use worker::js_sys::Reflect;
 use worker::wasm_bindgen::JsValue;
 use worker::{AnalyticsEngineDataPointBuilder, Env};
 
 const BINDING: &str = "ANALYTICS";
 
-thread_local! {
-    /// Whether this isolate's environment has the binding; `None` until first asked.
-    static PRESENT: Cell<Option<bool>> = const { Cell::new(None) };
-}
-
 fn present(env: &Env) -> bool {
-    PRESENT.with(|p| {
-        *p.get().get_or_insert_with(|| {
+    isolate(|i| {
+        *i.analytics_present.get().get_or_insert_with(|| {
             let env: &JsValue = env.as_ref();
             let found = Reflect::get(env, &JsValue::from_str(BINDING))
                 .is_ok_and(|v| !v.is_undefined() && !v.is_null());
-            p.set(Some(found));
+            i.analytics_present.set(Some(found));
             found
         })
     })

@@ -1,9 +1,9 @@
 //! Deployment-wide settings read from `[vars]` once per isolate (they cannot change under it).
 
 use super::events::{fault, Fault};
+use super::isolate::isolate;
 use crate::api::ApiError;
 use crate::config::Defaults;
-use std::cell::OnceCell;
 use worker::Env;
 
 #[derive(Debug, Clone)]
@@ -29,10 +29,6 @@ pub struct Deployment {
     /// `LIVE_STATS_FLUSH_MS`: how long an isolate's outcomes wait before a timed flush sends them
     /// to the routing object (when no acquire or report carried them first).
     pub stats_flush_ms: u64,
-}
-
-thread_local! {
-    static DEPLOYMENT: OnceCell<Deployment> = const { OnceCell::new() };
 }
 
 fn var(env: &Env, name: &str) -> Option<String> {
@@ -104,19 +100,19 @@ fn read(env: &Env) -> Result<Deployment, String> {
 
 /// The bench-only routing delay of this isolate (0 until the deployment vars are read).
 pub fn routing_rtt_ms() -> u64 {
-    DEPLOYMENT.with(|c| c.get().map_or(0, |d| d.routing_rtt_ms))
+    isolate(|i| i.deployment.get().map_or(0, |d| d.routing_rtt_ms))
 }
 
 pub fn deployment(env: &Env) -> Result<Deployment, ApiError> {
-    if let Some(d) = DEPLOYMENT.with(|c| c.get().cloned()) {
+    if let Some(d) = isolate(|i| i.deployment.get().cloned()) {
         return Ok(d);
     }
     let d = read(env).map_err(|e| {
         fault(Fault::InvalidDeploymentVars { error: &e });
         ApiError::internal()
     })?;
-    DEPLOYMENT.with(|c| {
-        let _ = c.set(d.clone());
+    isolate(|i| {
+        let _ = i.deployment.set(d.clone());
     });
     Ok(d)
 }

@@ -11,11 +11,12 @@
 
 use super::events::{fault, Fault};
 use super::http::{now_ms, random_bytes};
+use super::isolate::isolate;
 use super::ledger_metrics::METRICS_HEADER;
 use super::metrics::Metrics;
 use super::metrics_sink;
+use crate::config::SortedMap;
 use crate::config::TenantId;
-use crate::config::{SortedMap, SortedSet};
 use crate::governance::isolate::{self, AdmissionRecord, IsolateLedger, LedgerObject, Via};
 use crate::governance::lease::{RenewRequest, Renewed};
 use crate::governance::{Admission, AdmitAnswer, AdmitRequest, SettleEntry};
@@ -34,17 +35,14 @@ const MAX_BATCH: usize = 256;
 /// `waitUntil` may run), so kept records also reach the ledger when no further request comes.
 const RETRY_AFTER_MS: [u64; 3] = [1_000, 3_000, 9_000];
 
-thread_local! {
-    static BUFFERS: RefCell<SortedMap<TenantId, Vec<SettleEntry>>> = const { RefCell::new(SortedMap::new()) };
-    /// Tenants with a retry task running in this isolate.
-    static RETRYING: RefCell<SortedSet<TenantId>> = const { RefCell::new(SortedSet::new()) };
-    static BOOK: Rc<RefCell<IsolateLedger>> = Rc::new(RefCell::new(IsolateLedger::new(
-        random_bytes::<6>().map_or_else(|_| format!("iso{}", now_ms()), ::hex::encode),
-    )));
-}
-
 fn book() -> Rc<RefCell<IsolateLedger>> {
-    BOOK.with(Rc::clone)
+    isolate(|i| {
+        let book = i.ledger.get_or_init(|| {
+            let id = random_bytes::<6>().map_or_else(|_| format!("iso{}", now_ms()), ::hex::encode);
+            Rc::new(RefCell::new(IsolateLedger::new(id)))
+        });
+        Rc::clone(book)
+    })
 }
 
 async fn call<T: DeserializeOwned>(
@@ -233,8 +231,8 @@ pub async fn settle(env: &Env, entry: SettleEntry, urgent: bool) {
         send(env, &tenant, vec![entry]).await;
         return;
     }
-    let (first, full) = BUFFERS.with(|b| {
-        let mut b = b.borrow_mut();
+    let (first, full) = isolate(|i| {
+        let mut b = i.settle_buffers.borrow_mut();
         let buffer = b.entry(tenant.clone()).or_default();
         buffer.push(entry);
         (buffer.len() == 1, buffer.len() >= MAX_BATCH)
@@ -246,7 +244,12 @@ pub async fn settle(env: &Env, entry: SettleEntry, urgent: bool) {
     if first && !full {
         Delay::from(Duration::from_millis(BATCH_WINDOW_MS)).await;
     }
-    let batch = BUFFERS.with(|b| b.borrow_mut().remove(&tenant).unwrap_or_default());
+    let batch = isolate(|i| {
+        i.settle_buffers
+            .borrow_mut()
+            .remove(&tenant)
+            .unwrap_or_default()
+    });
     if !batch.is_empty() {
         send(env, &tenant, batch).await;
     }
@@ -262,7 +265,7 @@ struct Retrying(TenantId);
 
 impl Drop for Retrying {
     fn drop(&mut self) {
-        RETRYING.with(|r| r.borrow_mut().remove(&self.0));
+        isolate(|i| i.settle_retrying.borrow_mut().remove(&self.0));
     }
 }
 
@@ -270,7 +273,7 @@ async fn send(env: &Env, tenant: &TenantId, batch: Vec<SettleEntry>) {
     if deliver(env, tenant, batch).await {
         return;
     }
-    let first = RETRYING.with(|r| r.borrow_mut().insert(tenant.clone()));
+    let first = isolate(|i| i.settle_retrying.borrow_mut().insert(tenant.clone()));
     if !first {
         return;
     }

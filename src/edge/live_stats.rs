@@ -6,6 +6,7 @@
 
 use super::events::{fault, Fault};
 use super::http::now_ms;
+use super::isolate::isolate;
 use super::local_grants::with_grants;
 use super::routing_object::call_object;
 use crate::cascade::CandidateAttempt;
@@ -14,8 +15,6 @@ use crate::config::{ModelId, ProviderName, TenantId};
 use crate::routing::stats::model_stats::Sample;
 use crate::routing::stats::stats_book::{StatsPush, StatsSnapshot};
 use crate::routing::{ModelHealth, Observed};
-use std::cell::RefCell;
-use std::collections::HashMap;
 use worker::{Context, Env, Method};
 
 pub use crate::routing::stats::isolate_stats::ProviderStats;
@@ -24,21 +23,15 @@ pub use crate::routing::stats::isolate_stats::ProviderStats;
 /// isolate that makes no acquire or report sends them; other isolates see them within it.
 pub const DEFAULT_FLUSH_MS: u64 = 2_000;
 
-thread_local! {
-    /// Tenant → provider → stats: a request's flush check looks at its own tenant's only.
-    static STATS: RefCell<HashMap<String, HashMap<String, ProviderStats>>> =
-        RefCell::new(HashMap::new());
-}
-
 pub fn with_stats<R>(
     tenant: &TenantId,
     provider: &str,
     f: impl FnOnce(&mut ProviderStats) -> R,
 ) -> R {
-    STATS.with(|s| {
-        let mut s = s.borrow_mut();
-        let providers = s.entry(tenant.to_string()).or_default();
-        f(providers.entry(provider.to_owned()).or_default())
+    isolate(|i| {
+        f(i.live_stats
+            .borrow_mut()
+            .provider(tenant.as_str(), provider))
     })
 }
 
@@ -48,9 +41,7 @@ pub fn record(tenant: &TenantId, provider: &str, model: &str, sample: Sample) {
     with_stats(tenant, provider, |p| p.record(model, sample, now));
 }
 
-/// Every sent attempt of a request's cascade, once it has ended (a stream: once it started).
-/// `headers_ms`: the served answer's request-to-headers time, its time to first byte (a served
-/// try's own `ms` also holds its body read, or a stream's wait for its first event).
+/// Every sent attempt of a request's cascade, once it has ended (`CandidateAttempt::ended_sample`).
 pub fn record_attempts(
     tenant: &TenantId,
     attempts: &[CandidateAttempt],
@@ -58,14 +49,7 @@ pub fn record_attempts(
     headers_ms: Option<u64>,
 ) {
     for a in attempts {
-        let sample = match (a.sample(streamed), headers_ms) {
-            (Some(Sample::Served { latency_ms, .. }), Some(ttfb_ms)) => Some(Sample::Served {
-                ttfb_ms,
-                latency_ms,
-            }),
-            (sample, _) => sample,
-        };
-        if let Some(sample) = sample {
+        if let Some(sample) = a.ended_sample(streamed, headers_ms) {
             record(tenant, &a.provider, &a.model, sample);
         }
     }
@@ -86,16 +70,9 @@ pub fn answered(tenant: &TenantId, provider: &str, carried: bool, answer: Option
 /// the request (its response does not wait, and it is not in its `durable_object_calls`).
 pub fn flush_due(env: &Env, ctx: &Context, tenant: &TenantId, interval_ms: u64) {
     let now = now_ms();
-    let due: Vec<(String, StatsPush)> = STATS.with(|s| {
-        let mut s = s.borrow_mut();
-        let Some(providers) = s.get_mut(tenant.as_str()) else {
-            return Vec::new();
-        };
-        providers
-            .iter_mut()
-            .filter(|(_, p)| p.flush_due(now, interval_ms))
-            .filter_map(|(provider, p)| Some((provider.clone(), p.take()?)))
-            .collect()
+    let due = isolate(|i| {
+        let mut stats = i.live_stats.borrow_mut();
+        stats.take_due(tenant.as_str(), now, interval_ms)
     });
     for (provider, push) in due {
         let (env, tenant) = (env.clone(), tenant.clone());
@@ -160,15 +137,6 @@ impl Observed for IsolateView<'_> {
         let skipping = with_grants(self.tenant, provider.as_str(), |book| {
             book.skipping(model, self.now_ms)
         });
-        match (known, skipping) {
-            (None, false) => None,
-            (h, skipping) => {
-                let h = h.unwrap_or_default();
-                Some(ModelHealth {
-                    breaker_open: h.breaker_open || skipping,
-                    ..h
-                })
-            }
-        }
+        ModelHealth::with_skipping(known, skipping)
     }
 }

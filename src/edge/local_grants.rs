@@ -7,27 +7,22 @@
 //! leader's request: the runtime runs a task woken by another request in that request's context,
 //! where its own I/O is refused, and cancels a request that only waits on another's promise.
 
+use super::isolate::isolate;
 use crate::config::TenantId;
 use crate::health::ProviderGrants;
-use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
 
-type Scope = (String, String);
-type Candidate = (String, String, String);
-
-thread_local! {
-    static GRANTS: RefCell<HashMap<Scope, ProviderGrants>> = RefCell::new(HashMap::new());
-    /// Candidates with a grant-seeking `/acquire` in flight from this isolate.
-    static IN_FLIGHT: RefCell<HashSet<Candidate>> = RefCell::new(HashSet::new());
-}
+/// A tenant/provider.
+pub type Scope = (String, String);
+/// A tenant/provider/model.
+pub type Candidate = (String, String, String);
 
 pub fn with_grants<R>(
     tenant: &TenantId,
     provider: &str,
     f: impl FnOnce(&mut ProviderGrants) -> R,
 ) -> R {
-    GRANTS.with(|g| {
-        let mut g = g.borrow_mut();
+    isolate(|i| {
+        let mut g = i.grants.borrow_mut();
         f(g.entry((tenant.to_string(), provider.to_owned()))
             .or_default())
     })
@@ -37,9 +32,9 @@ pub fn with_grants<R>(
 /// sent and when its answer is back: from then on the routing object decides again, with what
 /// was just reported, and a grant from an acquire that crossed the report is discarded.
 pub fn news(tenant: &TenantId, provider: &str) {
-    GRANTS.with(|g| {
+    isolate(|i| {
         let key = (tenant.to_string(), provider.to_owned());
-        if let Some(book) = g.borrow_mut().get_mut(&key) {
+        if let Some(book) = i.grants.borrow_mut().get_mut(&key) {
             book.news();
         }
     });
@@ -47,8 +42,8 @@ pub fn news(tenant: &TenantId, provider: &str) {
 
 /// A manual breaker reset through this isolate ends every grant and skip of the tenant here.
 pub fn news_for_tenant(tenant: &TenantId) {
-    GRANTS.with(|g| {
-        for ((t, _), book) in g.borrow_mut().iter_mut() {
+    isolate(|i| {
+        for ((t, _), book) in i.grants.borrow_mut().iter_mut() {
             if t == tenant.as_str() {
                 book.news();
             }
@@ -62,7 +57,7 @@ pub struct Leader(Candidate);
 
 impl Drop for Leader {
     fn drop(&mut self) {
-        IN_FLIGHT.with(|f| f.borrow_mut().remove(&self.0));
+        isolate(|i| i.acquiring.borrow_mut().remove(&self.0));
     }
 }
 
@@ -70,11 +65,11 @@ impl Drop for Leader {
 pub fn lead(tenant: &TenantId, provider: &str, model: &str) -> Option<Leader> {
     let candidate = (tenant.to_string(), provider.to_owned(), model.to_owned());
     // The Leader is made only after the borrow ends: dropping one takes the set again.
-    let first = IN_FLIGHT.with(|f| f.borrow_mut().insert(candidate.clone()));
+    let first = isolate(|i| i.acquiring.borrow_mut().insert(candidate.clone()));
     first.then(|| Leader(candidate))
 }
 
 pub fn in_flight(tenant: &TenantId, provider: &str, model: &str) -> bool {
     let candidate = (tenant.to_string(), provider.to_owned(), model.to_owned());
-    IN_FLIGHT.with(|f| f.borrow().contains(&candidate))
+    isolate(|i| i.acquiring.borrow().contains(&candidate))
 }

@@ -11,11 +11,10 @@
 
 use super::analytics;
 use super::events::{fault, Fault};
+use super::isolate::isolate;
 use crate::config::TenantId;
-use crate::config::{SortedMap, SortedSet};
 use crate::metrics::counts::{MetricCounts, RequestMetric};
 use crate::usage::TokenCounts;
-use std::cell::RefCell;
 use std::future::Future;
 use std::time::Duration;
 use worker::{Delay, Env, Headers, Method, Request, RequestInit};
@@ -27,12 +26,6 @@ const RETRY_AFTER_MS: [u64; 2] = [2_000, 4_000];
 /// A batch rides in a `/settle` header only when its JSON is ASCII and at most this long; a
 /// larger one waits for the timed flush.
 const MAX_RIDE_BYTES: usize = 8 * 1024;
-
-thread_local! {
-    static PENDING: RefCell<SortedMap<TenantId, MetricCounts>> = const { RefCell::new(SortedMap::new()) };
-    /// Tenants with a timed flush waiting in this isolate.
-    static TIMED: RefCell<SortedSet<TenantId>> = const { RefCell::new(SortedSet::new()) };
-}
 
 /// What the Analytics Engine data point adds to the counters' facts.
 pub struct Extra<'a> {
@@ -50,27 +43,28 @@ pub fn observe(
     extra: Extra<'_>,
 ) -> Option<impl Future<Output = ()> + 'static> {
     analytics::write(env, tenant, metric, &extra);
-    PENDING.with(|p| {
-        p.borrow_mut()
+    isolate(|i| {
+        i.metrics_pending
+            .borrow_mut()
             .entry(tenant.clone())
             .or_default()
             .observe(metric)
     });
-    let first = TIMED.with(|t| t.borrow_mut().insert(tenant.clone()));
+    let first = isolate(|i| i.metrics_timed.borrow_mut().insert(tenant.clone()));
     let (env, tenant) = (env.clone(), tenant.clone());
     first.then(|| flush_later(env, tenant))
 }
 
 fn take(tenant: &TenantId) -> Option<MetricCounts> {
-    PENDING
-        .with(|p| p.borrow_mut().remove(tenant))
-        .filter(|c| !c.is_empty())
+    let taken = isolate(|i| i.metrics_pending.borrow_mut().remove(tenant));
+    taken.filter(|c| !c.is_empty())
 }
 
 /// A batch the ledger did not take goes back, added to what came meanwhile.
 pub fn put_back(tenant: &TenantId, batch: MetricCounts) {
-    PENDING.with(|p| {
-        p.borrow_mut()
+    isolate(|i| {
+        i.metrics_pending
+            .borrow_mut()
             .entry(tenant.clone())
             .or_default()
             .merge(&batch)
@@ -96,7 +90,7 @@ struct Waiting(Option<TenantId>);
 impl Waiting {
     fn end(&mut self) {
         if let Some(t) = self.0.take() {
-            TIMED.with(|timed| timed.borrow_mut().remove(&t));
+            isolate(|i| i.metrics_timed.borrow_mut().remove(&t));
         }
     }
 }

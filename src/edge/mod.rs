@@ -19,6 +19,7 @@ mod events;
 mod gateway;
 mod health;
 mod http;
+mod isolate;
 mod js_fetch;
 mod ledger_client;
 mod ledger_metrics;

@@ -5,14 +5,14 @@
 
 use super::d1::{config::ConfigRows, logged, storage_error, Db};
 use super::events::{fault, Fault};
+use super::isolate::isolate;
 use super::metrics::Metrics;
 use crate::api::ApiError;
-use crate::callers::{Lookup, Memo, MemoPolicy, Ticket};
+use crate::callers::{Lookup, MemoPolicy, Ticket};
 use crate::config::caller_key::CallerKeyMac;
 use crate::config::sealed::Kek;
 use crate::config::SortedMap;
 use crate::config::{CallerKey, Defaults, TenantConfig, TenantId};
-use std::cell::{OnceCell, RefCell};
 use std::rc::Rc;
 use worker::{Context, Env};
 
@@ -30,24 +30,23 @@ fn policy(defaults: &Defaults, negative: bool) -> MemoPolicy {
     }
 }
 
-const UNSET: MemoPolicy = MemoPolicy {
+/// The memo's policy until the deployment vars are read.
+pub const UNSET: MemoPolicy = MemoPolicy {
     ttl_ms: 0,
     negative_ttl_ms: 0,
     max_entries: MAX_CACHED,
     max_absent: MAX_CACHED,
 };
 
-thread_local! {
-    static CONFIGS: RefCell<Memo<TenantId, Rc<TenantConfig>>> = RefCell::new(Memo::new(UNSET));
-    static CALLERS: RefCell<Memo<String, CallerKey>> = RefCell::new(Memo::new(UNSET));
-    static CALLER_MAC: OnceCell<Option<CallerKeyMac>> = const { OnceCell::new() };
-}
-
 /// Drops this isolate's cached config for `tenant` after an admin write, its caller keys, every
 /// remembered unknown key, and voids every read still in flight.
 pub fn invalidate_tenant(tenant: &TenantId) {
-    CONFIGS.with(|c| c.borrow_mut().invalidate(|t, _| t == tenant));
-    CALLERS.with(|c| c.borrow_mut().invalidate(|_, k| &k.tenant == tenant));
+    isolate(|i| i.configs.borrow_mut().invalidate(|t, _| t == tenant));
+    isolate(|i| {
+        i.callers
+            .borrow_mut()
+            .invalidate(|_, k| &k.tenant == tenant)
+    });
 }
 
 /// The caller key that hashes to `key_hash`, if any.
@@ -60,8 +59,8 @@ pub async fn caller_key(
 ) -> Result<Option<CallerKey>, ApiError> {
     let now = super::http::now_ms();
     let key = key_hash.to_owned();
-    let lookup = CALLERS.with(|c| {
-        let mut c = c.borrow_mut();
+    let lookup = isolate(|i| {
+        let mut c = i.callers.borrow_mut();
         c.set_policy(policy(defaults, true));
         c.lookup(&key, now)
     });
@@ -72,9 +71,9 @@ pub async fn caller_key(
             let env = env.clone();
             ctx.wait_until(async move {
                 match query_caller(&env, &key).await {
-                    Ok(found) => CALLERS.with(|c| c.borrow_mut().store(key, found, ticket)),
+                    Ok(found) => isolate(|i| i.callers.borrow_mut().store(key, found, ticket)),
                     Err(_) => {
-                        CALLERS.with(|c| c.borrow_mut().refresh_failed(&key));
+                        isolate(|i| i.callers.borrow_mut().refresh_failed(&key));
                         false
                     }
                 };
@@ -84,7 +83,7 @@ pub async fn caller_key(
         Lookup::Miss(ticket) => {
             metrics.d1_query();
             let found = query_caller(env, &key).await?;
-            CALLERS.with(|c| c.borrow_mut().store(key, found.clone(), ticket));
+            isolate(|i| i.callers.borrow_mut().store(key, found.clone(), ticket));
             Ok(found)
         }
     }
@@ -110,7 +109,7 @@ async fn load_resolved(
 }
 
 fn store_config(tenant: TenantId, found: Option<Rc<TenantConfig>>, ticket: Ticket) {
-    CONFIGS.with(|c| c.borrow_mut().store(tenant, found, ticket));
+    isolate(|i| i.configs.borrow_mut().store(tenant, found, ticket));
 }
 
 /// The tenant's whole config, from the isolate cache when it has it.
@@ -122,8 +121,8 @@ pub async fn tenant_config(
     metrics: &Metrics,
 ) -> Result<Option<Rc<TenantConfig>>, ApiError> {
     let now = super::http::now_ms();
-    let lookup = CONFIGS.with(|c| {
-        let mut c = c.borrow_mut();
+    let lookup = isolate(|i| {
+        let mut c = i.configs.borrow_mut();
         c.set_policy(policy(defaults, false));
         c.lookup(tenant, now)
     });
@@ -135,7 +134,7 @@ pub async fn tenant_config(
             ctx.wait_until(async move {
                 match load_resolved(&env, &tenant, &defaults).await {
                     Ok(found) => store_config(tenant, found, ticket),
-                    Err(_) => CONFIGS.with(|c| c.borrow_mut().refresh_failed(&tenant)),
+                    Err(_) => isolate(|i| i.configs.borrow_mut().refresh_failed(&tenant)),
                 }
             });
             Ok(Some(cfg))
@@ -239,19 +238,21 @@ fn with_health(s: crate::config::Settings, mode: Option<&str>) -> crate::config:
 
 /// This isolate's cached config of `tenant`, however old, without a query (a hint only).
 pub fn cached_config(tenant: &TenantId) -> Option<Rc<TenantConfig>> {
-    CONFIGS.with(|c| c.borrow().peek(tenant))
+    isolate(|i| i.configs.borrow().peek(tenant))
 }
 
 /// The MAC key of caller keys, derived from `CG_KEK` once per isolate (the secret cannot change
 /// under it), its HMAC state keyed once; each request's copy shares it (a reference count).
 /// None without a usable KEK: tokens are then looked up without a MAC check.
 pub fn caller_key_mac(env: &Env) -> Option<CallerKeyMac> {
-    CALLER_MAC.with(|c| {
-        c.get_or_init(|| {
-            // A malformed CG_KEK is logged by `kek`; the request path goes on without a MAC check.
-            kek(env).ok().flatten().map(|k| k.caller_key_mac().clone())
-        })
-        .clone()
+    isolate(|i| {
+        i.caller_mac
+            .get_or_init(|| {
+                // A malformed CG_KEK is logged by `kek`; the request path goes on without a MAC
+                // check.
+                kek(env).ok().flatten().map(|k| k.caller_key_mac().clone())
+            })
+            .clone()
     })
 }
 
