@@ -7,6 +7,7 @@ use super::local_grants::{Candidate, Scope};
 use crate::callers::Memo;
 use crate::config::caller_key::CallerKeyMac;
 use crate::config::{CallerKey, SortedMap, SortedSet, TenantConfig, TenantId};
+use crate::governance::budget_alert::Reported;
 use crate::governance::{isolate::IsolateLedger, SettleEntry};
 use crate::health::ProviderGrants;
 use crate::metrics::counts::MetricCounts;
@@ -44,6 +45,8 @@ pub struct Isolate {
     pub metrics_timed: RefCell<SortedSet<TenantId>>,
     /// Whether the Analytics Engine binding exists; `None` until first asked (`analytics`).
     pub analytics_present: Cell<Option<bool>>,
+    /// The scopes whose budget alert went out this window (`ports`, the budget alert).
+    pub budget_reported: RefCell<Reported>,
 }
 
 impl Isolate {
@@ -64,6 +67,7 @@ impl Isolate {
             metrics_pending: RefCell::new(SortedMap::new()),
             metrics_timed: RefCell::new(SortedSet::new()),
             analytics_present: Cell::new(None),
+            budget_reported: RefCell::default(),
         }
     }
 }

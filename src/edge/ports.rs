@@ -7,6 +7,7 @@ use super::caller::Callers;
 use super::deployment::Deployment;
 use super::events::{ConsoleEvents, Debug, Event, EventSink};
 use super::gateway::WorkerClock;
+use super::isolate::isolate;
 use super::live_stats::{self, IsolateView};
 use super::metrics::Metrics;
 use super::metrics_sink::Extra;
@@ -17,7 +18,6 @@ use super::upstream::{FetchUpstream, StreamStart};
 use super::{affinity_memory, ledger_client, request_metrics, usage_sink};
 use crate::cascade::CandidateAttempt;
 use crate::config::TenantId;
-use crate::governance::budget_alert::Reported;
 use crate::governance::isolate::AdmissionRecord;
 use crate::governance::AdmitRequest;
 use crate::metrics::counts::RequestMetric;
@@ -28,7 +28,6 @@ use crate::response_cache::stored::StoredMeta;
 use crate::routing::affinity::AffinityMemory;
 use crate::surfaces::Inbound;
 use crate::usage::{TokenCounts, UsageRecord};
-use std::cell::RefCell;
 use worker::{Context, Env};
 
 /// The runtime of one caller request.
@@ -127,10 +126,6 @@ impl<'a> Ports for RequestPorts<'a> {
     }
 }
 
-thread_local! {
-    static BUDGET_REPORTED: RefCell<Reported> = RefCell::default();
-}
-
 impl LedgerPort for RequestPorts<'_> {
     async fn admit(&self, tenant: &TenantId, ask: AdmitRequest) -> AdmissionRecord {
         // Only a key or tenant with limits gets here: its code compiles on its first use.
@@ -154,7 +149,11 @@ impl LedgerPort for RequestPorts<'_> {
     }
 
     fn first_report(&self, tenant: &str, scope: &str, now: u64, retry_after: Option<u64>) -> bool {
-        BUDGET_REPORTED.with(|r| r.borrow_mut().first(tenant, scope, now, retry_after))
+        isolate(|i| {
+            i.budget_reported
+                .borrow_mut()
+                .first(tenant, scope, now, retry_after)
+        })
     }
 
     fn alert(&self, tenant: &TenantId, kind: &'static str, at: u64, body: String) {
