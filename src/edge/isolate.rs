@@ -11,6 +11,7 @@ use crate::governance::budget_alert::Reported;
 use crate::governance::{isolate::IsolateLedger, SettleEntry};
 use crate::health::ProviderGrants;
 use crate::metrics::counts::MetricCounts;
+use crate::response_cache::recent::RecentEntries;
 use crate::routing::affinity::{AffinityMemory, CAPACITY};
 use crate::routing::open_breakers::OpenBreakers;
 use crate::routing::stats::isolate_stats::IsolateStats;
@@ -47,6 +48,8 @@ pub struct Isolate {
     pub analytics_present: Cell<Option<bool>>,
     /// The scopes whose budget alert went out this window (`ports`, the budget alert).
     pub budget_reported: RefCell<Reported>,
+    /// Copies of the response cache's recent entries (`ports`, the cache store).
+    pub recent_entries: RefCell<RecentEntries>,
 }
 
 impl Isolate {
@@ -68,6 +71,7 @@ impl Isolate {
             metrics_timed: RefCell::new(SortedSet::new()),
             analytics_present: Cell::new(None),
             budget_reported: RefCell::default(),
+            recent_entries: RefCell::default(),
         }
     }
 }

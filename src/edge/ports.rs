@@ -7,6 +7,7 @@ use super::caller::Callers;
 use super::deployment::Deployment;
 use super::events::{ConsoleEvents, Debug, Event, EventSink};
 use super::gateway::WorkerClock;
+use super::http::now_ms;
 use super::isolate::isolate;
 use super::live_stats::{self, IsolateView};
 use super::metrics::Metrics;
@@ -166,8 +167,18 @@ impl LedgerPort for RequestPorts<'_> {
 
 impl CacheStore for RequestPorts<'_> {
     async fn get(&self, key: &str) -> Option<(StoredMeta, Vec<u8>)> {
-        // A tenant without the cache never polls (so never compiles) the lookup.
-        own_poll(async move { CacheApi::of(self.env).get(key).await }).await
+        // This isolate's copy answers without a read of the store.
+        let now = now_ms();
+        if let Some((meta, body)) = isolate(|i| i.recent_entries.borrow_mut().get(key, now)) {
+            return Some((meta, body.to_vec()));
+        }
+        // A tenant without the cache never polls (so never compiles) the store's read.
+        own_poll(async move {
+            let (meta, body) = CacheApi::of(self.env).get(key).await?;
+            keep_copy(key, &meta, &body);
+            Some((meta, body))
+        })
+        .await
     }
 
     fn put(&self, write: CacheWrite, meta: StoredMeta, body: Vec<u8>) {
@@ -177,8 +188,16 @@ impl CacheStore for RequestPorts<'_> {
     }
 }
 
-/// Writes a cache entry, and announces it when asked (`DEBUG_COUNTERS`).
+/// Keeps this isolate's copy of an entry (`response_cache::recent`).
+fn keep_copy(key: &str, meta: &StoredMeta, body: &[u8]) {
+    let copy = (meta.clone(), body.into());
+    isolate(|i| i.recent_entries.borrow_mut().put(key, copy.0, copy.1));
+}
+
+/// Writes a cache entry (and this isolate's copy), and announces it when asked
+/// (`DEBUG_COUNTERS`).
 pub(super) async fn put(env: &Env, write: CacheWrite, meta: StoredMeta, body: Vec<u8>) {
+    keep_copy(&write.key, &meta, &body);
     CacheApi::of(env)
         .put(&write.key, &meta, body, write.ttl_s)
         .await;

@@ -28,82 +28,7 @@ use worker::js_sys::{Function, Promise, Uint8Array};
 use worker::wasm_bindgen_futures::JsFuture;
 use worker::web_sys;
 
-#[wasm_bindgen(inline_js = r#"
-export function relay_chunks(reader, pending, writer, step, idle, lastChunkAt) {
-  return new Promise((resolve) => {
-    let over = false;
-    let reading = pending;
-    // What the pump waits on (a write to the caller, or a read of the upstream) and since when.
-    let onCaller = false;
-    let since = lastChunkAt;
-    let timer;
-    const finish = (kind, error) => {
-      if (over) return;
-      over = true;
-      clearTimeout(timer);
-      resolve({ kind, error, pending: reading });
-    };
-    const onTimer = () => {
-      if (over) return;
-      const left = idle(onCaller, since, Date.now());
-      if (left > 0) timer = setTimeout(onTimer, left);
-      else finish(3);
-    };
-    const gone = () => finish(4);
-    const onRead = (r) => {
-      if (over) return;
-      reading = undefined;
-      if (r.done) return finish(1);
-      const chunk = r.value;
-      if (!(chunk instanceof Uint8Array)) return finish(2, "the body gave a chunk that is not bytes");
-      let out = step(chunk);
-      if (out === null) return finish(0);
-      if (out === undefined) out = chunk;
-      if (out.byteLength === 0) return next();
-      onCaller = true;
-      since = Date.now();
-      writer.write(out).then(next, gone);
-    };
-    const onFail = (e) => {
-      if (over) return;
-      reading = undefined;
-      finish(2, e);
-    };
-    const next = () => {
-      if (over) return;
-      onCaller = false;
-      since = Date.now();
-      reading = reader.read();
-      reading.then(onRead, onFail);
-    };
-    writer.closed.then(gone, gone);
-    if (reading === undefined) next();
-    else reading.then(onRead, onFail);
-    onTimer();
-  });
-}
-
-export function drain_body(reader, pending, reads, readMs) {
-  return new Promise((resolve) => {
-    let left = reads;
-    const read = (p) => {
-      const timer = setTimeout(resolve, readMs);
-      p.then(
-        (r) => {
-          clearTimeout(timer);
-          if (r.done || !(r.value instanceof Uint8Array) || --left <= 0) resolve();
-          else read(reader.read());
-        },
-        () => {
-          clearTimeout(timer);
-          resolve();
-        },
-      );
-    };
-    read(pending ?? reader.read());
-  });
-}
-"#)]
+#[wasm_bindgen(module = "/src/edge/stream_pump.js")]
 extern "C" {
     /// What `relay_chunks` resolves to.
     type Middle;
@@ -113,13 +38,21 @@ extern "C" {
     fn error(this: &Middle) -> JsValue;
     #[wasm_bindgen(method, getter)]
     fn pending(this: &Middle) -> Option<Promise>;
+    /// Events passed as sent that the relay has not metered yet.
+    #[wasm_bindgen(method, getter)]
+    fn batch(this: &Middle) -> Option<Uint8Array>;
+    /// The event the pump had begun to read.
+    #[wasm_bindgen(method, getter)]
+    fn held(this: &Middle) -> Option<Uint8Array>;
 
     /// Reads `reader` (starting with `pending`, a read already under way since `last_chunk_at`,
-    /// when given), calls `step` with each chunk and writes what it returns to `writer`
-    /// (`undefined`: the chunk as it was; an empty array: nothing), until `step` returns `null`,
-    /// the body ends or fails, `idle` (asked when the timer fires: waiting on the caller or not,
-    /// since when, now) answers 0, or the caller's side goes away. Resolves to a `Middle` whose
-    /// `kind` is one of `MiddleEnd`'s in order, never rejects.
+    /// when given), calls `step` with each chunk (or, when `plain`, with the events that may need
+    /// it) and writes what it returns to `writer` (`undefined`: the chunk as it was; an empty
+    /// array: nothing), until `step` returns `null`, the body ends or fails, `idle` (asked when
+    /// the timer fires: waiting on the caller or not, since when, now) answers 0, or the caller's
+    /// side goes away. Resolves to a `Middle` whose `kind` is one of `MiddleEnd`'s in order,
+    /// never rejects.
+    #[allow(clippy::too_many_arguments)]
     fn relay_chunks(
         reader: &web_sys::ReadableStreamDefaultReader,
         pending: Option<Promise>,
@@ -127,6 +60,9 @@ extern "C" {
         step: &Function,
         idle: &Function,
         last_chunk_at: f64,
+        plain: bool,
+        held: Option<Uint8Array>,
+        with_every_step: bool,
     ) -> Promise;
 
     /// Reads on until the body ends: at most `reads` reads, each within `read_ms`.
@@ -166,28 +102,38 @@ pub async fn relay_middle(
     writer: &web_sys::WritableStreamDefaultWriter,
 ) -> Option<(RelayState, BodyReader, MiddleEnd)> {
     let (idle_ms, last_chunk_ms) = (state.read_timeout_ms(), state.last_chunk_ms());
+    let mut state = state;
+    let plain = state.plain_middle();
     let shared = Rc::new(RefCell::new(Stepping {
         state: Some(state),
         finished: None,
         quiet: None,
     }));
     let inner = shared.clone();
-    let step = Closure::<dyn FnMut(Uint8Array) -> JsValue>::new(move |chunk: Uint8Array| {
-        let mut s = inner.borrow_mut();
-        let Some(state) = s.state.as_mut() else {
-            return JsValue::NULL;
-        };
-        let bytes = chunk.to_vec();
-        let (out, end) = state.on_chunk(bytes.clone());
-        match end {
-            Some(end) => {
-                s.finished = Some((out, end));
-                JsValue::NULL
+    let step = Closure::<dyn FnMut(Option<Uint8Array>, Option<Uint8Array>) -> JsValue>::new(
+        move |chunk: Option<Uint8Array>, passed: Option<Uint8Array>| {
+            let mut s = inner.borrow_mut();
+            let Some(state) = s.state.as_mut() else {
+                return JsValue::NULL;
+            };
+            if let Some(passed) = passed {
+                state.absorb(passed.to_vec());
             }
-            None if out == bytes => JsValue::UNDEFINED,
-            None => Uint8Array::from(&out[..]).into(),
-        }
-    });
+            let Some(chunk) = chunk else {
+                return JsValue::UNDEFINED;
+            };
+            let bytes = chunk.to_vec();
+            let (out, end) = state.on_chunk(bytes.clone());
+            match end {
+                Some(end) => {
+                    s.finished = Some((out, end));
+                    JsValue::NULL
+                }
+                None if out == bytes => JsValue::UNDEFINED,
+                None => Uint8Array::from(&out[..]).into(),
+            }
+        },
+    );
     // The timer's question: how long the side waited on has left (ms), or 0 once its silence
     // ended the stream (the core says whose it was).
     let inner = shared.clone();
@@ -215,14 +161,28 @@ pub async fn relay_middle(
         step.as_ref().unchecked_ref(),
         idle.as_ref().unchecked_ref(),
         last_chunk_ms as f64,
+        plain.is_some(),
+        plain
+            .as_ref()
+            .filter(|p| !p.held.is_empty())
+            .map(|p| Uint8Array::from(&p.held[..])),
+        plain.is_some_and(|p| p.with_every_step),
     ))
     .await;
     drop((step, idle));
     let mut s = shared.borrow_mut();
-    let state = s.state.take()?;
+    let mut state = s.state.take()?;
     let (end, pending) = match middle {
         Ok(m) => {
             let m: Middle = m.unchecked_into();
+            // What the pump passed, or had begun to read, goes back to the relay before the end
+            // is judged: the events only when the end may still need them.
+            if let Some(passed) = m.batch().filter(|_| state.needs_passed()) {
+                state.absorb(passed.to_vec());
+            }
+            if let Some(held) = m.held() {
+                state.hold(held.to_vec());
+            }
             let end = match (m.kind(), s.finished.take(), s.quiet.take()) {
                 (0, Some((bytes, end)), _) => MiddleEnd::Finished(bytes, end),
                 (1, _, _) => MiddleEnd::Ended,

@@ -23,10 +23,10 @@ use super::stream_capture::StreamCapture;
 use super::stream_response::{StreamOwner, StreamUsageOwner};
 use super::usage_sink::StreamHandOff;
 use crate::config::CatalogModel;
-use crate::providers::StreamDecoder;
 use crate::request::stream_life::{bill, late_bill, Bill, Life, Owed};
+use crate::request::upstream_events::{PlainMiddle, UpstreamEvents};
 use crate::routing::stats::model_stats::Sample;
-use crate::stream::{Relay, RelayStep, StreamEnd};
+use crate::stream::{RelayStep, StreamEnd};
 use crate::surfaces::Encoder;
 use crate::usage::{PendingUsage, UsageRecord};
 use futures::channel::oneshot;
@@ -37,12 +37,11 @@ use worker::AbortController;
 const LATE_USAGE_MS: u64 = 2_000;
 const LATE_USAGE_BYTES: usize = 256 * 1024;
 
-/// The upstream side of a stream: the relay that meters it, the decoder that puts it in chat (or
-/// marked native) events, and the rest of its body once the relay's pump has handed it back.
+/// The upstream side of a stream: its events as the relay reads them, and the rest of its body
+/// once the relay's pump has handed it back.
 pub(super) struct UpstreamSide {
     pub rest: Option<BodyReader>,
-    pub relay: Relay,
-    pub decoder: StreamDecoder,
+    pub events: UpstreamEvents,
 }
 
 /// What one step of the relay gives: bytes for the caller, and the stream's end if it came.
@@ -110,17 +109,17 @@ impl RelayState {
     /// One chunk of the upstream body.
     pub fn on_chunk(&mut self, chunk: Vec<u8>) -> Relayed {
         self.last_chunk_ms = now_ms();
-        self.step(|up| up.relay.on_chunk(&up.decoder.decode(chunk)))
+        self.step(|up| up.events.on_chunk(chunk))
     }
 
     /// The upstream body ended.
     pub fn on_end(&mut self) -> Relayed {
-        self.step(|up| up.relay.on_end())
+        self.step(|up| up.events.on_end())
     }
 
     /// The upstream read failed, or no chunk came in time.
     pub fn on_failure(&mut self, detail: String) -> Relayed {
-        self.step(|up| up.relay.on_failure(detail))
+        self.step(|up| up.events.on_failure(detail))
     }
 
     fn step(&mut self, f: impl FnOnce(&mut UpstreamSide) -> RelayStep) -> Relayed {
@@ -136,6 +135,39 @@ impl RelayState {
                 self.over = true;
                 (self.relayed(bytes), Some(end))
             }
+        }
+    }
+
+    /// When the upstream's shape is the caller's and nothing re-encodes it, the pump may pass
+    /// whole plain events as sent (`stream_pump.js`): then the part-read event the relay holds
+    /// goes to the pump, which asks the relay only about events that may need it.
+    pub fn plain_middle(&mut self) -> Option<PlainMiddle> {
+        let (plain, capturing) = (self.encoder.passes_plain_events(), self.capture.is_some());
+        let up = self.upstream.as_mut().filter(|_| !self.over)?;
+        up.events.plain_middle(plain, capturing)
+    }
+
+    /// Events the pump passed to the caller as sent: metered, and copied for the cache.
+    pub fn absorb(&mut self, passed: Vec<u8>) {
+        if let Some(up) = self.upstream.as_mut() {
+            up.events.meter(&passed);
+        }
+        if let Some(c) = self.capture.as_mut() {
+            c.push(&passed);
+        }
+    }
+
+    /// Whether the stream's end still needs the events the pump passed: for the cache's copy,
+    /// or for an estimate while the usage has not come.
+    pub fn needs_passed(&self) -> bool {
+        let capturing = self.capture.is_some();
+        (self.upstream.as_ref()).is_some_and(|up| up.events.needs_passed(capturing))
+    }
+
+    /// The event the pump had begun to read: the relay's again, for a late read to go on from.
+    pub fn hold(&mut self, part: Vec<u8>) {
+        if let Some(up) = self.upstream.as_mut() {
+            up.events.hold(part);
         }
     }
 
@@ -156,7 +188,7 @@ impl RelayState {
         let owed = guard.end(end)?;
         if let (true, Some(up)) = (owed.store_copy, self.upstream.as_ref()) {
             if let Some(capture) = self.capture.take() {
-                capture.completed(up.relay.tokens());
+                capture.completed(up.events.tokens());
             }
         }
         Some((guard, owed))
@@ -178,7 +210,7 @@ impl Drop for RelayState {
         };
         // The guard is still here only when the stream never ended.
         let life = self.guard.as_ref().map_or(Life::Ended, |g| g.life);
-        let usage = up.relay.usage().final_tokens(u.prompt_estimate);
+        let usage = up.events.relay().usage().final_tokens(u.prompt_estimate);
         match (
             bill(life, &u.pending, &u.model, usage, now_ms()),
             self.late.take(),
@@ -225,7 +257,7 @@ impl LateUsage {
         let mut read = 0usize;
         let up = &mut self.upstream;
         if let Some(mut reader) = up.rest.take() {
-            while !up.relay.usage().complete() && read < LATE_USAGE_BYTES {
+            while up.events.awaits_usage() && read < LATE_USAGE_BYTES {
                 let left = until.saturating_sub(now_ms());
                 if left == 0 {
                     break;
@@ -234,7 +266,7 @@ impl LateUsage {
                     break;
                 };
                 read = read.saturating_add(bytes.len());
-                if let RelayStep::Finish { .. } = up.relay.on_chunk(&up.decoder.decode(bytes)) {
+                if let RelayStep::Finish { .. } = up.events.on_chunk(bytes) {
                     break;
                 }
             }
@@ -242,7 +274,7 @@ impl LateUsage {
         if let Some(c) = self.controller.take() {
             c.abort();
         }
-        let usage = up.relay.usage().final_tokens(0);
+        let usage = up.events.relay().usage().final_tokens(0);
         if let Some(record) = late_bill(&self.pending, &self.model, &self.estimate, usage) {
             self.hand_off.send(record);
         }

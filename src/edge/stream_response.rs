@@ -20,6 +20,7 @@ use super::upstream::StreamStart;
 use super::usage_sink::StreamHandOff;
 use crate::cascade::OwedReport;
 use crate::config::{CatalogModel, TenantId};
+use crate::request::upstream_events::UpstreamEvents;
 use crate::stream::StreamEnd;
 use crate::usage::PendingUsage;
 use futures::channel::oneshot;
@@ -93,8 +94,7 @@ pub fn body(
     let state = RelayState::new(RelayParts {
         upstream: UpstreamSide {
             rest: None,
-            relay: start.relay,
-            decoder: start.decoder,
+            events: UpstreamEvents::new(start.decoder, start.relay),
         },
         encoder: start.encoder,
         read_timeout_ms: start.read_timeout_ms,

@@ -123,6 +123,21 @@ impl StreamDecoder {
         Self::AnthropicNative(Box::default())
     }
 
+    /// Whether whole events pass through untouched (OpenAI's chat events; Anthropic's to a
+    /// Messages caller, but for the marker after `message_stop`).
+    pub fn passes_through(&self) -> bool {
+        matches!(self, Self::Openai | Self::AnthropicNative(_))
+    }
+
+    /// The part-read event this decoder holds, taken out (whoever reads on holds it now); empty
+    /// for a decoder that holds none.
+    pub fn take_pending(&mut self) -> Vec<u8> {
+        match self {
+            Self::AnthropicNative(d) => d.take_pending(),
+            Self::Openai | Self::Anthropic(_) => Vec::new(),
+        }
+    }
+
     pub fn decode(&mut self, chunk: Vec<u8>) -> Vec<u8> {
         match self {
             Self::Openai => chunk,

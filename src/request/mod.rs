@@ -18,7 +18,9 @@ pub mod read;
 pub mod reply;
 pub mod resolve;
 pub mod scope;
+pub mod stream_copy;
 pub mod stream_life;
+pub mod upstream_events;
 
 #[cfg(test)]
 mod fakes;

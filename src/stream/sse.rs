@@ -63,6 +63,13 @@ impl SseParser {
         Ok(events)
     }
 
+    /// The bytes of an event not yet complete, taken out; the parser starts afresh.
+    pub fn take_pending(&mut self) -> Vec<u8> {
+        self.scanned = 0;
+        self.line_start = 0;
+        std::mem::take(&mut self.buf)
+    }
+
     /// Bytes of an event not yet complete.
     pub fn pending(&self) -> usize {
         self.buf.len()

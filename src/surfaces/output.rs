@@ -28,6 +28,12 @@ impl Encoder {
         Self::Responses(Box::default())
     }
 
+    /// Whether whole plain events go to the caller as they are (the native Messages filter
+    /// changes only the end marker and an error event).
+    pub fn passes_plain_events(&self) -> bool {
+        matches!(self, Self::Identity | Self::MessagesNative(_))
+    }
+
     pub fn push(&mut self, bytes: Vec<u8>) -> Vec<u8> {
         match self {
             Self::Identity => bytes,

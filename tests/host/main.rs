@@ -15,4 +15,5 @@ mod properties;
 mod request;
 mod routing;
 mod scheduled;
+mod stream;
 mod surfaces;

@@ -16,6 +16,11 @@ pub struct NativeDecoder {
 }
 
 impl NativeDecoder {
+    /// The part-read event, taken out; the parser starts afresh.
+    pub fn take_pending(&mut self) -> Vec<u8> {
+        self.parser.take_pending()
+    }
+
     pub fn push(&mut self, chunk: &[u8]) -> Vec<u8> {
         let Ok(events) = self.parser.push(chunk) else {
             return anthropic_event("api_error", "event too large");

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 /// Lines of `src/edge/`, the wasm adapter layer no host test reaches: rules that live there are
 /// rules no host test can state, so it may only shrink.
-const EDGE_LINES_CEILING: usize = 7_763;
+const EDGE_LINES_CEILING: usize = 7_740;
 /// The longest a Rust file of `src/` or `tests/` may be.
 const FILE_LINES_CEILING: usize = 400;
 
