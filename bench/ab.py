@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from changes import CELLS, LONG_WORDS, measure_effects, median  # noqa: E402
+from changes import CELLS, LONG_ANSWERS, measure_effects, median  # noqa: E402
 from processes import ROOT, WORK, run, stop_all  # noqa: E402
 from run import FLOOR_SCRIPT  # noqa: E402
 from systems import GATEWAY_VARS, setup_gateway, start_mock, start_workerd  # noqa: E402
@@ -40,7 +40,7 @@ def main():
             run("worker-build --release", cwd=ROOT / "bench/floor", env=env)
         run(["cargo", "build", "--release", "--quiet", "--bin", "loadgen", "--bin", "mock-provider"])
         mock0, mock50, mockfail = start_mock(0), start_mock(50), start_mock(0, status=503)
-        mock_long = start_mock(0, words=LONG_WORDS)
+        mock_long = {t: start_mock(0, words=n) for t, n in LONG_ANSWERS.items()}
         systems = {}
         for name, d in builds.items():
             # DIR@discard: the harness drops the worker's console output instead of relaying it.
@@ -50,7 +50,7 @@ def main():
             url = start_workerd(f"ab-{name}", script, [], GATEWAY_VARS, harness_env=env)
             systems[name] = (url, setup_gateway(url, mock0, mock50, mockfail, mock_long))
         floors = {}
-        for tag, port in (("short", mock0), ("long", mock_long)):
+        for tag, port in (("short", mock0), *mock_long.items()):
             floors[tag] = start_workerd(f"ab-floor-{tag}", FLOOR_SCRIPT, ["--bare"],
                                         {"UPSTREAM_URL": f"http://127.0.0.1:{port}/v1/chat/completions"})
         systems["floor"] = (floors, None)

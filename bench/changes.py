@@ -76,14 +76,14 @@ def build_changes():
 
 
 # The cells each change is measured in, 0 ms upstream: (label, streamed, concurrency, tenant). The
-# long answer streams LONG_WORDS events, where the relay's cost per chunk shows.
-LONG_WORDS = 200
+# long answers' tenants stream this many events each, where the relay's cost per chunk shows.
+LONG_ANSWERS = {"long0": 200, "long1000": 1000}
 CELLS = (
     ("non-streamed c=1", False, 1, "bench0"),
     ("non-streamed c=16", False, 16, "bench0"),
     ("streamed c=1", True, 1, "bench0"),
     ("streamed c=16", True, 16, "bench0"),
-    (f"streamed c=16, {LONG_WORDS}-event answer", True, 16, "long0"),
+    *((f"streamed c=16, {n}-event answer", True, 16, t) for t, n in LONG_ANSWERS.items()),
 )
 ROUNDS = 3
 
@@ -99,7 +99,7 @@ def measure_effects(args, systems, cells=CELLS, rounds=ROUNDS):
             for name in rotated(names, r):
                 url, keys = systems[name]
                 if keys is None:
-                    target, headers = url["long" if tenant == "long0" else "short"], {}
+                    target, headers = url.get(tenant, url["short"]), {}
                 else:
                     target, headers = url, {"authorization": f"Bearer {keys[tenant]}"}
                 body = {"model": "m1" if keys is None else "bench",

@@ -4,9 +4,10 @@
 Builds the worker as `make build` does but keeps the wasm name section (wasm-opt -g), runs it on
 workerd through the Miniflare API with the inspector open, puts the bench's load on it (the
 default tenant, a two-candidate chain on a 0 ms mock, `loadgen`), and records a CPU profile of the
-isolate through the DevTools protocol (bench/cpuprofile.mjs) while the load runs. Non-streamed
-and streamed each get a profile under target/profile/ (open them in Chrome DevTools' Performance
-panel), and this prints, per profile:
+isolate through the DevTools protocol (bench/cpuprofile.mjs) while the load runs. Non-streamed,
+streamed and cached (the response cache on, every request after the first a hit) each get a
+profile under target/profile/ (open them in Chrome DevTools' Performance panel), and this prints,
+per profile:
   - the top 15 functions by self time, wasm functions included;
   - the cost per request split by what the request path is doing (bench/profile_split.py);
   - the boundary crossings per request by import, counted on an instrumented copy of the build
@@ -84,7 +85,7 @@ def build_with_names():
     subprocess.run(["cargo", "build", "--release", "--quiet", "--bin", "loadgen", "--bin", "mock-provider"], cwd=ROOT, check=True)
 
 
-def setup_tenant(url, mock):
+def setup_tenant(url, mock, tenant="prof", settings=None):
     auth = {"authorization": f"Bearer {ADMIN}"}
 
     def admin(method, path, body=None):
@@ -93,13 +94,24 @@ def setup_tenant(url, mock):
         return json.loads(text or b"{}")
 
     # As bench/run.py's `bench0`: two models on one provider with two keys, a two-candidate chain.
-    admin("POST", "/admin/v1/tenants", {"id": "prof", "name": "prof"})
-    admin("PUT", "/admin/v1/tenants/prof/providers/mock",
+    admin("POST", "/admin/v1/tenants", {"id": tenant, "name": tenant})
+    if settings:
+        admin("PUT", f"/admin/v1/tenants/{tenant}/settings", settings)
+    admin("PUT", f"/admin/v1/tenants/{tenant}/providers/mock",
           {"kind": "openai", "base_url": f"http://127.0.0.1:{mock}/v1", "keys": ["sk-a-1", "sk-a-2"], "key_strategy": "round_robin"})
     for m in ("m1", "m2"):
-        admin("PUT", f"/admin/v1/tenants/prof/models/{m}", {"provider": "mock", "context_window": 128000, "input_price_per_mtok": 1})
-    admin("PUT", "/admin/v1/tenants/prof/routing-rules", {"match": "bench", "chain": ["m1", "m2"]})
-    return admin("POST", "/admin/v1/tenants/prof/api-keys")["key"]
+        admin("PUT", f"/admin/v1/tenants/{tenant}/models/{m}", {"provider": "mock", "context_window": 128000, "input_price_per_mtok": 1})
+    admin("PUT", f"/admin/v1/tenants/{tenant}/routing-rules", {"match": "bench", "chain": ["m1", "m2"]})
+    return admin("POST", f"/admin/v1/tenants/{tenant}/api-keys")["key"]
+
+
+# What is profiled: (name, streamed, the tenant's settings). "cached" has the response cache on and
+# asks the same thing every time, so all but its first request are hits.
+PHASES = (("non-streamed", False, None), ("streamed", True, None), ("cached", False, {"cache": {"ttl_s": 3600}}))
+
+
+def setup_tenants(url, mock):
+    return {name: setup_tenant(url, mock, f"prof-{i}", settings) for i, (name, _, settings) in enumerate(PHASES)}
 
 
 def loadgen(url, key, stream, concurrency, seconds, warmup=0.5):
@@ -109,8 +121,7 @@ def loadgen(url, key, stream, concurrency, seconds, warmup=0.5):
     return json.loads(subprocess.run(list(map(str, cmd)), capture_output=True, text=True, check=True).stdout)
 
 
-def profile_one(url, inspector, key, stream, args):
-    name = "streamed" if stream else "non-streamed"
+def profile_one(url, inspector, key, name, stream, args):
     loadgen(url, key, stream, args.concurrency, 2)  # warm the isolate and its caches first
     out = OUT / f"cognigate-{name}.cpuprofile"
     rec = subprocess.Popen(["node", str(ROOT / "bench/cpuprofile.mjs"), "--port", str(inspector), "--seconds", str(args.seconds + 0.5),
@@ -139,11 +150,10 @@ def count_crossings(profiled_cmd, mport):
     del cmd[i:i + 2]
     gw = start(cmd, "gateway-crossings", stdout=subprocess.PIPE, env={"CG_HARNESS_LOG": "warn"})
     url = json.loads(gw.stdout.readline())["url"].rstrip("/")
-    key = setup_tenant(url, mport)
+    keys = setup_tenants(url, mport)
     tables = []
-    for stream in (False, True):
-        name = "streamed" if stream else "non-streamed"
-        tables.append(crossings.table(name, crossings.per_request(http, url, key, stream)))
+    for name, stream, _ in PHASES:
+        tables.append(crossings.table(name, crossings.per_request(http, url, keys[name], stream)))
     log("counted the boundary crossings per request")
     return tables
 
@@ -170,10 +180,10 @@ def main():
         # As the bench runs it: warn-level harness log; the worker's own lines relayed to a file.
         gw = start(cmd, "gateway", stdout=subprocess.PIPE, env={"CG_HARNESS_LOG": "warn"})
         url = json.loads(gw.stdout.readline())["url"].rstrip("/")
-        key = setup_tenant(url, mport)
+        keys = setup_tenants(url, mport)
         report = []
-        for stream in (False, True):
-            name, prof, requests, r = profile_one(url, inspector, key, stream, args)
+        for name, stream, _ in PHASES:
+            name, prof, requests, r = profile_one(url, inspector, keys[name], name, stream, args)
             report.append(summarize(name, prof, requests, r, args.concurrency))
         report += count_crossings(cmd, mport)
         report.append(cold_compile.report(OUT / "build"))

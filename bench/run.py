@@ -30,7 +30,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from changes import LONG_WORDS, build_changes, measure_effects  # noqa: E402
+from changes import LONG_ANSWERS, build_changes, measure_effects  # noqa: E402
 from cold import FLOOR_SCRIPT, measure_cold  # noqa: E402
 from measure import counters, measure_matrix, measure_special, routing_bench, wasm_size  # noqa: E402
 from processes import ROOT, WORK, log, run, stop_all  # noqa: E402
@@ -83,7 +83,7 @@ def main():
     try:
         build(args, sel)
         ports = {0: start_mock(0), 50: start_mock(50)}
-        long_port = start_mock(0, words=LONG_WORDS) if sel.wants("changes") else None
+        long_ports = {t: start_mock(0, words=n) for t, n in LONG_ANSWERS.items()} if sel.wants("changes") else {}
         mockfail = start_mock(0, status=503)
         gateways = sel.gateways()
         configs = {
@@ -103,16 +103,16 @@ def main():
         urls = {name: start_workerd(name, script, [], {**GATEWAY_VARS, **extra})
                 for name, (script, extra) in configs.items() if name in gateways}
         floors = {f"floor{lat}": ports[lat] for lat in sel.latencies} if sel.wants("floor") else {}
-        if long_port:
-            floors |= {"floor0": ports[0], "floorlong": long_port}
+        if long_ports:
+            floors |= {"floor0": ports[0]} | {f"floor-{t}": p for t, p in long_ports.items()}
         for name, port in floors.items():
             urls[name] = start_workerd(name, FLOOR_SCRIPT, ["--bare"],
                                        {"UPSTREAM_URL": f"http://127.0.0.1:{port}/v1/chat/completions"})
-        keys = setup_gateway(urls["gateway"], ports[0], ports[50], mockfail, long_port) if "gateway" in urls else {}
+        keys = setup_gateway(urls["gateway"], ports[0], ports[50], mockfail, long_ports) if "gateway" in urls else {}
         for gw in ("strict", "rtt20", "strict-rtt20", "noopt"):
             if f"gateway-{gw}" in urls:
                 keys[gw] = setup_gateway(urls[f"gateway-{gw}"], ports[0], ports[50], mockfail)
-        change_keys = {name: setup_gateway(urls[f"gateway-{name}"], ports[0], ports[50], mockfail, long_port) for name in changes}
+        change_keys = {name: setup_gateway(urls[f"gateway-{name}"], ports[0], ports[50], mockfail, long_ports) for name in changes}
         peers = {}
         if not args.skip_peers:
             for name, starter in (("litellm", lambda: start_litellm(ports[0], ports[50])), ("portkey", lambda: start_portkey(ports[0]))):
@@ -126,8 +126,9 @@ def main():
                     log(f"skipping {name}: {why}")
         results = measure_matrix(args, sel, ports, urls, keys, peers) if sel.matrix() else []
         effects = {}
-        if long_port:
-            effect_systems = {"floor": ({"short": urls["floor0"], "long": urls["floorlong"]}, None)}
+        if long_ports:
+            floor_urls = {"short": urls["floor0"]} | {t: urls[f"floor-{t}"] for t in long_ports}
+            effect_systems = {"floor": (floor_urls, None)}
             effect_systems |= {name: (urls[f"gateway-{name}"], change_keys[name]) for name in changes}
             effect_systems["cognigate"] = (urls["gateway"], keys)
             effects = measure_effects(args, effect_systems)

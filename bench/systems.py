@@ -65,6 +65,7 @@ def start_workerd(name, script, extra_args, env_vars, keep_state=False, harness_
 
 
 def setup_gateway(url, mock0, mock50, mockfail, mock_long=None):
+    """`mock_long`: tenant -> the port of a mock whose answers stream many events (bench/changes.py)."""
     a = {"authorization": f"Bearer {ADMIN}"}
     keys = {}
 
@@ -80,8 +81,8 @@ def setup_gateway(url, mock0, mock50, mockfail, mock_long=None):
     def model(t, mid, prov):
         admin("PUT", f"/admin/v1/tenants/{t}/models/{mid}", {"provider": prov, "context_window": 128000, "input_price_per_mtok": 1})
 
-    # long0 (bench/changes.py): the same catalog on a mock whose answers stream many events.
-    tenants = (("bench0", mock0), ("bench50", mock50)) + ((("long0", mock_long),) if mock_long else ())
+    # The long answers' tenants: the same catalog on mocks whose answers stream many events.
+    tenants = (("bench0", mock0), ("bench50", mock50)) + tuple((mock_long or {}).items())
     for t, port in tenants:
         admin("POST", "/admin/v1/tenants", {"id": t, "name": t})
         provider(t, "mock", port)
