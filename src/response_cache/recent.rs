@@ -10,7 +10,7 @@
 //!   dropped is read from it again.
 
 use super::stored::StoredMeta;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::rc::Rc;
 
 /// Bytes of answers the isolate keeps copies of, at most.
@@ -21,7 +21,7 @@ pub const MAX_COPY_BYTES: usize = 256 << 10;
 struct Kept {
     meta: StoredMeta,
     body: Rc<[u8]>,
-    /// When it was last used, in this table's own count of uses (its place in `order`).
+    /// When it was last used, in this table's own count of uses.
     used: u64,
 }
 
@@ -30,8 +30,6 @@ pub struct RecentEntries {
     bytes: usize,
     uses: u64,
     copies: HashMap<String, Kept>,
-    /// Keys by their last use, oldest first.
-    order: BTreeMap<u64, String>,
 }
 
 impl Default for RecentEntries {
@@ -47,7 +45,6 @@ impl RecentEntries {
             bytes: 0,
             uses: 0,
             copies: HashMap::new(),
-            order: BTreeMap::new(),
         }
     }
 
@@ -59,11 +56,8 @@ impl RecentEntries {
             return None;
         }
         self.uses += 1;
-        let uses = self.uses;
         let copy = self.copies.get_mut(key)?;
-        self.order.remove(&copy.used);
-        copy.used = uses;
-        self.order.insert(uses, key.to_owned());
+        copy.used = self.uses;
         Some((copy.meta.clone(), copy.body.clone()))
     }
 
@@ -73,17 +67,16 @@ impl RecentEntries {
         if body.len() > MAX_COPY_BYTES || body.len() > self.capacity {
             return;
         }
+        // Evictions come only with a miss's store, beside which a scan of the copies is small.
         while self.bytes + body.len() > self.capacity {
-            let Some((_, oldest)) = self.order.pop_first() else {
+            let oldest = self.copies.iter().min_by_key(|(_, c)| c.used);
+            let Some(oldest) = oldest.map(|(k, _)| k.clone()) else {
                 break;
             };
-            if let Some(gone) = self.copies.remove(&oldest) {
-                self.bytes -= gone.body.len();
-            }
+            self.remove(&oldest);
         }
         self.uses += 1;
         self.bytes += body.len();
-        self.order.insert(self.uses, key.to_owned());
         let used = self.uses;
         self.copies
             .insert(key.to_owned(), Kept { meta, body, used });
@@ -91,7 +84,6 @@ impl RecentEntries {
 
     fn remove(&mut self, key: &str) {
         if let Some(gone) = self.copies.remove(key) {
-            self.order.remove(&gone.used);
             self.bytes -= gone.body.len();
         }
     }
