@@ -150,9 +150,9 @@ export function relay_chunks(reader, pending, writer, step, idle, lastChunkAt, p
       since = Date.now();
       writer.write(out).then(next, gone);
     };
-    // The relay's word on `chunk`: written, or the end.
-    const relayed = (chunk) => {
-      const out = step(chunk, batch.take());
+    // The relay's word on `chunk`, after the passed events it is handed: written, or the end.
+    const relayed = (chunk, passed) => {
+      const out = step(chunk, passed);
       if (out === null) return finish(0);
       write(out === undefined ? chunk : out);
     };
@@ -162,17 +162,12 @@ export function relay_chunks(reader, pending, writer, step, idle, lastChunkAt, p
       const end = plainEnd(data);
       if (end < 0 || (end === 0 && data.length > HELD_MAX)) {
         plain = false;
-        return relayed(data);
+        return relayed(data, batch.take());
       }
       if (end < data.length) held = data.slice(end);
       if (end === 0) return next();
       const seg = end === data.length ? data : data.subarray(0, end);
-      if (needsRelay(seg)) {
-        if (withEveryStep) return relayed(seg);
-        const out = step(seg, undefined);
-        if (out === null) return finish(0);
-        return write(out === undefined ? seg : out);
-      }
+      if (needsRelay(seg)) return relayed(seg, withEveryStep ? batch.take() : undefined);
       batch.keep(seg);
       if (batch.length > BATCH_MAX) step(undefined, batch.take());
       write(seg);
@@ -184,7 +179,7 @@ export function relay_chunks(reader, pending, writer, step, idle, lastChunkAt, p
       const chunk = r.value;
       if (!(chunk instanceof Uint8Array)) return finish(2, "the body gave a chunk that is not bytes");
       if (plain) onPlain(chunk);
-      else relayed(chunk);
+      else relayed(chunk, batch.take());
     };
     const onFail = (e) => {
       if (over) return;

@@ -149,11 +149,11 @@ impl RelayState {
 
     /// Events the pump passed to the caller as sent: metered, and copied for the cache.
     pub fn absorb(&mut self, passed: Vec<u8>) {
-        if let Some(up) = self.upstream.as_mut() {
-            up.events.meter(&passed);
-        }
         if let Some(c) = self.capture.as_mut() {
             c.push(&passed);
+        }
+        if let Some(up) = self.upstream.as_mut() {
+            up.events.read_passed(passed);
         }
     }
 
@@ -167,7 +167,7 @@ impl RelayState {
     /// The event the pump had begun to read: the relay's again, for a late read to go on from.
     pub fn hold(&mut self, part: Vec<u8>) {
         if let Some(up) = self.upstream.as_mut() {
-            up.events.hold(part);
+            up.events.read_passed(part);
         }
     }
 

@@ -2,8 +2,9 @@
 //! bytes in chat (or marked native) events, then the relay frames, meters and ends them.
 //!
 //! When whole events pass through the decoder untouched, the runtime may write plain events as
-//! they came and hand them over later (`meter`): only the first parser on the way ever holds a
-//! part-read event, so `take_pending` and `hold` move exactly that one between the two.
+//! they came and hand them over later (`read_passed`): only the first parser on the way ever
+//! holds a part-read event, so `take_pending` and `read_passed` move exactly that one between
+//! the two.
 
 use crate::providers::StreamDecoder;
 use crate::stream::{Relay, RelayStep};
@@ -66,14 +67,11 @@ impl UpstreamEvents {
         held
     }
 
-    /// A part-read event handed back, to be read on from.
-    pub fn hold(&mut self, part: Vec<u8>) {
-        let _ = self.on_chunk(part);
-    }
-
-    /// Whole plain events the runtime passed as sent: metered as if relayed.
-    pub fn meter(&mut self, passed: &[u8]) {
-        self.relay.meter(passed);
+    /// Bytes the runtime already dealt with: whole plain events it passed as sent, or the
+    /// part-read event it hands back. They are read as any chunk is (so metered the same way),
+    /// and nothing of them is forwarded again.
+    pub fn read_passed(&mut self, bytes: Vec<u8>) {
+        let _ = self.on_chunk(bytes);
     }
 
     /// Whether the stream's final usage has not come yet.

@@ -22,7 +22,7 @@ fn a_part_read_event_moved_out_and_back_loses_no_byte() {
     relayed.on_chunk(head.as_bytes().to_vec());
     let held = relayed.take_pending();
     assert_eq!(held, head.as_bytes(), "the decoder's part-read event");
-    relayed.hold(held);
+    relayed.read_passed(held);
     let RelayStep::Forward(out) = relayed.on_chunk(tail.as_bytes().to_vec()) else {
         panic!("the event goes on");
     };
@@ -37,7 +37,7 @@ fn plain_events_passed_by_the_runtime_meter_as_the_relayed_ones_do() {
     relayed.on_chunk(format!("{start}{delta}").into_bytes());
     let mut passed = native();
     passed.on_chunk(start.as_bytes().to_vec());
-    passed.meter(delta.as_bytes());
+    passed.read_passed(delta.as_bytes().to_vec());
     assert!(
         passed.needs_passed(false),
         "no message_delta yet: an estimate may need them"
