@@ -107,7 +107,9 @@ impl SseParser {
 fn parse_event(raw: Vec<u8>) -> Event {
     let text = String::from_utf8_lossy(&raw);
     let mut name = None;
-    let mut data: Vec<&str> = Vec::new();
+    // The data lines joined with '\n', built in place: one allocation for the usual one line.
+    let mut data = String::new();
+    let mut lines = 0usize;
     for line in text.split(['\n', '\r']).filter(|l| !l.is_empty()) {
         if line.starts_with(':') {
             continue;
@@ -117,12 +119,17 @@ fn parse_event(raw: Vec<u8>) -> Event {
             None => (line, ""),
         };
         match field {
-            "data" => data.push(value),
+            "data" => {
+                if lines > 0 {
+                    data.push('\n');
+                }
+                data.push_str(value);
+                lines += 1;
+            }
             "event" => name = Some(value.to_owned()),
             _ => {}
         }
     }
-    let data = data.join("\n");
     let kind = classify(name.as_deref(), &data);
     Event {
         kind,
