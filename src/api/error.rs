@@ -52,6 +52,8 @@ pub enum ErrorKind {
     UnknownChain,
     /// `X-CogniGate-Pin-Provider` naming a provider the tenant does not have.
     UnknownProvider,
+    /// `X-CogniGate-Pin-Platform` naming no platform.
+    UnknownPlatform,
     /// The key's `models` does not list the requested name.
     ModelNotAllowed,
     /// The key's budget for the current period is spent.
@@ -95,6 +97,7 @@ impl ErrorKind {
             Self::NoCandidates => (503, Api, "no_candidates"),
             Self::UnknownChain => (400, Bad, "unknown_chain"),
             Self::UnknownProvider => (400, Bad, "unknown_provider"),
+            Self::UnknownPlatform => (400, Bad, "unknown_platform"),
             Self::ModelNotAllowed => (403, ErrorType::PermissionError, "model_not_allowed"),
             Self::BudgetExceeded => (402, Quota, "budget_exceeded"),
             Self::TenantBudgetExceeded => (402, Quota, "tenant_budget_exceeded"),

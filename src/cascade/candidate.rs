@@ -38,7 +38,7 @@ impl<S: RoutingState, U: Upstream, C: Clock> Cascade<'_, S, U, C> {
         // Before admission (`precheck`): a candidate the request itself rules out (a surface its
         // family cannot serve, a prompt its window cannot hold) costs no call and takes no probe.
         let check = Check {
-            supported: self.upstream.supports(candidate.provider.kind),
+            supported: self.upstream.supports(candidate.provider),
             fit: self.upstream.fit(candidate.model),
             admission: None,
             parked_until: None,

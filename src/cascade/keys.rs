@@ -1,10 +1,10 @@
 //! Key rotation inside one try of one candidate: a 429 or 401/403 moves to the next key of the
 //! same provider; only when the pool is used up does the try fail.
 
-use super::rate_limit_signals::park_for;
+use super::platform_status::{read_status, StatusAnswer};
 use super::{
-    classify_status, CandidateAttempt, CandidateEnd, Cascade, Clock, Failure, KeyTry, RoutingState,
-    StatusClass, Upstream, UpstreamReply,
+    CandidateAttempt, CandidateEnd, Cascade, Clock, Failure, KeyTry, RoutingState, StatusClass,
+    Upstream, UpstreamReply,
 };
 use crate::api::passthrough_error;
 use crate::config::KeyId;
@@ -62,13 +62,17 @@ impl<S: RoutingState, U: Upstream, C: Clock> Cascade<'_, S, U, C> {
                     text,
                 } => {
                     tried.status = Some(status);
-                    let verdict = classify_status(status);
                     let resilience = &candidate.provider.resilience;
                     let max = self.limits.max_park_ms;
+                    let answer = StatusAnswer {
+                        status,
+                        retry_after: retry_after.as_deref(),
+                        headers: &headers,
+                        text: &text,
+                    };
+                    let (verdict, parked) = read_status(candidate.provider, &answer, now, max);
                     let park_ms = match verdict {
-                        StatusClass::NextKey(Failure::RateLimit) => {
-                            park_for(resilience, retry_after.as_deref(), &headers, now, max)
-                        }
+                        StatusClass::NextKey(Failure::RateLimit) => parked,
                         // Benched credentials: a refused key sits out like a rate-limited one.
                         StatusClass::NextKey(Failure::Auth) => {
                             Some(resilience.auth_cooldown_ms.min(max)).filter(|ms| *ms > 0)

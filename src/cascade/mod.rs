@@ -10,6 +10,7 @@ pub mod classify;
 pub mod context_window;
 mod keys;
 pub mod owed_report;
+pub mod platform_status;
 pub mod precheck;
 pub mod rate_limit_signals;
 pub mod refusal;
@@ -19,9 +20,7 @@ mod samples;
 pub mod upstream_body;
 
 use crate::api::{ApiError, AttemptSummary, ErrorKind};
-use crate::config::{
-    BreakerSettings, CatalogModel, Provider, ProviderKey, ProviderKind, ProviderName,
-};
+use crate::config::{BreakerSettings, CatalogModel, Provider, ProviderKey, ProviderName};
 use crate::health::{AcquireRequest, Lease, ReportRequest};
 use crate::routing::Candidate;
 pub use candidate::acquire_request;
@@ -104,7 +103,7 @@ pub trait Upstream {
 
     /// Whether a provider of this family can serve the request's surface (embeddings on an
     /// Anthropic provider cannot). A port that holds no request (the host fakes) says yes.
-    fn supports(&self, _kind: ProviderKind) -> bool {
+    fn supports(&self, _provider: &Provider) -> bool {
         true
     }
 

@@ -7,11 +7,14 @@ use super::retry_after::park_window;
 use crate::config::{RateLimitSignal, Resilience};
 use serde::Deserialize;
 
-/// The response headers a signal may read: `x-ratelimit-reset-*` and `anthropic-ratelimit-*-reset`.
+/// The response headers a signal may read: `x-ratelimit-reset-*`, `anthropic-ratelimit-*-reset`
+/// and `retry-after-ms`.
 /// The edge keeps only these (names lowercased), so nothing else of a response is held.
 pub fn is_signal_header(name: &str) -> bool {
     let name = name.to_ascii_lowercase();
-    name.starts_with("x-ratelimit-reset-")
+    // Azure OpenAI's millisecond `Retry-After` (`platform_status`).
+    name == "retry-after-ms"
+        || name.starts_with("x-ratelimit-reset-")
         || (name.starts_with("anthropic-ratelimit-") && name.ends_with("-reset"))
 }
 

@@ -4,7 +4,10 @@
 use super::alias::{refuse_reserved, RankBy, Weights};
 use super::condition::When;
 use super::names::{AliasName, Capability, ModelId, ProviderName, RouteName, TenantId};
-use super::provider::{BaseUrl, KeyStrategy, NewKey, NewProvider, ProviderKey, ProviderKind};
+use super::provider::{
+    BaseUrl, Cloud, KeyStrategy, NewKey, NewProvider, Platform, ProviderKey, ProviderKind,
+    Publisher,
+};
 use super::response_cache::check_cache_ttl;
 use super::rule::check_cache_affinity;
 pub use super::settings_body::{validate_settings, BreakerReset};
@@ -101,6 +104,21 @@ pub struct ProviderBody {
     pub auth_cooldown_ms: Option<u64>,
     #[serde(default)]
     pub rpm: Option<u32>,
+    /// `azure_openai`: the `api-version` every call carries.
+    #[serde(default)]
+    pub api_version: Option<String>,
+    /// `bedrock` and `vertex`: the region (Vertex's location).
+    #[serde(default)]
+    pub region: Option<String>,
+    /// `vertex`: the Google Cloud project.
+    #[serde(default)]
+    pub project: Option<String>,
+    /// `vertex`: whose models it calls.
+    #[serde(default)]
+    pub publisher: Option<Publisher>,
+    /// Overrides the platform the kind and host imply.
+    #[serde(default)]
+    pub platform: Option<Platform>,
 }
 
 pub const MAX_KEYS: usize = 64;
@@ -114,9 +132,11 @@ impl ProviderBody {
             return Err(count_error());
         }
         let mut keys: Vec<NewKey> = Vec::with_capacity(self.keys.len());
-        for input in self.keys {
+        for (i, input) in self.keys.into_iter().enumerate() {
             let key = match input {
-                KeyInput::Literal(secret) => NewKey::Literal(ProviderKey::from_secret(secret)?),
+                KeyInput::Literal(secret) => {
+                    NewKey::Literal(ProviderKey::of_kind(self.kind, i, secret)?)
+                }
                 KeyInput::Secret { secret } => NewKey::secret(secret)?,
             };
             if keys.iter().any(|k| k.id() == key.id()) {
@@ -129,9 +149,18 @@ impl ProviderBody {
         if !(1..=600_000).contains(&timeout_ms) {
             return Err(ConfigError::invalid("timeout_ms", "must be 1 to 600000"));
         }
+        let cloud = Cloud {
+            api_version: self.api_version,
+            region: self.region,
+            project: self.project,
+            publisher: self.publisher,
+            platform: self.platform,
+        }
+        .validate(self.kind)?;
         Ok(NewProvider {
             name,
             kind: self.kind,
+            cloud,
             base_url: self.base_url,
             keys,
             key_strategy: self.key_strategy,

@@ -8,6 +8,8 @@ pub mod base_url;
 pub mod caller_key;
 pub mod capabilities;
 pub mod chain_entry;
+pub mod cloud;
+pub mod cloud_key;
 pub mod condition;
 pub mod condition_pattern;
 pub mod degraded;
@@ -51,8 +53,8 @@ pub use on_refusal::OnRefusal;
 pub use period::Period;
 pub use policy::{Budget, EndUserLimits, KeyPolicy, KeyPolicyChange};
 pub use provider::{
-    BaseUrl, KeyStrategy, NewKey, NewProvider, Provider, ProviderKey, ProviderKind, ProviderSpec,
-    StoredKey, StoredProvider,
+    BaseUrl, Cloud, KeyStrategy, NewKey, NewProvider, Platform, Provider, ProviderKey,
+    ProviderKind, ProviderSpec, Publisher, StoredKey, StoredProvider,
 };
 pub use resilience::{RateLimitSignal, Resilience, RetryPolicy};
 pub use rule::{Chain, Rule};

@@ -1,6 +1,8 @@
 //! A tenant's upstream provider: where it lives and the pool of keys it is called with.
 
 pub use super::base_url::BaseUrl;
+pub use super::cloud::{platform_of, Cloud, Platform, Publisher};
+use super::cloud_key::account_of;
 use super::key_id::KeyId;
 use super::names::{ProviderName, TenantId};
 use super::non_empty::NonEmpty;
@@ -20,6 +22,27 @@ pub enum ProviderKind {
     Openai,
     /// Anthropic's Messages API; requests and answers are translated both ways.
     Anthropic,
+    /// Azure OpenAI: OpenAI's shapes at a deployment path, with an `api-key` header.
+    AzureOpenai,
+    /// AWS Bedrock's Converse API, signed with SigV4 or called with a Bedrock API key.
+    Bedrock,
+    /// Google Vertex AI: Anthropic's or Google's models, by `publisher`.
+    Vertex,
+    /// Google's Gemini API (`generateContent`).
+    Gemini,
+}
+
+impl ProviderKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Openai => "openai",
+            Self::Anthropic => "anthropic",
+            Self::AzureOpenai => "azure_openai",
+            Self::Bedrock => "bedrock",
+            Self::Vertex => "vertex",
+            Self::Gemini => "gemini",
+        }
+    }
 }
 
 /// Which key a request starts from; either way the whole pool is tried before the cascade moves on.
@@ -47,6 +70,9 @@ pub struct ProviderSpec<K> {
     /// The opt-ins; absent in rows stored before them, which load with the defaults.
     #[serde(flatten)]
     pub resilience: Resilience,
+    /// What the kind needs beyond `base_url`, and the platform override.
+    #[serde(flatten)]
+    pub cloud: Cloud,
 }
 
 pub type NewProvider = ProviderSpec<NewKey>;
@@ -63,7 +89,13 @@ impl<K> ProviderSpec<K> {
             key_strategy: self.key_strategy,
             timeout_ms: self.timeout_ms,
             resilience: self.resilience,
+            cloud: self.cloud,
         }
+    }
+
+    /// The platform this provider runs on (`X-CogniGate-Platform`, the platform pin).
+    pub fn platform(&self) -> Platform {
+        platform_of(self.kind, &self.cloud, self.base_url.as_str())
     }
 }
 
@@ -82,9 +114,11 @@ impl NewProvider {
                     let kek = kek.ok_or_else(|| {
                         ConfigError::invalid("keys", "CG_KEK is not configured, so keys cannot be stored; reference a Worker secret instead")
                     })?;
+                    let account = account_of(self.kind, k.secret.expose());
                     StoredKey::Sealed {
                         id: k.id.clone(),
-                        last4: k.secret.last4(),
+                        last4: k.secret.last4().filter(|_| account.is_none()),
+                        account,
                         sealed: kek.seal(
                             tenant,
                             &self.name,

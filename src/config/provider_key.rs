@@ -49,10 +49,15 @@ pub struct ProviderKey {
 
 impl ProviderKey {
     pub fn from_secret(secret: String) -> Result<Self, ConfigError> {
-        if secret.is_empty() || secret.chars().count() > 1024 {
+        Self::checked(secret, 1024)
+    }
+
+    /// A token-like key of at most `max` characters, with no whitespace.
+    pub(super) fn checked(secret: String, max: usize) -> Result<Self, ConfigError> {
+        if secret.is_empty() || secret.chars().count() > max {
             return Err(ConfigError::invalid(
                 "keys",
-                "each key must be 1 to 1024 characters",
+                format!("each key must be 1 to {max} characters"),
             ));
         }
         if secret.chars().any(|c| c.is_control() || c.is_whitespace()) {
@@ -61,12 +66,17 @@ impl ProviderKey {
                 "keys may not contain whitespace",
             ));
         }
+        Ok(Self::derived(secret))
+    }
+
+    /// The key with its id, derived from it.
+    pub(super) fn derived(secret: String) -> Self {
         let digest = Sha256::digest(secret.as_bytes());
         let id = format!("key_{}", ::hex::encode(&digest[..4]));
-        Ok(Self {
+        Self {
             id,
             secret: Secret(secret),
-        })
+        }
     }
 }
 
@@ -86,6 +96,10 @@ pub enum StoredKey {
         /// `None` for short keys; rows written before that rule carry a string and still load.
         #[serde(default)]
         last4: Option<String>,
+        /// Who the key is, for kinds whose keys say it (`cloud_key::account_of`); such a key
+        /// shows no `last4`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        account: Option<String>,
         sealed: String,
     },
     Secret {

@@ -41,13 +41,19 @@ pub async fn count_tokens(
     allowed(&key, &count.model)?;
     // The `auto` names rank only what the key may use, here as on the request itself.
     let may_use = |m: &ModelId| key.policy.allows(m.as_str());
-    let pinned = pin::parse(&cfg, http::header(&req, pin::HEADER).as_deref());
+    let platform = http::header(&req, pin::PLATFORM_HEADER);
+    let pinned = pin::parse(
+        &cfg,
+        http::header(&req, pin::HEADER).as_deref(),
+        platform.as_deref(),
+    )
+    .map_err(|e| chain_error(&e))?;
     // The facts `/v1/messages` would route by, so the name resolves the same way.
     let metadata = http::header(&req, "x-cognigate-metadata");
     let facts = count_facts(&count, cfg.rules.reads(), metadata.as_deref())?;
     let input = RouteInput {
         may_use: &may_use,
-        pin: pinned.map_err(|e| chain_error(&e))?,
+        pin: pinned.as_ref(),
         facts: facts.as_ref(),
         ..RouteInput::unmeasured()
     };

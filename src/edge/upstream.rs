@@ -8,8 +8,9 @@ use super::signals::{signal_headers, RateLimited200};
 use crate::cascade::body_limit::{Capped, MAX_ERROR_BODY, MAX_SUCCESS_BODY};
 use crate::cascade::context_window::{fit, fitted_request, Fit};
 use crate::cascade::{Call, UpstreamReply};
-use crate::config::ProviderKind;
-use crate::providers::{self, Answer, StreamDecoder};
+use crate::config::Provider;
+use crate::providers::{self, credentials, Answer, Dialect, StreamDecoder};
+use crate::request::status_refusal::refused_status;
 use crate::stream::{Relay, RelayStep, StreamEnd};
 use crate::surfaces::{Encoder, Inbound};
 use crate::usage::StreamUsage;
@@ -71,8 +72,8 @@ impl<'a> FetchUpstream<'a> {
                     .flatten();
                 let body = Rc::new(match &fitted {
                     // Truncated to fit: sent in chat terms, which every family speaks.
-                    Some(chat) => providers::body(call.provider.kind, call.model, chat),
-                    None => self.request.body(call.provider.kind, call.model),
+                    Some(chat) => providers::body(call.provider, call.model, chat),
+                    None => self.request.body(call.provider, call.model),
                 });
                 *memo = Some((id, body.clone()));
                 body
@@ -91,8 +92,8 @@ impl crate::cascade::Upstream for FetchUpstream<'_> {
         }
     }
 
-    fn supports(&self, kind: ProviderKind) -> bool {
-        self.request.supported(kind)
+    fn supports(&self, provider: &Provider) -> bool {
+        self.request.supported(provider)
     }
 
     fn is_refusal(&self, body: &UpstreamBody) -> bool {
@@ -101,7 +102,7 @@ impl crate::cascade::Upstream for FetchUpstream<'_> {
 
     async fn send(&self, call: Call<'_>) -> UpstreamReply<UpstreamBody> {
         // Skipped before any fetch; `unsupported` counts toward nothing.
-        if !self.request.supported(call.provider.kind) {
+        if !self.request.supported(call.provider) {
             return UpstreamReply::Unsupported;
         }
         let started = now_ms();
@@ -132,9 +133,10 @@ impl crate::cascade::Upstream for FetchUpstream<'_> {
         // Each way on is polled as a function of its own (own_poll.rs): an isolate compiles the
         // read its first answer takes, not all three.
         if !(200..300).contains(&status) {
-            return own_poll(failed(resp, status, controller, deadline)).await;
+            let reply = own_poll(failed(resp, status, controller, deadline)).await;
+            return refused_status(self.request, call.provider, self.refusals, reply);
         }
-        let kind = call.provider.kind;
+        let kind = Dialect::of(call.provider);
         if self.request.stream() {
             // Usage is read on the upstream side of the stream, before the surface's encoder.
             let (decoder, usage) = if self.request.native(kind) {
@@ -177,12 +179,15 @@ impl FetchUpstream<'_> {
         call: &Call<'_>,
         controller: &AbortController,
     ) -> Result<(String, web_sys::RequestInit), String> {
-        let kind = call.provider.kind;
         let headers = web_sys::Headers::new().map_err(js_fetch::describe)?;
-        let provider = providers::headers(kind, call.key, self.request.chat());
-        let mut pairs = vec![("content-type", "application/json")];
-        pairs.extend(provider.iter().map(|(name, value)| (*name, value.as_str())));
-        pairs.extend(self.request.extra_headers(kind));
+        let credentials = credentials::key_headers(call.provider, call.key, None);
+        let mut pairs = providers::content_headers(self.request.chat()).to_vec();
+        pairs.extend(
+            credentials
+                .iter()
+                .map(|(name, value)| (*name, value.as_str())),
+        );
+        pairs.extend(self.request.extra_headers(Dialect::of(call.provider)));
         js_fetch::set_all(&headers, &pairs).map_err(js_fetch::describe)?;
         let body = self.body_for(call);
         let init = web_sys::RequestInit::new();
@@ -194,7 +199,8 @@ impl FetchUpstream<'_> {
         init.set_redirect(web_sys::RequestRedirect::Manual);
         let signal = controller.signal();
         init.set_signal(Some(&*signal));
-        let url = call.provider.base_url.join(self.request.path(kind));
+        let path = self.request.path(call.provider, call.key, call.model);
+        let url = call.provider.base_url.join(&path);
         Ok((url, init))
     }
 }
@@ -243,7 +249,7 @@ async fn full_body(
     (read, rate_limited, watch): (
         impl FnOnce(Vec<u8>) -> Result<Answer, String>,
         Option<RateLimited200>,
-        Option<ProviderKind>,
+        Option<Dialect>,
     ),
     (deadline, headers_ms): (u64, u64),
 ) -> UpstreamReply<UpstreamBody> {

@@ -21,6 +21,7 @@ impl Request {
         self.header("authorization")
             .and_then(|v| v.strip_prefix("Bearer "))
             .or_else(|| self.header("x-api-key"))
+            .or_else(|| self.header("api-key"))
             .map(str::to_owned)
     }
 }

@@ -6,6 +6,7 @@
 //! Every call is recorded: method, path, key, model, body, and whether the client went away.
 
 mod anthropic;
+mod azure;
 mod http;
 mod reply;
 
@@ -248,14 +249,19 @@ fn serve_connection(stream: TcpStream, shared: &Shared) {
             return;
         }
         let body: serde_json::Value = serde_json::from_slice(&req.body).unwrap_or_default();
-        let model = body
-            .get("model")
-            .and_then(|m| m.as_str())
-            .map(str::to_owned);
+        let route = req.path.split('?').next().unwrap_or_default();
+        let azure = azure::deployment(&req.path);
+        let model = azure.map(str::to_owned).or_else(|| {
+            body.get("model")
+                .and_then(|m| m.as_str())
+                .map(str::to_owned)
+        });
         let key = req.bearer_or_api_key();
-        let is_anthropic = req.path.ends_with("/messages");
+        let is_anthropic = route.ends_with("/messages");
         let refused = if is_anthropic {
             anthropic::refusal(&req.headers, &body)
+        } else if azure.is_some() {
+            azure::refusal(&req.path, &req.headers)
         } else {
             None
         };
@@ -282,7 +288,7 @@ fn serve_connection(stream: TcpStream, shared: &Shared) {
             model: model.as_deref().unwrap_or("unknown"),
             stream: wants_stream,
             anthropic: is_anthropic,
-            embeddings: req.path.ends_with("/embeddings"),
+            embeddings: route.ends_with("/embeddings"),
             include_usage: body
                 .pointer("/stream_options/include_usage")
                 .and_then(serde_json::Value::as_bool)

@@ -1,83 +1,83 @@
 //! Provider families: what one upstream attempt sends (path, headers, body) and how its answer is
 //! read back into OpenAI's chat-completions shape. Pure; the edge only performs the fetch.
 
+pub mod address;
 pub mod anthropic;
+pub mod credentials;
+pub mod dialect;
 pub mod openai;
 pub mod reasoning;
 pub mod refusal;
 
+pub use address::Operation;
+pub use dialect::Dialect;
+
 use crate::api::ChatRequest;
-use crate::config::{CatalogModel, ProviderKey, ProviderKind};
+use crate::config::{CatalogModel, Provider, ProviderKey, ProviderKind};
 use crate::usage::TokenCounts;
 
 /// One upstream request, ready to send.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Prepared {
     /// Appended to the provider's base URL.
-    pub path: &'static str,
+    pub path: String,
     pub headers: Vec<(&'static str, String)>,
     pub body: Vec<u8>,
 }
 
-/// One candidate's request: the body is built once per candidate (it may be megabytes), the
-/// headers once per key.
+/// One chat call of a candidate with a `Header` key (`credentials::KeyUse`): its path, content
+/// and credential headers, and body.
 pub fn prepare(
-    kind: ProviderKind,
+    provider: &Provider,
     model: &CatalogModel,
     key: &ProviderKey,
     req: &ChatRequest,
 ) -> Prepared {
+    let op = Operation::Chat { stream: req.stream };
+    let mut headers: Vec<(&'static str, String)> = content_headers(req)
+        .iter()
+        .map(|(k, v)| (*k, (*v).to_owned()))
+        .collect();
+    headers.extend(credentials::key_headers(provider, key, None));
     Prepared {
-        path: path(kind),
-        headers: headers(kind, key, req),
-        body: body(kind, model, req),
-    }
-}
-
-/// Appended to the provider's base URL.
-pub fn path(kind: ProviderKind) -> &'static str {
-    match kind {
-        ProviderKind::Openai => "chat/completions",
-        ProviderKind::Anthropic => "messages",
+        path: address::path(provider, key, &model.upstream_model, op),
+        headers,
+        body: body(provider, model, req),
     }
 }
 
 /// The request body for `model`, the same for every key of its provider.
-pub fn body(kind: ProviderKind, model: &CatalogModel, req: &ChatRequest) -> Vec<u8> {
-    match kind {
-        ProviderKind::Openai => openai::body(model, req),
-        ProviderKind::Anthropic => anthropic::request::body(model, req),
+pub fn body(provider: &Provider, model: &CatalogModel, req: &ChatRequest) -> Vec<u8> {
+    match Dialect::of(provider) {
+        Dialect::Openai => openai::body(model, req),
+        Dialect::Anthropic if provider.kind == ProviderKind::Vertex => {
+            anthropic::request::vertex_body(model, req)
+        }
+        Dialect::Anthropic => anthropic::request::body(model, req),
+        // Not wired yet: `served` keeps every request away from these dialects.
+        Dialect::Gemini | Dialect::Bedrock => Vec::new(),
     }
 }
 
-/// The credential and content headers for one key.
-pub fn headers(
-    kind: ProviderKind,
-    key: &ProviderKey,
-    req: &ChatRequest,
-) -> Vec<(&'static str, String)> {
+/// Whether this build can call a provider of the dialect at all.
+pub fn served(dialect: Dialect) -> bool {
+    matches!(dialect, Dialect::Openai | Dialect::Anthropic)
+}
+
+/// The content headers of a call: what it sends and what it takes back.
+pub fn content_headers(req: &ChatRequest) -> [(&'static str, &'static str); 2] {
     let accept = if req.stream {
         "text/event-stream"
     } else {
         "application/json"
     };
-    match kind {
-        ProviderKind::Openai => vec![
-            ("authorization", format!("Bearer {}", key.secret.expose())),
-            ("accept", accept.to_owned()),
-        ],
-        ProviderKind::Anthropic => vec![
-            ("x-api-key", key.secret.expose().to_owned()),
-            ("anthropic-version", anthropic::API_VERSION.to_owned()),
-            ("accept", accept.to_owned()),
-        ],
-    }
+    [("content-type", "application/json"), ("accept", accept)]
 }
 
 /// A non-streamed 2xx body in OpenAI's shape, or why it cannot be one (the provider is then
 /// treated as failing, not the request). `now_s` stamps translated answers.
-pub fn read_response(kind: ProviderKind, bytes: Vec<u8>, now_s: u64) -> Result<Vec<u8>, String> {
-    read_answer(kind, bytes, now_s).map(|a| a.bytes)
+pub fn read_response(dialect: Dialect, bytes: Vec<u8>, now_s: u64) -> Result<Vec<u8>, String> {
+    read_answer(dialect, bytes, now_s).map(|a| a.bytes)
 }
 
 /// A non-streamed answer and the tokens its upstream reported (`None`: unknown).
@@ -89,15 +89,16 @@ pub struct Answer {
 
 /// `read_response` with the usage, read in the same pass that checks the body: an
 /// OpenAI-compatible answer is scanned once with everything but `usage` skipped.
-pub fn read_answer(kind: ProviderKind, bytes: Vec<u8>, now_s: u64) -> Result<Answer, String> {
-    match kind {
-        ProviderKind::Openai => {
+pub fn read_answer(dialect: Dialect, bytes: Vec<u8>, now_s: u64) -> Result<Answer, String> {
+    match dialect {
+        Dialect::Openai => {
             let usage = crate::usage::answer_usage(&bytes)?;
             Ok(Answer { bytes, usage })
         }
-        ProviderKind::Anthropic => {
+        Dialect::Anthropic => {
             anthropic::response::read(&bytes, now_s).map(|(bytes, usage)| Answer { bytes, usage })
         }
+        Dialect::Gemini | Dialect::Bedrock => Err("this dialect is not served".to_owned()),
     }
 }
 
@@ -112,10 +113,11 @@ pub enum StreamDecoder {
 }
 
 impl StreamDecoder {
-    pub fn new(kind: ProviderKind) -> Self {
-        match kind {
-            ProviderKind::Openai => Self::Openai,
-            ProviderKind::Anthropic => Self::Anthropic(Box::default()),
+    pub fn new(dialect: Dialect) -> Self {
+        match dialect {
+            Dialect::Anthropic => Self::Anthropic(Box::default()),
+            // Never asked for the rest: `served` keeps requests away from them.
+            Dialect::Openai | Dialect::Gemini | Dialect::Bedrock => Self::Openai,
         }
     }
 

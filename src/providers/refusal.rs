@@ -10,6 +10,7 @@
 //! `IgnoredAny`), so no tree of the body is built, and only when the requested name has
 //! `on_refusal: fallback`.
 
+use super::Dialect;
 use crate::config::ProviderKind;
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -17,11 +18,33 @@ use std::borrow::Cow;
 
 /// Whether `bytes`, a whole 2xx answer of a `kind` upstream, is a safety refusal. A body that is
 /// not of the family's shape is no refusal (the shape check is the answer reader's).
-pub fn is_refusal(kind: ProviderKind, bytes: &[u8]) -> bool {
-    match kind {
-        ProviderKind::Openai => openai_refusal(bytes),
-        ProviderKind::Anthropic => anthropic_refusal(bytes),
+pub fn is_refusal(dialect: Dialect, bytes: &[u8]) -> bool {
+    match dialect {
+        Dialect::Openai => openai_refusal(bytes),
+        Dialect::Anthropic => anthropic_refusal(bytes),
+        Dialect::Gemini | Dialect::Bedrock => false,
     }
+}
+
+/// Whether an error answer of a `kind` upstream is a safety refusal: Azure OpenAI's content
+/// filter refuses a prompt with a 400 whose `error.code` is `content_filter`.
+pub fn is_status_refusal(kind: ProviderKind, status: u16, text: &str) -> bool {
+    #[derive(Deserialize)]
+    struct Envelope<'a> {
+        #[serde(borrow)]
+        error: Option<Code<'a>>,
+    }
+    #[derive(Deserialize)]
+    struct Code<'a> {
+        #[serde(borrow)]
+        code: Option<Cow<'a, str>>,
+    }
+    kind == ProviderKind::AzureOpenai
+        && status == 400
+        && serde_json::from_str::<Envelope<'_>>(text)
+            .ok()
+            .and_then(|e| e.error?.code)
+            .is_some_and(|c| c == "content_filter")
 }
 
 #[derive(Deserialize)]
@@ -82,11 +105,27 @@ fn anthropic_refusal(bytes: &[u8]) -> bool {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn an_azure_content_filter_400_is_a_refusal_and_no_other_400_is() {
+        let filtered = r#"{"error":{"code":"content_filter","message":"The response was filtered","param":"prompt","status":400}}"#;
+        assert!(is_status_refusal(ProviderKind::AzureOpenai, 400, filtered));
+        assert!(!is_status_refusal(ProviderKind::Openai, 400, filtered));
+        assert!(!is_status_refusal(ProviderKind::AzureOpenai, 429, filtered));
+        let other = r#"{"error":{"code":"invalid_value","message":"bad"}}"#;
+        assert!(!is_status_refusal(ProviderKind::AzureOpenai, 400, other));
+        assert!(!is_status_refusal(
+            ProviderKind::AzureOpenai,
+            400,
+            "not json"
+        ));
+    }
+
     use super::*;
     use serde_json::json;
 
     fn openai(v: serde_json::Value) -> bool {
-        is_refusal(ProviderKind::Openai, v.to_string().as_bytes())
+        is_refusal(Dialect::Openai, v.to_string().as_bytes())
     }
 
     fn filtered(message: serde_json::Value) -> serde_json::Value {
@@ -131,8 +170,8 @@ mod tests {
         assert!(!openai(stop));
         assert!(!openai(json!({"choices": []})));
         assert!(!openai(json!({"data": [{"embedding": [0.1]}]})));
-        assert!(!is_refusal(ProviderKind::Openai, b"not json"));
-        assert!(!is_refusal(ProviderKind::Openai, b"[1,2]"));
+        assert!(!is_refusal(Dialect::Openai, b"not json"));
+        assert!(!is_refusal(Dialect::Openai, b"[1,2]"));
     }
 
     #[test]
@@ -152,20 +191,20 @@ mod tests {
             let body = json!({"id": "msg", "type": "message", "role": "assistant", "model": "c",
                 "content": content, "stop_reason": stop, "stop_sequence": null,
                 "usage": {"input_tokens": 5, "output_tokens": 1}});
-            is_refusal(ProviderKind::Anthropic, body.to_string().as_bytes())
+            is_refusal(Dialect::Anthropic, body.to_string().as_bytes())
         };
         assert!(m("refusal", json!([])));
         assert!(m("refusal", json!([{"type": "text", "text": "I"}])));
         assert!(!m("end_turn", json!([])));
         assert!(!m("max_tokens", json!([])));
-        assert!(!is_refusal(ProviderKind::Anthropic, b"{}"));
-        assert!(!is_refusal(ProviderKind::Anthropic, b"oops"));
+        assert!(!is_refusal(Dialect::Anthropic, b"{}"));
+        assert!(!is_refusal(Dialect::Anthropic, b"oops"));
     }
 
     #[test]
     fn a_refusal_written_with_escapes_is_still_read() {
         let body =
             br#"{"choices":[{"message":{"content":null},"finish_reason":"content\u005ffilter"}]}"#;
-        assert!(is_refusal(ProviderKind::Openai, body));
+        assert!(is_refusal(Dialect::Openai, body));
     }
 }

@@ -98,6 +98,7 @@ pub async fn answer<P: Ports>(
                 depth,
                 model: served.map(|a| a.model.as_str()).unwrap_or(""),
                 provider: served.map(|a| a.provider.as_str()).unwrap_or(""),
+                platform: None,
                 truncated: served.and_then(|a| a.truncated),
                 cost_usd: None,
                 cache_affinity: conversation
@@ -113,6 +114,10 @@ pub async fn answer<P: Ports>(
                 cache,
                 mark,
             } = metered;
+            by.platform = cfg
+                .providers
+                .get(by.provider)
+                .map(|p| p.platform().as_str());
             // A fallback's answer is charged at the model that served it.
             let serving_model = cfg.models.get(by.model);
             let metric = finish.served_metric(by.model, depth, &attempts, now);

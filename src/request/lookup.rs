@@ -18,8 +18,9 @@ use super::reply::{Body, Reply};
 use super::Incoming;
 use crate::api::{ApiError, ChatRequest, ErrorKind};
 use crate::cascade::Clock;
-use crate::config::{CallerKey, ModelId, ProviderKind, ProviderName, TenantConfig};
+use crate::config::{CallerKey, ModelId, ProviderName, TenantConfig};
 use crate::providers::refusal::is_refusal;
+use crate::providers::Dialect;
 use crate::response_cache::key::{body_digest, key_with_body, KeyInput};
 use crate::response_cache::opt_in::{decide, CacheUse, MODE_HEADER, TTL_HEADER};
 use crate::response_cache::replay::streamed;
@@ -31,6 +32,7 @@ use crate::usage::{PendingUsage, UsageRecord};
 /// Request headers that change what is served, so they are part of the key when sent.
 const KEYED_HEADERS: &[&str] = &[
     crate::routing::pin::HEADER,
+    crate::routing::pin::PLATFORM_HEADER,
     "anthropic-beta",
     "x-cognigate-truncate",
     "x-cognigate-metadata",
@@ -243,8 +245,8 @@ pub struct CacheWrite {
 /// Whether an answer, as the caller reads it, is a safety refusal (never stored).
 pub fn refusal_in(surface: Surface, bytes: &[u8]) -> bool {
     match surface {
-        Surface::Chat => is_refusal(ProviderKind::Openai, bytes),
-        Surface::Messages => is_refusal(ProviderKind::Anthropic, bytes),
+        Surface::Chat => is_refusal(Dialect::Openai, bytes),
+        Surface::Messages => is_refusal(Dialect::Anthropic, bytes),
         // A Responses answer cut by the content filter (`responses_response::response`).
         Surface::Responses => serde_json::from_slice::<serde_json::Value>(bytes)
             .is_ok_and(|v| v["incomplete_details"]["reason"] == "content_filter"),

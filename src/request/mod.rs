@@ -18,6 +18,7 @@ pub mod read;
 pub mod reply;
 pub mod resolve;
 pub mod scope;
+pub mod status_refusal;
 pub mod stream_copy;
 pub mod stream_life;
 pub mod upstream_events;

@@ -157,6 +157,11 @@ async fn run<P: Ports>(
             meta,
         }) => {
             let now = record.at_ms;
+            // The platform of the provider that served the stored answer, while it is configured.
+            if let Some(platform) = cfg.providers.get(meta.provider.as_str()) {
+                let platform = platform.platform().as_str().to_owned();
+                reply.headers.push(("x-cognigate-platform", platform));
+            }
             p.ledger().hand_off(record, governed);
             finish.count_hit(p, &meta, now);
             at.counters(p, &mut reply.headers);

@@ -109,6 +109,8 @@ pub struct ServedBy<'a> {
     pub depth: usize,
     pub model: &'a str,
     pub provider: &'a str,
+    /// `X-CogniGate-Platform`: the serving provider's platform, while it is configured.
+    pub platform: Option<&'static str>,
     pub truncated: Option<usize>,
     /// `X-CogniGate-Cost-Usd`: non-streamed answers, at the reported usage or else the estimate.
     pub cost_usd: Option<String>,
@@ -123,6 +125,9 @@ impl ServedBy<'_> {
         into.push(("x-cognigate-fallback-depth", self.depth.to_string()));
         into.push(("x-cognigate-model", self.model.to_owned()));
         into.push(("x-cognigate-provider", self.provider.to_owned()));
+        if let Some(platform) = self.platform {
+            into.push(("x-cognigate-platform", platform.to_owned()));
+        }
         if let Some(dropped) = self.truncated {
             into.push(("x-cognigate-truncated", dropped.to_string()));
         }

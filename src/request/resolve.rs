@@ -56,7 +56,11 @@ pub fn resolve<'c, O: Observed>(
         .as_ref()
         .and_then(|c| c.remembered(view.memory));
     let may_use = |m: &ModelId| key.policy.allows(m.as_str());
-    let pinned = pin::parse(cfg, incoming.header(pin::HEADER)).map_err(|e| e.api_error())?;
+    let (provider, platform) = (
+        incoming.header(pin::HEADER),
+        incoming.header(pin::PLATFORM_HEADER),
+    );
+    let pinned = pin::parse(cfg, provider, platform).map_err(|e| e.api_error())?;
     let input = RouteInput {
         observed: view.observed,
         now_ms: view.now_ms,
@@ -64,7 +68,7 @@ pub fn resolve<'c, O: Observed>(
         may_use: &may_use,
         remembered: remembered.as_ref().map(|(m, at)| (m, *at)),
         facts: facts.as_ref(),
-        pin: pinned,
+        pin: pinned.as_ref(),
     };
     let route = build_chain(cfg, inbound.model(), &input).map_err(|e| e.api_error())?;
     let conversation = conversation.map(|c| c.routed(route.affinity));

@@ -2,8 +2,9 @@
 
 use super::facts::RequestFacts;
 use super::observed::{NothingObserved, Observed};
+use super::pin::{self, Pin};
 use super::resolve::{alias_model, lookup, lookup_pinned, Target};
-use super::{affinity, pin, refusal, spread};
+use super::{affinity, refusal, spread};
 use crate::config::{
     Alias, CatalogModel, Chain, ChainEntry, ModelId, OnRefusal, Provider, ProviderName, RouteName,
     TenantConfig,
@@ -28,6 +29,8 @@ pub enum ChainError {
     NoneAllowed(String),
     /// X-CogniGate-Pin-Provider names '{0}', which is not a provider of this tenant.
     UnknownProvider(String),
+    /// X-CogniGate-Pin-Platform names '{0}', which is not a platform: use direct, bedrock, vertex, azure or custom.
+    UnknownPlatform(String),
 }
 
 impl std::error::Error for ChainError {}
@@ -47,8 +50,9 @@ pub struct RouteInput<'a> {
     pub remembered: Option<(&'a ModelId, u64)>,
     /// What the request is, for rules' `when` conditions; `None` reads as no facts.
     pub facts: Option<&'a RequestFacts>,
-    /// `X-CogniGate-Pin-Provider`: only this provider's candidates are kept.
-    pub pin: Option<&'a ProviderName>,
+    /// `X-CogniGate-Pin-Provider` and `X-CogniGate-Pin-Platform`: only the candidates of the
+    /// providers they admit are kept.
+    pub pin: Option<&'a Pin>,
 }
 
 impl RouteInput<'_> {

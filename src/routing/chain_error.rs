@@ -21,6 +21,8 @@ impl ChainError {
             Self::UnknownProvider(_) => {
                 ApiError::new(ErrorKind::UnknownProvider, self.to_string()).with_param(pin::HEADER)
             }
+            Self::UnknownPlatform(_) => ApiError::new(ErrorKind::UnknownPlatform, self.to_string())
+                .with_param(pin::PLATFORM_HEADER),
         }
     }
 }

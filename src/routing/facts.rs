@@ -18,7 +18,15 @@ impl Endpoint {
     /// Whether a provider of this family can serve the endpoint (an Anthropic provider has no
     /// embeddings): the cascade's and `explain`'s `capability` skip.
     pub fn served_by(self, kind: ProviderKind) -> bool {
-        !matches!((self, kind), (Self::Embeddings, ProviderKind::Anthropic))
+        match self {
+            // Embeddings go to OpenAI's shape (OpenAI, Azure) and Gemini's `batchEmbedContents`;
+            // Anthropic, Bedrock's Converse and Vertex's Claude have none.
+            Self::Embeddings => matches!(
+                kind,
+                ProviderKind::Openai | ProviderKind::AzureOpenai | ProviderKind::Gemini
+            ),
+            Self::Chat | Self::Messages | Self::Responses => true,
+        }
     }
 
     pub fn as_str(self) -> &'static str {

@@ -1,57 +1,120 @@
-//! The provider pin: `X-CogniGate-Pin-Provider: <provider>` keeps only
-//! that provider's candidates, wherever they sit in the chain.
+//! The pins: `X-CogniGate-Pin-Provider: <provider>` keeps only that provider's candidates, and
+//! `X-CogniGate-Pin-Platform: <platform>` only those of providers on that platform, wherever they
+//! sit in the chain; both together keep the intersection.
 //!
-//! A pinned request resolves every position against the pinned provider's part of the catalog,
-//! so each position still contributes one candidate (the spec), now of that provider:
-//! - a model entry of another provider is dropped (an id with no exact entry on the provider may
-//!   still reach a dated sibling there, `routing::versions`);
-//! - an alias resolves among that provider's models as if the catalog held only them (its own
-//!   pin, when on another provider, falls through to the constraints like a retired pin);
-//! - a spread draws among the members that resolve on that provider;
-//! - an `auto` strategy ranks that provider's models only.
+//! A pinned request resolves every position against the pinned part of the catalog, so each
+//! position still contributes one candidate (the spec), now of an admitted provider:
+//! - a model entry of another provider is dropped (an id with no exact entry on an admitted
+//!   provider may still reach a dated sibling there, `routing::versions`);
+//! - an alias resolves among the admitted models as if the catalog held only them (its own pin,
+//!   when elsewhere, falls through to the constraints like a retired pin);
+//! - a spread draws among the members that resolve on an admitted provider;
+//! - an `auto` strategy ranks the admitted models only.
 //!
-//! What the caller means by the pin is "serve this from that provider", so a position with a
-//! model of the provider serves it rather than being dropped because its unpinned choice lay
-//! elsewhere. No candidate left is `no_candidates` naming the pin.
+//! What the caller means by the pin is "serve this from there", so a position with an admitted
+//! model serves it rather than being dropped because its unpinned choice lay elsewhere. No
+//! candidate left is `no_candidates` naming the pin.
 
 use super::chain::ChainError;
-use crate::config::{CatalogModel, ProviderName, TenantConfig};
+use crate::config::{CatalogModel, Platform, ProviderName, TenantConfig};
+use std::fmt;
 
-/// The request header, as the OpenAPI document and error `param` name it.
+/// The request headers, as the OpenAPI document and error `param` name them.
 pub const HEADER: &str = "X-CogniGate-Pin-Provider";
+pub const PLATFORM_HEADER: &str = "X-CogniGate-Pin-Platform";
 
-/// The pin a request asks for: `None` without the header (or with a blank one). Provider names
-/// are lowercase, so the value is read case-insensitively. A name that is not one of the
-/// tenant's providers is `UnknownProvider`.
-pub fn parse<'c>(
-    cfg: &'c TenantConfig,
-    header: Option<&str>,
-) -> Result<Option<&'c ProviderName>, ChainError> {
-    let Some(raw) = header.map(str::trim).filter(|v| !v.is_empty()) else {
-        return Ok(None);
+/// A request's pins: the providers they admit, and how to name them in a reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pin {
+    admitted: Vec<ProviderName>,
+    provider: Option<ProviderName>,
+    platform: Option<Platform>,
+}
+
+impl fmt::Display for Pin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (&self.provider, self.platform) {
+            (Some(p), None) => write!(f, "{HEADER} '{p}'"),
+            (None, Some(p)) => write!(f, "{PLATFORM_HEADER} '{}'", p.as_str()),
+            (Some(p), Some(pl)) => {
+                write!(f, "{PLATFORM_HEADER} '{}' with {HEADER} '{p}'", pl.as_str())
+            }
+            (None, None) => f.write_str("the pin"),
+        }
+    }
+}
+
+/// The pins a request asks for: `None` without either header (or with blank ones). Provider
+/// names and platforms are read case-insensitively. A name that is not one of the tenant's
+/// providers is `UnknownProvider`; a value that is no platform, `UnknownPlatform`.
+pub fn parse(
+    cfg: &TenantConfig,
+    provider: Option<&str>,
+    platform: Option<&str>,
+) -> Result<Option<Pin>, ChainError> {
+    let given = |h: Option<&str>| {
+        h.map(str::trim)
+            .filter(|v| !v.is_empty())
+            .map(str::to_owned)
     };
-    cfg.providers
-        .get_key_value(raw.to_ascii_lowercase().as_str())
-        .map(|(name, _)| Some(name))
-        .ok_or_else(|| ChainError::UnknownProvider(raw.to_owned()))
+    let (provider, platform) = (given(provider), given(platform));
+    let platform = match platform {
+        Some(raw) => Some(Platform::parse(&raw).ok_or(ChainError::UnknownPlatform(raw))?),
+        None => None,
+    };
+    let provider = match provider {
+        Some(raw) => Some(
+            cfg.providers
+                .get_key_value(raw.to_ascii_lowercase().as_str())
+                .map(|(name, _)| name.clone())
+                .ok_or(ChainError::UnknownProvider(raw))?,
+        ),
+        None => None,
+    };
+    if provider.is_none() && platform.is_none() {
+        return Ok(None);
+    }
+    let admitted = cfg
+        .providers
+        .iter()
+        .filter(|(name, p)| {
+            provider.as_ref().is_none_or(|pin| pin == *name)
+                && platform.is_none_or(|pin| p.platform() == pin)
+        })
+        .map(|(name, _)| name.clone())
+        .collect();
+    Ok(Some(Pin {
+        admitted,
+        provider,
+        platform,
+    }))
 }
 
 /// Whether a request pinned to `pin` (if any) may use `model`.
-pub fn admits(pin: Option<&ProviderName>, model: &CatalogModel) -> bool {
-    pin.is_none_or(|p| model.provider == *p)
+pub fn admits(pin: Option<&Pin>, model: &CatalogModel) -> bool {
+    pin.is_none_or(|p| p.admitted.contains(&model.provider))
 }
 
 /// Why a model named by a position is not a candidate under the pin.
-pub fn elsewhere(model: &CatalogModel, pin: &ProviderName) -> String {
-    format!(
-        "model '{}' is on provider '{}', not the pinned '{pin}'",
-        model.id, model.provider
-    )
+pub fn elsewhere(model: &CatalogModel, pin: &Pin) -> String {
+    let (id, on) = (&model.id, &model.provider);
+    match (&pin.provider, pin.platform) {
+        (Some(p), None) => format!("model '{id}' is on provider '{on}', not the pinned '{p}'"),
+        (None, Some(pl)) => format!(
+            "model '{id}' is on provider '{on}', not on the pinned platform '{}'",
+            pl.as_str()
+        ),
+        (Some(p), Some(pl)) => format!(
+            "model '{id}' is on provider '{on}', not the pinned '{p}' on platform '{}'",
+            pl.as_str()
+        ),
+        (None, None) => format!("model '{id}' is on provider '{on}'"),
+    }
 }
 
 /// The reasons of a `no_candidates` under a pin: the pin first, then each position's reason.
-pub fn no_candidates(pin: &ProviderName, reasons: &[String]) -> String {
-    let mut why = format!("{HEADER} '{pin}' leaves no candidate");
+pub fn no_candidates(pin: &Pin, reasons: &[String]) -> String {
+    let mut why = format!("{pin} leaves no candidate");
     if !reasons.is_empty() {
         why.push_str(&format!(" ({})", reasons.join("; ")));
     }
@@ -66,15 +129,15 @@ mod tests {
     #[test]
     fn no_header_or_a_blank_one_is_no_pin() {
         let c = cfg();
-        assert_eq!(parse(&c, None), Ok(None));
-        assert_eq!(parse(&c, Some("  ")), Ok(None));
+        assert_eq!(parse(&c, None, None), Ok(None));
+        assert_eq!(parse(&c, Some("  "), Some(" ")), Ok(None));
     }
 
     #[test]
     fn a_provider_the_tenant_has_is_the_pin_in_any_case() {
         let c = cfg();
-        let pin = parse(&c, Some(" Together ")).unwrap().map(|p| p.as_str());
-        assert_eq!(pin, Some("together"));
+        let pin = parse(&c, Some(" Together "), None).unwrap().unwrap();
+        assert_eq!(pin.to_string(), "X-CogniGate-Pin-Provider 'together'");
     }
 
     #[test]
@@ -82,7 +145,7 @@ mod tests {
         let c = cfg();
         for name in ["anthropic", "not a name", "open ai"] {
             assert_eq!(
-                parse(&c, Some(name)),
+                parse(&c, Some(name), None),
                 Err(ChainError::UnknownProvider(name.to_owned()))
             );
         }
@@ -93,9 +156,35 @@ mod tests {
         let mut c = cfg();
         add_model(&mut c, "a", "openai", 1.0);
         let a = &c.models["a"];
-        let openai = ProviderName::parse("openai").unwrap();
-        let together = ProviderName::parse("together").unwrap();
-        assert!(admits(None, a) && admits(Some(&openai), a));
-        assert!(!admits(Some(&together), a));
+        let openai = parse(&c, Some("openai"), None).unwrap();
+        let together = parse(&c, Some("together"), None).unwrap();
+        assert!(admits(None, a) && admits(openai.as_ref(), a));
+        assert!(!admits(together.as_ref(), a));
+    }
+
+    #[test]
+    fn a_value_that_is_no_platform_is_unknown_platform() {
+        let c = cfg();
+        assert_eq!(
+            parse(&c, None, Some("gcp")),
+            Err(ChainError::UnknownPlatform("gcp".into()))
+        );
+    }
+
+    #[test]
+    fn a_platform_pin_admits_the_providers_on_that_platform_and_both_pins_their_intersection() {
+        let mut c = cfg();
+        add_model(&mut c, "a", "openai", 1.0);
+        let a = &c.models["a"];
+        // The test tenant's providers are on hosts other than the vendors': `custom`.
+        let custom = parse(&c, None, Some("CUSTOM")).unwrap();
+        let direct = parse(&c, None, Some("direct")).unwrap();
+        assert!(admits(custom.as_ref(), a) && !admits(direct.as_ref(), a));
+        let both = parse(&c, Some("openai"), Some("direct")).unwrap();
+        assert!(!admits(both.as_ref(), a));
+        assert!(no_candidates(both.as_ref().unwrap(), &[])
+            .starts_with("X-CogniGate-Pin-Platform 'direct' with X-CogniGate-Pin-Provider 'openai' leaves no candidate"));
+        assert!(no_candidates(direct.as_ref().unwrap(), &[])
+            .starts_with("X-CogniGate-Pin-Platform 'direct' leaves no candidate"));
     }
 }

@@ -1,7 +1,7 @@
 //! The provider pin through `build_chain`: every position resolves among the pinned provider's
 //! models, so it still contributes one candidate, now of that provider.
 
-use crate::config::{ProviderName, TenantConfig};
+use crate::config::TenantConfig;
 use crate::routing::test_config::{add_alias, add_model, add_rule_json, cfg, Table};
 use crate::routing::{build_chain, ChainError, RouteInput};
 
@@ -21,7 +21,9 @@ fn tenant() -> TenantConfig {
 }
 
 fn pinned(c: &TenantConfig, name: &str, pin: &str, draw: u64) -> Result<Vec<String>, ChainError> {
-    let pin = ProviderName::parse(pin).unwrap();
+    let pin = crate::routing::pin::parse(c, Some(pin), None)
+        .unwrap()
+        .unwrap();
     let observed = Table::default();
     let input = RouteInput {
         observed: &observed,
@@ -147,7 +149,9 @@ fn a_remembered_model_of_another_provider_is_not_put_back_under_the_pin() {
         &mut c,
         r#"{"match":"app","chain":["t-mid","o-cheap"],"cache_affinity_s":60}"#,
     );
-    let pin = ProviderName::parse("together").unwrap();
+    let pin = crate::routing::pin::parse(&c, Some("together"), None)
+        .unwrap()
+        .unwrap();
     let remembered = crate::config::ModelId::parse("o-cheap").unwrap();
     let input = RouteInput {
         remembered: Some((&remembered, 0)),

@@ -4,12 +4,11 @@
 //! `prefer_newest_version` orders dated models newest first, ahead of its ranking.
 
 use super::chain::RouteInput;
+use super::pin::{self, Pin};
 use super::rank::{rank, Ranked, Ranking};
-use super::{pin, versions};
+use super::versions;
 use crate::config::SortedMap;
-use crate::config::{
-    Alias, AliasName, CatalogModel, CostTier, ModelId, ProviderName, TenantConfig,
-};
+use crate::config::{Alias, AliasName, CatalogModel, CostTier, ModelId, TenantConfig};
 use std::cmp::{Ordering, Reverse};
 
 /// What a name refers to in one tenant's config.
@@ -47,7 +46,7 @@ pub fn lookup<'c>(cfg: &'c TenantConfig, name: &str) -> Option<Target<'c>> {
 pub fn lookup_pinned<'c>(
     cfg: &'c TenantConfig,
     name: &str,
-    pin: Option<&ProviderName>,
+    pin: Option<&Pin>,
 ) -> Option<Target<'c>> {
     if let Some(model) = cfg.models.get(name).filter(|m| pin::admits(pin, m)) {
         return Some(Target::Model(model));
@@ -81,8 +80,8 @@ pub fn alias_model<'c>(
         return match input.pin {
             None => once,
             Some(p) => once
-                .filter(|m| m.provider == *p)
-                .or_else(|| resolve_within(&cfg.models, alias, |m| m.provider == *p)),
+                .filter(|m| pin::admits(Some(p), m))
+                .or_else(|| resolve_within(&cfg.models, alias, |m| pin::admits(Some(p), m))),
         };
     }
     ranked_alias(cfg, alias, input).into_iter().next()

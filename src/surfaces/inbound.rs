@@ -3,11 +3,11 @@
 //! requests a family understands natively (Messages to Anthropic, embeddings to OpenAI-compatible)
 //! sends its own body with only the model replaced.
 
+use super::native_body::{for_vertex, with_model};
 use super::{messages_request, responses_request, Surface};
-use crate::api::raw_json::ObjectWriter;
 use crate::api::{ApiError, ChatRequest, ErrorKind};
-use crate::config::{CatalogModel, ProviderKind};
-use crate::providers::{self, Answer};
+use crate::config::{CatalogModel, Provider, ProviderKey, ProviderKind};
+use crate::providers::{self, Answer, Dialect, Operation};
 
 #[derive(Debug, Clone)]
 pub enum Inbound {
@@ -110,43 +110,52 @@ impl Inbound {
     }
 
     /// The family answers in this surface's own shape, so its answer passes through unchanged.
-    pub fn native(&self, kind: ProviderKind) -> bool {
+    pub fn native(&self, dialect: Dialect) -> bool {
         matches!(
-            (self, kind),
-            (Self::Messages { .. }, ProviderKind::Anthropic)
-                | (Self::Embeddings(_), ProviderKind::Openai)
+            (self, dialect),
+            (Self::Messages { .. }, Dialect::Anthropic) | (Self::Embeddings(_), Dialect::Openai)
         )
     }
 
-    /// Whether a candidate of this family can serve the request at all.
-    pub fn supported(&self, kind: ProviderKind) -> bool {
-        super::facts::endpoint(self.surface()).served_by(kind)
+    /// Whether a candidate of this provider can serve the request at all.
+    pub fn supported(&self, provider: &Provider) -> bool {
+        providers::served(Dialect::of(provider))
+            && super::facts::endpoint(self.surface()).served_by(provider.kind)
     }
 
-    pub fn path(&self, kind: ProviderKind) -> &'static str {
-        match self {
-            Self::Embeddings(_) => "embeddings",
-            _ => providers::path(kind),
-        }
+    /// The path after the provider's `base_url` for one call.
+    pub fn path(&self, provider: &Provider, key: &ProviderKey, model: &CatalogModel) -> String {
+        let op = match self {
+            Self::Embeddings(_) => Operation::Embeddings,
+            _ => Operation::Chat {
+                stream: self.stream(),
+            },
+        };
+        providers::address::path(provider, key, &model.upstream_model, op)
     }
 
     /// The upstream body for one candidate (the same for each of its keys).
-    pub fn body(&self, kind: ProviderKind, model: &CatalogModel) -> Vec<u8> {
+    pub fn body(&self, provider: &Provider, model: &CatalogModel) -> Vec<u8> {
+        let vertex = provider.kind == ProviderKind::Vertex;
         match self {
-            Self::Messages { raw, .. } if kind == ProviderKind::Anthropic => {
-                with_model(raw, &model.upstream_model)
+            Self::Messages { raw, .. } if self.native(Dialect::of(provider)) => {
+                if vertex {
+                    for_vertex(raw)
+                } else {
+                    with_model(raw, &model.upstream_model)
+                }
             }
             Self::Embeddings(raw) => with_model(raw, &model.upstream_model),
-            _ => providers::body(kind, model, self.chat()),
+            _ => providers::body(provider, model, self.chat()),
         }
     }
 
-    /// Headers beyond the family's own: `anthropic-beta` reaches Anthropic providers only.
-    pub fn extra_headers(&self, kind: ProviderKind) -> Option<(&'static str, &str)> {
+    /// Headers beyond the family's own: `anthropic-beta` reaches Anthropic-shaped providers only.
+    pub fn extra_headers(&self, dialect: Dialect) -> Option<(&'static str, &str)> {
         match self {
             Self::Messages {
                 beta: Some(beta), ..
-            } if kind == ProviderKind::Anthropic => Some(("anthropic-beta", beta.as_str())),
+            } if dialect == Dialect::Anthropic => Some(("anthropic-beta", beta.as_str())),
             _ => None,
         }
     }
@@ -155,7 +164,7 @@ impl Inbound {
     /// then failed, not the request).
     pub fn read_response(
         &self,
-        kind: ProviderKind,
+        kind: Dialect,
         bytes: Vec<u8>,
         now_s: u64,
     ) -> Result<Vec<u8>, String> {
@@ -164,12 +173,7 @@ impl Inbound {
 
     /// `read_response` with the tokens the upstream reported, read from the upstream's answer
     /// before any surface translation (so every surface is metered the same way).
-    pub fn read_answer(
-        &self,
-        kind: ProviderKind,
-        bytes: Vec<u8>,
-        now_s: u64,
-    ) -> Result<Answer, String> {
+    pub fn read_answer(&self, kind: Dialect, bytes: Vec<u8>, now_s: u64) -> Result<Answer, String> {
         if self.native(kind) {
             // Only the fields that tell the shape, and `usage`, are read; the rest (an
             // embeddings answer is mostly numbers) is skipped without building a tree.
@@ -214,7 +218,7 @@ impl Inbound {
 
     /// How the relayed (chat-shaped, or native) stream is put into this surface's events;
     /// `prompt_estimate` is `prompt_tokens()`, read once per request by the caller.
-    pub fn encoder(&self, kind: ProviderKind, prompt_estimate: u64) -> super::Encoder {
+    pub fn encoder(&self, kind: Dialect, prompt_estimate: u64) -> super::Encoder {
         match self {
             Self::Messages { .. } if self.native(kind) => super::Encoder::messages_native(),
             Self::Messages { .. } => super::Encoder::messages(prompt_estimate),
@@ -222,18 +226,6 @@ impl Inbound {
             _ => super::Encoder::Identity,
         }
     }
-}
-
-/// The caller's body field by field with only `model` replaced.
-fn with_model(raw: &ChatRequest, upstream_model: &str) -> Vec<u8> {
-    let mut out = Vec::with_capacity(raw.body_len() + upstream_model.len());
-    let mut object = ObjectWriter::new(&mut out);
-    for (field, value) in raw.fields().filter(|(k, _)| *k != "model") {
-        object.raw_field(field, value);
-    }
-    object.string_field("model", upstream_model);
-    object.close();
-    out
 }
 
 #[cfg(test)]
@@ -263,9 +255,28 @@ mod tests {
     #[test]
     fn embeddings_are_unsupported_on_anthropic_and_native_on_openai() {
         let e = parse(Surface::Embeddings, r#"{"model":"m","input":"x"}"#);
-        assert!(!e.supported(ProviderKind::Anthropic));
-        assert!(e.supported(ProviderKind::Openai) && e.native(ProviderKind::Openai));
-        assert_eq!(e.path(ProviderKind::Openai), "embeddings");
+        let provider = |kind: &str| {
+            let body = format!(
+                r#"{{"kind":"{kind}","base_url":"https://x.example","keys":["k-0123456789abcdef"]}}"#
+            );
+            let b: crate::config::admin_body::ProviderBody =
+                crate::config::admin_body::parse_body(body.as_bytes()).unwrap();
+            let name = crate::config::ProviderName::parse("p").unwrap();
+            b.validate(name).unwrap().resolve(|_| None).unwrap()
+        };
+        let (anthropic, openai) = (provider("anthropic"), provider("openai"));
+        assert!(!e.supported(&anthropic));
+        assert!(e.supported(&openai) && e.native(Dialect::Openai));
+        let model: crate::config::admin_body::ModelBody =
+            crate::config::admin_body::parse_body(br#"{"provider":"p","context_window":8000}"#)
+                .unwrap();
+        let model = model
+            .validate(crate::config::ModelId::parse("m").unwrap())
+            .unwrap();
+        assert_eq!(
+            e.path(&openai, openai.keys.first().unwrap(), &model),
+            "embeddings"
+        );
     }
 
     #[test]
@@ -276,7 +287,7 @@ mod tests {
         );
         let native = r#"{"type":"message","content":[],"usage":{"input_tokens":4,"cache_read_input_tokens":10,"output_tokens":2}}"#;
         let a = m
-            .read_answer(ProviderKind::Anthropic, native.as_bytes().to_vec(), 0)
+            .read_answer(Dialect::Anthropic, native.as_bytes().to_vec(), 0)
             .unwrap();
         let want = crate::usage::TokenCounts {
             prompt: 14,
@@ -286,7 +297,7 @@ mod tests {
         assert_eq!(a.usage, Some(want));
         let chat = r#"{"choices":[{"message":{"content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":14,"completion_tokens":2,"prompt_tokens_details":{"cached_tokens":10}}}"#;
         let a = m
-            .read_answer(ProviderKind::Openai, chat.as_bytes().to_vec(), 0)
+            .read_answer(Dialect::Openai, chat.as_bytes().to_vec(), 0)
             .unwrap();
         assert_eq!(
             a.usage,
@@ -295,7 +306,7 @@ mod tests {
         );
         let r = parse(Surface::Responses, r#"{"model":"m","input":"x"}"#);
         let a = r
-            .read_answer(ProviderKind::Anthropic, native.as_bytes().to_vec(), 0)
+            .read_answer(Dialect::Anthropic, native.as_bytes().to_vec(), 0)
             .unwrap();
         assert_eq!(
             a.usage,
@@ -305,14 +316,14 @@ mod tests {
         let e = parse(Surface::Embeddings, r#"{"model":"m","input":"x"}"#);
         let a = e
             .read_answer(
-                ProviderKind::Openai,
+                Dialect::Openai,
                 br#"{"data":[{"embedding":[0.5]}],"usage":{"prompt_tokens":3}}"#.to_vec(),
                 0,
             )
             .unwrap();
         assert_eq!(a.usage.map(|t| t.prompt), Some(3));
         let a = e
-            .read_answer(ProviderKind::Openai, br#"{"data":[]}"#.to_vec(), 0)
+            .read_answer(Dialect::Openai, br#"{"data":[]}"#.to_vec(), 0)
             .unwrap();
         assert_eq!(a.usage, None, "no usage: unknown");
     }
@@ -356,12 +367,10 @@ mod tests {
             Surface::Messages,
             r#"{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"x"}]}"#,
         );
-        let read = |b: &str| m.read_response(ProviderKind::Anthropic, b.as_bytes().to_vec(), 0);
+        let read = |b: &str| m.read_response(Dialect::Anthropic, b.as_bytes().to_vec(), 0);
         assert!(read(r#"{"type":"message","content":[]}"#).is_ok());
         assert!(read(r#"{"type":"error"}"#).is_err());
         let e = parse(Surface::Embeddings, r#"{"model":"m","input":"x"}"#);
-        assert!(e
-            .read_response(ProviderKind::Openai, b"{}".to_vec(), 0)
-            .is_err());
+        assert!(e.read_response(Dialect::Openai, b"{}".to_vec(), 0).is_err());
     }
 }

@@ -10,6 +10,7 @@ pub mod inbound;
 pub mod messages_request;
 pub mod messages_response;
 pub mod messages_stream;
+mod native_body;
 pub mod output;
 pub mod prefix;
 pub mod responses_request;

@@ -11,6 +11,7 @@ mod cache;
 mod foundation;
 mod health;
 mod load;
+mod platforms;
 mod routing;
 mod spend;
 mod surfaces;

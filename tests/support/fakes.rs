@@ -4,9 +4,7 @@
 
 use cognigate::cascade::{Call, Clock, RoutingState, Upstream, UpstreamReply};
 use cognigate::config::admin_body::{parse_body, ModelBody, ProviderBody};
-use cognigate::config::{
-    Defaults, ModelId, ProviderKind, ProviderName, RouteName, TenantConfig, TenantId,
-};
+use cognigate::config::{Defaults, ModelId, ProviderName, RouteName, TenantConfig, TenantId};
 use cognigate::health::{AcquireRequest, Lease, ProviderState, ReportRequest};
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, VecDeque};
@@ -180,7 +178,10 @@ impl Upstream for FakeUpstream<'_> {
 
     /// The edge's reading: the family's pure detector over the answer as the upstream wrote it.
     fn is_refusal(&self, body: &String) -> bool {
-        cognigate::providers::refusal::is_refusal(ProviderKind::Openai, body.as_bytes())
+        cognigate::providers::refusal::is_refusal(
+            cognigate::providers::Dialect::Openai,
+            body.as_bytes(),
+        )
     }
 }
 

@@ -4,8 +4,8 @@ use crate::config::alias::{RankBy, Weights};
 use crate::config::{condition::When, Rule};
 use crate::config::{
     Alias, AliasName, CapabilitySet, CatalogModel, Chain, CostTier, KeyStrategy, ModelId,
-    OnRefusal, ProviderKind, ProviderName, RateLimitSignal, RetryPolicy, RouteName, StoredKey,
-    StoredProvider,
+    OnRefusal, Platform, ProviderKind, ProviderName, Publisher, RateLimitSignal, RetryPolicy,
+    RouteName, StoredKey, StoredProvider,
 };
 use serde::Serialize;
 
@@ -16,6 +16,16 @@ pub struct ProviderView<'a> {
     pub name: &'a ProviderName,
     pub kind: ProviderKind,
     pub base_url: &'a str,
+    /// The platform it runs on: its `platform` override, or what its kind and host imply.
+    pub platform: Platform,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_version: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub region: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub project: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub publisher: Option<Publisher>,
     pub keys: Vec<KeyRef<'a>>,
     pub key_strategy: KeyStrategy,
     pub timeout_ms: u32,
@@ -31,8 +41,17 @@ pub struct ProviderView<'a> {
 #[derive(Debug, Serialize)]
 #[serde(untagged)]
 pub enum KeyRef<'a> {
-    /// A sealed key; `last4` is `null` for keys too short to show any of.
-    Sealed { id: &'a str, last4: Option<&'a str> },
+    /// A sealed key; `last4` is `null` for keys too short to show any of, and for keys shown
+    /// by who they are: a Bedrock key by its `access_key_id`, a Vertex service account by its
+    /// `client_email`.
+    Sealed {
+        id: &'a str,
+        last4: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        access_key_id: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        client_email: Option<&'a str>,
+    },
     /// A key held in a Worker secret, by the secret's name.
     Secret { id: &'a str, secret: &'a str },
 }
@@ -43,10 +62,18 @@ impl<'a> From<&'a StoredProvider> for ProviderView<'a> {
             .keys
             .iter()
             .map(|k| match k {
-                StoredKey::Sealed { id, last4, .. } => KeyRef::Sealed {
-                    id,
-                    last4: last4.as_deref(),
-                },
+                StoredKey::Sealed {
+                    id, last4, account, ..
+                } => {
+                    let account = account.as_deref();
+                    let bedrock = p.kind == ProviderKind::Bedrock;
+                    KeyRef::Sealed {
+                        id,
+                        last4: last4.as_deref(),
+                        access_key_id: account.filter(|_| bedrock),
+                        client_email: account.filter(|_| !bedrock),
+                    }
+                }
                 StoredKey::Secret { id, secret_name } => KeyRef::Secret {
                     id,
                     secret: secret_name,
@@ -57,6 +84,11 @@ impl<'a> From<&'a StoredProvider> for ProviderView<'a> {
             name: &p.name,
             kind: p.kind,
             base_url: p.base_url.as_str(),
+            platform: p.platform(),
+            api_version: p.cloud.api_version.as_deref(),
+            region: p.cloud.region.as_deref(),
+            project: p.cloud.project.as_deref(),
+            publisher: p.cloud.publisher,
             keys,
             key_strategy: p.key_strategy,
             timeout_ms: p.timeout_ms,

@@ -79,7 +79,7 @@ mod tests {
         assert_eq!(
             provider(&p),
             json!({"name": "openai", "kind": "openai", "base_url": "https://api.openai.com/v1",
-                "keys": [{"id": p.keys[0].id(), "last4": null}, {"id": p.keys[1].id(), "secret": "PROVIDER_X"}],
+                "platform": "direct", "keys": [{"id": p.keys[0].id(), "last4": null}, {"id": p.keys[1].id(), "secret": "PROVIDER_X"}],
                 "key_strategy": "round_robin", "timeout_ms": 30000,
                 "retry": {"max_retries": 0, "base_delay_ms": 100, "max_delay_ms": 2000},
                 "rate_limit_signals": ["x-ratelimit-reset"], "auth_cooldown_ms": 0, "rpm": null})

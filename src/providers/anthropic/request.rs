@@ -14,9 +14,30 @@ use serde_json::{json, Map, Value};
 /// `messages` is translated and written one caller message at a time, so no tree of the whole
 /// conversation is ever held.
 pub fn body(model: &CatalogModel, req: &ChatRequest) -> Vec<u8> {
+    body_for(model, req, Host::Anthropic)
+}
+
+/// The same request for Vertex AI: the model is in the URL, and the API version in the body.
+pub fn vertex_body(model: &CatalogModel, req: &ChatRequest) -> Vec<u8> {
+    body_for(model, req, Host::Vertex)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Host {
+    Anthropic,
+    Vertex,
+}
+
+fn body_for(model: &CatalogModel, req: &ChatRequest, host: Host) -> Vec<u8> {
     let src = &req.tree_without("messages");
     let mut out = Map::new();
-    out.insert("model".into(), model.upstream_model.clone().into());
+    match host {
+        Host::Anthropic => out.insert("model".into(), model.upstream_model.clone().into()),
+        Host::Vertex => out.insert(
+            "anthropic_version".into(),
+            crate::providers::address::VERTEX_ANTHROPIC_VERSION.into(),
+        ),
+    };
     let mut max_tokens = src
         .get("max_completion_tokens")
         .or_else(|| src.get("max_tokens"))

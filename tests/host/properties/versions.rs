@@ -152,15 +152,16 @@ proptest! {
         );
         let entries = chain.iter().map(|e| ChainEntry::Name(RouteName::parse(e).unwrap())).collect();
         cfg.rules.insert(RouteName::parse("app").unwrap(), Chain::new(entries, 5).unwrap());
-        let pin = ProviderName::parse(PROVIDERS[pin]).unwrap();
+        let pin_name = ProviderName::parse(PROVIDERS[pin]).unwrap();
+        let pin = cognigate::routing::pin::parse(&cfg, Some(PROVIDERS[pin]), None).unwrap().unwrap();
         let ids = |input: &RouteInput<'_>| build_chain(&cfg, "app", input)
             .map(|r| r.candidates.iter().map(|c| c.model.clone()).collect::<Vec<_>>());
         let pinned = ids(&RouteInput { pin: Some(&pin), ..RouteInput::unmeasured() });
         let unpinned = ids(&RouteInput::unmeasured()).unwrap_or_default();
-        let kept: Vec<&CatalogModel> = unpinned.iter().filter(|m| m.provider == pin).collect();
+        let kept: Vec<&CatalogModel> = unpinned.iter().filter(|m| m.provider == pin_name).collect();
         match pinned {
             Ok(models) => {
-                prop_assert!(models.iter().all(|m| m.provider == pin));
+                prop_assert!(models.iter().all(|m| m.provider == pin_name));
                 for m in kept {
                     prop_assert!(models.iter().any(|x| x.id == m.id), "{} was dropped", m.id);
                 }

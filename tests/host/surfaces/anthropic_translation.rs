@@ -3,8 +3,8 @@
 
 use cognigate::api::ChatRequest;
 use cognigate::config::admin_body::{parse_body, ModelBody};
-use cognigate::config::{CatalogModel, ModelId, ProviderKey, ProviderKind};
-use cognigate::providers::{anthropic, prepare, read_response, StreamDecoder};
+use cognigate::config::{CatalogModel, ModelId, Provider, ProviderKey};
+use cognigate::providers::{anthropic, prepare, read_response, Dialect, StreamDecoder};
 use cognigate::stream::{Relay, RelayStep};
 use cognigate::usage::StreamUsage;
 use serde_json::{json, Value};
@@ -41,12 +41,23 @@ fn pairs() -> Vec<(String, Value)> {
     out
 }
 
+/// An Anthropic provider (its keys are not the ones `prepare` is given).
+fn anthropic_provider() -> Provider {
+    let body = br#"{"kind":"anthropic","base_url":"https://api.anthropic.com/v1","keys":["sk-ant-other"]}"#;
+    let b: cognigate::config::admin_body::ProviderBody =
+        cognigate::config::admin_body::parse_body(body).unwrap();
+    b.validate(cognigate::config::ProviderName::parse("ant").unwrap())
+        .unwrap()
+        .resolve(|_| None)
+        .unwrap()
+}
+
 #[test]
 fn recorded_openai_requests_translate_to_the_recorded_messages_requests() {
     let key = ProviderKey::from_secret("sk-ant-test".into()).unwrap();
     for (name, f) in pairs() {
         let req = ChatRequest::parse(f["openai_request"].to_string().as_bytes()).unwrap();
-        let prepared = prepare(ProviderKind::Anthropic, &model(&f["model"]), &key, &req);
+        let prepared = prepare(&anthropic_provider(), &model(&f["model"]), &key, &req);
         assert_eq!(prepared.path, "messages", "{name}");
         let sent: Value = serde_json::from_slice(&prepared.body).unwrap();
         assert_eq!(sent, f["anthropic_request"], "{name}");
@@ -71,7 +82,7 @@ fn recorded_openai_requests_translate_to_the_recorded_messages_requests() {
 fn recorded_messages_responses_translate_to_the_recorded_chat_completions() {
     for (name, f) in pairs() {
         let bytes = serde_json::to_vec(&f["anthropic_response"]).unwrap();
-        let out = read_response(ProviderKind::Anthropic, bytes, 1_800_000_000).unwrap();
+        let out = read_response(Dialect::Anthropic, bytes, 1_800_000_000).unwrap();
         let out: Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(out, f["openai_response"], "{name}");
     }
@@ -84,7 +95,7 @@ fn a_recorded_messages_stream_becomes_openai_chunks_ending_in_done() {
         std::fs::read_to_string(fixture_dir().join("stream_tool_use.expected.jsonl")).unwrap();
     // However the bytes arrive, the same events come out.
     for chunk_size in [1, 7, 64, sse.len()] {
-        let mut decoder = StreamDecoder::new(ProviderKind::Anthropic);
+        let mut decoder = StreamDecoder::new(Dialect::Anthropic);
         let out: Vec<u8> = sse
             .chunks(chunk_size)
             .flat_map(|c| decoder.decode(c.to_vec()))
@@ -108,7 +119,7 @@ fn without_include_usage_the_relay_strips_the_usage_chunk_and_still_meters_its_t
     let sse = std::fs::read(fixture_dir().join("stream_tool_use.sse")).unwrap();
     let req = ChatRequest::parse(br#"{"model":"m","stream":true}"#).unwrap();
     let wants = anthropic::stream::wants_usage(&req);
-    let mut decoder = StreamDecoder::new(ProviderKind::Anthropic);
+    let mut decoder = StreamDecoder::new(Dialect::Anthropic);
     let mut relay = Relay::metering(StreamUsage::chat(!wants));
     let RelayStep::Finish { bytes, .. } = relay.on_chunk(&decoder.decode(sse)) else {
         panic!("the recorded stream ends")
@@ -123,7 +134,7 @@ fn without_include_usage_the_relay_strips_the_usage_chunk_and_still_meters_its_t
 
 #[test]
 fn an_anthropic_error_event_becomes_an_error_the_relay_recognises() {
-    let mut decoder = StreamDecoder::new(ProviderKind::Anthropic);
+    let mut decoder = StreamDecoder::new(Dialect::Anthropic);
     let out = decoder.decode(
         b"event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n".to_vec(),
     );
@@ -139,8 +150,8 @@ fn an_anthropic_error_event_becomes_an_error_the_relay_recognises() {
 
 #[test]
 fn a_body_that_is_not_a_messages_response_is_a_provider_failure() {
-    assert!(read_response(ProviderKind::Anthropic, b"{\"ok\":true}".to_vec(), 0).is_err());
-    assert!(read_response(ProviderKind::Anthropic, b"<html>".to_vec(), 0).is_err());
+    assert!(read_response(Dialect::Anthropic, b"{\"ok\":true}".to_vec(), 0).is_err());
+    assert!(read_response(Dialect::Anthropic, b"<html>".to_vec(), 0).is_err());
 }
 
 #[test]
@@ -154,7 +165,7 @@ fn a_thinking_budget_added_to_max_tokens_saturates_instead_of_overflowing() {
         .as_bytes(),
     )
     .unwrap();
-    let prepared = prepare(ProviderKind::Anthropic, &model(&json!({})), &key, &req);
+    let prepared = prepare(&anthropic_provider(), &model(&json!({})), &key, &req);
     let sent: Value = serde_json::from_slice(&prepared.body).unwrap();
     assert_eq!(sent["max_tokens"], u64::MAX);
 }
@@ -177,7 +188,7 @@ fn consecutive_turns_of_one_role_merge_and_system_messages_become_system() {
         .as_bytes(),
     )
     .unwrap();
-    let prepared = prepare(ProviderKind::Anthropic, &model(&json!({})), &key, &req);
+    let prepared = prepare(&anthropic_provider(), &model(&json!({})), &key, &req);
     let sent: Value = serde_json::from_slice(&prepared.body).unwrap();
     assert_eq!(sent["system"], "be brief\n\nand kind");
     assert_eq!(

@@ -1,0 +1,79 @@
+//! An upstream's error answer read by its kind's rules: the verdict, and how long a rate-limited
+//! key is parked.
+//!
+//! - OpenAI and Anthropic keep the spec's reading: the status decides, `Retry-After` parks (and
+//!   the opt-in signals of `rate_limit_signals`).
+//! - Azure OpenAI's `retry-after-ms` wins over `Retry-After`.
+//! - The cloud kinds throttle without a reset hint more often than not (Bedrock and Vertex send
+//!   none): their throttle without one parks the key for `CLOUD_THROTTLE_PARK_MS`, so the next
+//!   request starts from another key or candidate.
+
+use super::rate_limit_signals::park_for;
+use super::{classify_status, Failure, StatusClass};
+use crate::config::{Provider, ProviderKind};
+
+/// How long a cloud kind's throttle without a hint parks its key.
+pub const CLOUD_THROTTLE_PARK_MS: u64 = 10_000;
+
+/// An error answer as the cascade reads it.
+pub struct StatusAnswer<'a> {
+    pub status: u16,
+    pub retry_after: Option<&'a str>,
+    /// The reset headers the edge kept (`rate_limit_signals::is_signal_header`).
+    pub headers: &'a [(String, String)],
+    pub text: &'a str,
+}
+
+/// The verdict on `answer`, and the park of its key in ms (already clamped to `max_ms`).
+pub fn read_status(
+    provider: &Provider,
+    answer: &StatusAnswer<'_>,
+    now_ms: u64,
+    max_ms: u64,
+) -> (StatusClass, Option<u64>) {
+    let verdict = classify_status(answer.status);
+    let hinted = || {
+        let ms_header = (provider.kind == ProviderKind::AzureOpenai)
+            .then(|| header(answer.headers, "retry-after-ms"))
+            .flatten()
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|ms| ms.is_finite() && *ms >= 1.0)
+            .map(|ms| (ms as u64).min(max_ms));
+        ms_header.or_else(|| {
+            park_for(
+                &provider.resilience,
+                answer.retry_after,
+                answer.headers,
+                now_ms,
+                max_ms,
+            )
+        })
+    };
+    let park = match verdict {
+        StatusClass::NextKey(Failure::RateLimit) => hinted()
+            .or_else(|| is_cloud(provider.kind).then_some(CLOUD_THROTTLE_PARK_MS.min(max_ms))),
+        _ => None,
+    };
+    (verdict, park)
+}
+
+fn is_cloud(kind: ProviderKind) -> bool {
+    matches!(
+        kind,
+        ProviderKind::AzureOpenai
+            | ProviderKind::Bedrock
+            | ProviderKind::Vertex
+            | ProviderKind::Gemini
+    )
+}
+
+fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
+}
+
+#[cfg(test)]
+#[path = "platform_status_tests.rs"]
+mod tests;
