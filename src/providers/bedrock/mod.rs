@@ -2,8 +2,11 @@
 //! credentials and their SigV4 signature, the request body, and the answer read back (a JSON body,
 //! or an AWS event stream of binary frames). The edge only performs the fetch.
 
+pub mod event_stream;
 pub mod key;
 pub mod sigv4;
+#[cfg(test)]
+mod test_frames;
 
 pub use key::{key_label, BedrockKey};
 
