@@ -2,6 +2,7 @@
 //! credentials and their SigV4 signature, the request body, and the answer read back (a JSON body,
 //! or an AWS event stream of binary frames). The edge only performs the fetch.
 
+pub mod errors;
 pub mod event_stream;
 pub mod key;
 pub mod sigv4;
