@@ -5,7 +5,11 @@
 pub mod errors;
 pub mod event_stream;
 pub mod key;
+mod messages;
+pub mod request;
 pub mod sigv4;
+pub mod tools;
+
 #[cfg(test)]
 mod test_frames;
 
