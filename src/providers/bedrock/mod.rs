@@ -7,7 +7,9 @@ pub mod event_stream;
 pub mod key;
 mod messages;
 pub mod request;
+pub mod response;
 pub mod sigv4;
+pub mod stream;
 pub mod tools;
 
 #[cfg(test)]
