@@ -87,8 +87,12 @@ impl Translator {
 
     fn on_frame(&mut self, frame: &Frame, out: &mut Vec<u8>) {
         let payload = serde_json::from_slice::<Value>(&frame.payload).unwrap_or_default();
+        let exception = match frame.message_type.as_deref() {
+            Some(kind) => kind == "exception",
+            None => frame.exception_type.is_some(),
+        };
         match frame.message_type.as_deref() {
-            Some("exception") => {
+            _ if exception => {
                 let kind = frame.exception_type.as_deref().unwrap_or("");
                 let message = payload
                     .get("message")
@@ -127,7 +131,8 @@ impl Translator {
                 self.content(out, json!({"tool_calls": [call]}));
             }
             "contentBlockDelta" => self.on_delta(block, data.get("delta"), out),
-            "messageStop" => {
+            // A second stop says nothing new.
+            "messageStop" if !self.stopped => {
                 let reason = data
                     .get("stopReason")
                     .and_then(Value::as_str)

@@ -298,3 +298,22 @@ fn a_stop_for_malformed_output_is_an_error_event_classed_as_server() {
         );
     }
 }
+
+#[test]
+fn an_exception_frame_without_a_message_type_or_type_is_still_an_error() {
+    let bare = frame(
+        &[(":exception-type", "validationException")],
+        br#"{"message":"bad"}"#,
+    );
+    assert_eq!(error_of(&translate(&bare)[0]).0, "ValidationException");
+    let untyped = frame(&[(":message-type", "exception")], b"{}");
+    assert_eq!(error_of(&translate(&untyped)[0]).0, "UnknownException");
+}
+
+#[test]
+fn a_second_message_stop_sends_no_second_finish() {
+    let mut bytes = event("messageStop", json!({"stopReason": "end_turn"}));
+    bytes.extend(event("messageStop", json!({"stopReason": "max_tokens"})));
+    let e = translate(&bytes);
+    assert_eq!(e.len(), 3, "role, finish, [DONE]: {e:?}");
+}
