@@ -1,9 +1,31 @@
 //! What a Bedrock failure means for the cascade, read from the error's type, never its status:
 //! Bedrock answers 400 for a `ValidationException` (the request's own fault) and for an
 //! `ExpiredTokenException` (the key's), 424 for a model's stream error, and so on.
+//!
+//! Providers sit below the cascade, so the class is this module's own `ErrorClass`; the cascade
+//! turns it into its `StatusClass` (the mapping is in `ErrorClass`'s doc), and classifies an
+//! unknown or absent type by the status as for any provider.
 
-use crate::cascade::{classify_status, Failure, StatusClass};
 use serde::Deserialize;
+
+/// A known Bedrock error type's meaning. As a cascade `StatusClass`:
+/// `RateLimit` → `NextKey(RateLimit)`, `Auth` → `NextKey(Auth)`, `Server` →
+/// `NextCandidate(Server)`, `Timeout` → `NextCandidate(Timeout)`, `NotFound` →
+/// `NextCandidate(NotFound)`, `RequestCaused` → `RequestCaused`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorClass {
+    /// The key's rate or quota is used up: try the next key.
+    RateLimit,
+    /// The key's credentials were refused: try the next key.
+    Auth,
+    /// The model or the service failed: move down the chain.
+    Server,
+    Timeout,
+    /// The model is not there (for this account or region): move down the chain.
+    NotFound,
+    /// The request's own fault: stop the cascade and pass the error through.
+    RequestCaused,
+}
 
 /// The error type from the `x-amzn-ErrorType` header or the body's `__type`, bare: cut at the
 /// first `:` (the header appends `:http://internal.amazon.com/...`) and after the last `#`
@@ -15,7 +37,7 @@ pub fn bare_type(raw: &str) -> &str {
 
 /// The class of a known error type (UpperCamel as in HTTP answers, or lowerCamel as in-stream
 /// exceptions name it); `None` for a type not listed.
-pub fn error_class(error_type: &str) -> Option<StatusClass> {
+pub fn error_class(error_type: &str) -> Option<ErrorClass> {
     let t = bare_type(error_type);
     let (first, rest) = t.split_at_checked(1)?;
     let is = |name: &str| {
@@ -25,7 +47,7 @@ pub fn error_class(error_type: &str) -> Option<StatusClass> {
     let known = |names: &[&str]| names.iter().any(|n| is(n));
     Some(
         if known(&["ThrottlingException", "ServiceQuotaExceededException"]) {
-            StatusClass::NextKey(Failure::RateLimit)
+            ErrorClass::RateLimit
         } else if known(&[
             "ModelNotReadyException",
             "ServiceUnavailableException",
@@ -34,9 +56,9 @@ pub fn error_class(error_type: &str) -> Option<StatusClass> {
             "ModelStreamErrorException",
             "CorruptFrame",
         ]) {
-            StatusClass::NextCandidate(Failure::Server)
+            ErrorClass::Server
         } else if is("ModelTimeoutException") {
-            StatusClass::NextCandidate(Failure::Timeout)
+            ErrorClass::Timeout
         } else if known(&[
             "AccessDeniedException",
             "UnrecognizedClientException",
@@ -44,11 +66,11 @@ pub fn error_class(error_type: &str) -> Option<StatusClass> {
             "ExpiredTokenException",
             "MissingAuthenticationTokenException",
         ]) {
-            StatusClass::NextKey(Failure::Auth)
+            ErrorClass::Auth
         } else if is("ResourceNotFoundException") {
-            StatusClass::NextCandidate(Failure::NotFound)
+            ErrorClass::NotFound
         } else if is("ValidationException") {
-            StatusClass::RequestCaused
+            ErrorClass::RequestCaused
         } else {
             return None;
         },
@@ -61,11 +83,12 @@ struct ErrorBody<'a> {
     error_type: Option<std::borrow::Cow<'a, str>>,
 }
 
-/// A non-2xx answer's class: by the `x-amzn-ErrorType` header, else the body's `__type`, else
-/// (an unknown or absent type) by the status as for any provider.
-pub fn classify(status: u16, amzn_error_type: Option<&str>, body: &str) -> StatusClass {
+/// A non-2xx answer's class: by the `x-amzn-ErrorType` header, else the body's `__type`.
+/// `None` (a 2xx, or an unknown or absent type): the status decides, as for any provider
+/// (`cascade::classify_status`).
+pub fn classify(status: u16, amzn_error_type: Option<&str>, body: &str) -> Option<ErrorClass> {
     if (200..300).contains(&status) {
-        return StatusClass::Success;
+        return None;
     }
     let from_body = serde_json::from_str::<ErrorBody<'_>>(body)
         .ok()
@@ -73,7 +96,6 @@ pub fn classify(status: u16, amzn_error_type: Option<&str>, body: &str) -> Statu
     amzn_error_type
         .and_then(error_class)
         .or_else(|| from_body.as_deref().and_then(error_class))
-        .unwrap_or_else(|| classify_status(status))
 }
 
 #[cfg(test)]
@@ -82,24 +104,23 @@ mod tests {
 
     #[test]
     fn every_known_type_maps_by_type_in_either_camel_case() {
-        use Failure::*;
-        use StatusClass::*;
+        use ErrorClass::*;
         for (t, class) in [
-            ("ThrottlingException", NextKey(RateLimit)),
-            ("ServiceQuotaExceededException", NextKey(RateLimit)),
-            ("ModelNotReadyException", NextCandidate(Server)),
-            ("ServiceUnavailableException", NextCandidate(Server)),
-            ("InternalServerException", NextCandidate(Server)),
-            ("ModelErrorException", NextCandidate(Server)),
-            ("ModelStreamErrorException", NextCandidate(Server)),
-            ("CorruptFrame", NextCandidate(Server)),
-            ("ModelTimeoutException", NextCandidate(Timeout)),
-            ("AccessDeniedException", NextKey(Auth)),
-            ("UnrecognizedClientException", NextKey(Auth)),
-            ("InvalidSignatureException", NextKey(Auth)),
-            ("ExpiredTokenException", NextKey(Auth)),
-            ("MissingAuthenticationTokenException", NextKey(Auth)),
-            ("ResourceNotFoundException", NextCandidate(NotFound)),
+            ("ThrottlingException", RateLimit),
+            ("ServiceQuotaExceededException", RateLimit),
+            ("ModelNotReadyException", Server),
+            ("ServiceUnavailableException", Server),
+            ("InternalServerException", Server),
+            ("ModelErrorException", Server),
+            ("ModelStreamErrorException", Server),
+            ("CorruptFrame", Server),
+            ("ModelTimeoutException", Timeout),
+            ("AccessDeniedException", Auth),
+            ("UnrecognizedClientException", Auth),
+            ("InvalidSignatureException", Auth),
+            ("ExpiredTokenException", Auth),
+            ("MissingAuthenticationTokenException", Auth),
+            ("ResourceNotFoundException", NotFound),
             ("ValidationException", RequestCaused),
         ] {
             assert_eq!(error_class(t), Some(class), "{t}");
@@ -128,68 +149,56 @@ mod tests {
         );
         assert_eq!(
             error_class("com.amazon.coral.validate#ValidationException"),
-            Some(StatusClass::RequestCaused)
+            Some(ErrorClass::RequestCaused)
         );
     }
 
     #[test]
     fn the_type_decides_never_the_status() {
-        assert_eq!(
-            classify(400, Some("ExpiredTokenException:http://x/"), ""),
-            StatusClass::NextKey(Failure::Auth)
-        );
-        assert_eq!(
-            classify(
+        let throttled =
+            r#"{"__type":"com.amazon.coral.service#ThrottlingException","message":"slow"}"#;
+        for (status, header, body, class) in [
+            (
                 400,
-                None,
-                r#"{"__type":"com.amazon.coral.service#ThrottlingException","message":"slow"}"#
+                Some("ExpiredTokenException:http://x/"),
+                "",
+                ErrorClass::Auth,
             ),
-            StatusClass::NextKey(Failure::RateLimit)
-        );
-        assert_eq!(
-            classify(424, Some("ModelErrorException"), ""),
-            StatusClass::NextCandidate(Failure::Server)
-        );
-        assert_eq!(
-            classify(403, Some("ValidationException"), ""),
-            StatusClass::RequestCaused
-        );
+            (400, None, throttled, ErrorClass::RateLimit),
+            (424, Some("ModelErrorException"), "", ErrorClass::Server),
+            (
+                403,
+                Some("ValidationException"),
+                "",
+                ErrorClass::RequestCaused,
+            ),
+        ] {
+            assert_eq!(
+                classify(status, header, body),
+                Some(class),
+                "{status} {header:?}"
+            );
+        }
     }
 
     #[test]
     fn the_header_is_read_before_the_body() {
+        let body = r#"{"__type":"ValidationException"}"#;
         assert_eq!(
-            classify(
-                429,
-                Some("ThrottlingException"),
-                r#"{"__type":"ValidationException"}"#
-            ),
-            StatusClass::NextKey(Failure::RateLimit)
+            classify(429, Some("ThrottlingException"), body),
+            Some(ErrorClass::RateLimit)
         );
         assert_eq!(
-            classify(
-                429,
-                Some("NewException"),
-                r#"{"__type":"ValidationException"}"#
-            ),
-            StatusClass::RequestCaused
+            classify(429, Some("NewException"), body),
+            Some(ErrorClass::RequestCaused)
         );
     }
 
     #[test]
-    fn an_unknown_or_absent_type_falls_back_to_the_status() {
-        assert_eq!(classify(429, None, "not json"), classify_status(429));
-        assert_eq!(
-            classify(503, Some("NewException"), "{}"),
-            classify_status(503)
-        );
-        assert_eq!(
-            classify(400, None, r#"{"message":"bad"}"#),
-            StatusClass::RequestCaused
-        );
-        assert_eq!(
-            classify(200, Some("ThrottlingException"), ""),
-            StatusClass::Success
-        );
+    fn an_unknown_or_absent_type_leaves_the_status_to_decide() {
+        assert_eq!(classify(429, None, "not json"), None);
+        assert_eq!(classify(503, Some("NewException"), "{}"), None);
+        assert_eq!(classify(400, None, r#"{"message":"bad"}"#), None);
+        assert_eq!(classify(200, Some("ThrottlingException"), ""), None);
     }
 }

@@ -1,6 +1,5 @@
 use super::*;
-use crate::cascade::{Failure, StatusClass};
-use crate::providers::bedrock::errors::error_class;
+use crate::providers::bedrock::errors::{error_class, ErrorClass};
 use crate::providers::bedrock::test_frames::{event, exception, frame};
 
 /// The data payloads of SSE bytes, in order (`[DONE]` included).
@@ -234,10 +233,7 @@ fn an_exception_frame_becomes_an_upper_camel_error_event_and_ends_reading() {
         (kind.as_str(), message.as_str()),
         ("ThrottlingException", "Too many tokens")
     );
-    assert_eq!(
-        error_class(&kind),
-        Some(StatusClass::NextKey(Failure::RateLimit))
-    );
+    assert_eq!(error_class(&kind), Some(ErrorClass::RateLimit));
     assert!(t
         .push(&event("messageStop", json!({"stopReason": "end_turn"})))
         .is_empty());
@@ -269,10 +265,7 @@ fn a_corrupt_frame_is_a_corrupt_frame_error_classed_as_server() {
     let e = translate(&bytes);
     let (kind, _) = error_of(e.last().unwrap());
     assert_eq!(kind, CORRUPT_FRAME);
-    assert_eq!(
-        error_class(&kind),
-        Some(StatusClass::NextCandidate(Failure::Server))
-    );
+    assert_eq!(error_class(&kind), Some(ErrorClass::Server));
     assert!(!e.iter().any(|x| x == "[DONE]"));
 }
 
@@ -292,10 +285,7 @@ fn a_stop_for_malformed_output_is_an_error_event_classed_as_server() {
         assert_eq!(e.len(), 3, "{e:?}");
         let (kind, message) = error_of(&e[2]);
         assert!(message.contains(reason));
-        assert_eq!(
-            error_class(&kind),
-            Some(StatusClass::NextCandidate(Failure::Server))
-        );
+        assert_eq!(error_class(&kind), Some(ErrorClass::Server));
     }
 }
 
