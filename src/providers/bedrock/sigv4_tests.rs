@@ -202,3 +202,38 @@ fn the_region_is_read_from_a_bedrock_runtime_host() {
     assert_eq!(region_of("example.com"), None);
     assert_eq!(region_of("bedrock-runtime"), None);
 }
+
+#[test]
+fn a_converse_request_is_signed_exactly_as_botocore_signs_it() {
+    // Reference signatures from botocore's SigV4Auth (service bedrock, 2024-01-01T00:00:00Z) for
+    // this body, path and host, with and without a session token.
+    let body = br#"{"messages":[{"role":"user","content":[{"text":"Hi"}]}],"inferenceConfig":{"maxTokens":10}}"#;
+    let path = format!(
+        "/{}",
+        crate::providers::bedrock::path("anthropic.claude-3-5-sonnet-20240620-v1:0", false)
+    );
+    for (secret, signature) in [
+        (
+            format!("{AKID}:{SECRET}"),
+            "228e7d02caa92b60e4a519d7c6eb86f318d258ae95f5036cc62d4f109a78a058",
+        ),
+        (
+            format!("{AKID}:{SECRET}:FwoGZXIvYXdzEXAMPLETOKEN+/="),
+            "7e308e49d1e2415358a728e2b5dcf2368768b4b3a92763207fe20331c311ae9b",
+        ),
+    ] {
+        let headers = sign(
+            BedrockKey::parse(&secret).unwrap(),
+            "us-east-1",
+            "bedrock",
+            "bedrock-runtime.us-east-1.amazonaws.com",
+            &path,
+            "",
+            body,
+            "application/json",
+            1_704_067_200_000,
+        );
+        let auth = &headers.last().unwrap().1;
+        assert!(auth.ends_with(&format!("Signature={signature}")), "{auth}");
+    }
+}
