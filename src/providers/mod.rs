@@ -3,6 +3,7 @@
 
 pub mod address;
 pub mod anthropic;
+pub mod bedrock;
 pub mod credentials;
 pub mod dialect;
 pub mod openai;
