@@ -2,6 +2,7 @@
 //! read back into OpenAI's chat-completions shape. Pure; the edge only performs the fetch.
 
 pub mod anthropic;
+pub mod gemini;
 pub mod openai;
 pub mod reasoning;
 pub mod refusal;
