@@ -2,6 +2,8 @@
 //! serve the Gemini API and Vertex AI's google publisher models; only the URL prefix and the auth
 //! differ, and those are the caller's to add.
 
+mod contents;
+pub mod request;
 pub mod tool_id;
 
 /// The Gemini API's base URL; `path` and `embeddings::path` are appended to it.
