@@ -3,7 +3,9 @@
 //! differ, and those are the caller's to add.
 
 mod contents;
+mod parts;
 pub mod request;
+pub mod response;
 pub mod tool_id;
 
 /// The Gemini API's base URL; `path` and `embeddings::path` are appended to it.
