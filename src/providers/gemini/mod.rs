@@ -6,6 +6,7 @@ mod contents;
 mod parts;
 pub mod request;
 pub mod response;
+pub mod stream;
 pub mod tool_id;
 
 /// The Gemini API's base URL; `path` and `embeddings::path` are appended to it.
