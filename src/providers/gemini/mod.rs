@@ -3,6 +3,7 @@
 //! differ, and those are the caller's to add.
 
 mod contents;
+pub mod embeddings;
 pub mod errors;
 mod parts;
 pub mod request;
