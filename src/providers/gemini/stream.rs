@@ -70,7 +70,7 @@ impl Translator {
         out
     }
 
-    /// The body closed: the usage chunk (when Gemini reported usage) and `[DONE]` if the answer
+    /// The body closed: the usage chunk (when Gemini reported tokens) and `[DONE]` if the answer
     /// finished, else nothing.
     pub fn end(&mut self) -> Vec<u8> {
         let mut out = Vec::new();
@@ -79,10 +79,11 @@ impl Translator {
         }
         // Once only, however often the body is said to close.
         self.finished = false;
-        if let Some(meta) = self.usage.take() {
+        // A report that names no tokens is no report: zeros would be metered as known.
+        if let Some((report, Some(_))) = self.usage.take().map(|meta| usage(&meta)) {
             let mut c = self.base();
             c["choices"] = json!([]);
-            c["usage"] = usage(&meta).0;
+            c["usage"] = report;
             emit(&mut out, &c);
         }
         out.extend_from_slice(DONE);

@@ -147,6 +147,13 @@ fn a_function_call_arrives_whole_as_one_tool_call_chunk() {
         list.iter().all(|c| c.get("usage").is_none()),
         "no usageMetadata, no usage chunk: the gateway estimates"
     );
+    let empty_report = sse(&[event(json!([{"text": "x"}]), Some("STOP"), Some(json!({})))]);
+    let (list, done) = chunks(&run(&empty_report));
+    assert!(done);
+    assert!(
+        list.iter().all(|c| c.get("usage").is_none()),
+        "a report naming no tokens"
+    );
 }
 
 #[test]
