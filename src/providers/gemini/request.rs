@@ -146,7 +146,11 @@ fn tools(tools: Option<&Value>) -> Option<Value> {
             if let Some(desc) = f.get("description").filter(|d| d.is_string()) {
                 d.insert("description".into(), desc.clone());
             }
-            if let Some(params) = f.get("parameters").filter(|p| p.is_object()) {
+            // `{}` describes no object, which Gemini refuses; a tool without parameters omits it.
+            let params = f
+                .get("parameters")
+                .filter(|p| p.as_object().is_some_and(|o| !o.is_empty()));
+            if let Some(params) = params {
                 d.insert("parametersJsonSchema".into(), params.clone());
             }
             Value::Object(d)

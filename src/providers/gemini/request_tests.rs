@@ -91,7 +91,7 @@ fn data_url_images_are_inline_data_and_other_urls_are_file_data_typed_by_extensi
 }
 
 #[test]
-fn tools_declare_their_json_schema_as_parameters_json_schema() {
+fn tools_declare_their_json_schema_as_parameters_json_schema_and_an_empty_one_not_at_all() {
     let schema = json!({"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
         "properties": {"city": {"type": "string"}}, "additionalProperties": false});
     let b = gemini(
@@ -99,6 +99,8 @@ fn tools_declare_their_json_schema_as_parameters_json_schema() {
         "tools": [
             {"type": "function", "function": {"name": "weather", "description": "Weather.", "parameters": schema, "strict": true}},
             {"type": "function", "function": {"name": "now"}},
+            {"type": "function", "function": {"name": "ping", "parameters": {}}},
+            {"type": "web_search"},
         ]}),
     );
     assert_eq!(
@@ -106,6 +108,7 @@ fn tools_declare_their_json_schema_as_parameters_json_schema() {
         json!([{"functionDeclarations": [
             {"name": "weather", "description": "Weather.", "parametersJsonSchema": schema},
             {"name": "now"},
+            {"name": "ping"},
         ]}])
     );
     assert!(
