@@ -51,7 +51,7 @@ pub(super) fn block_reason(answer: &Value) -> Option<&str> {
 /// One part as a piece; `call_index` numbers the answer's tool calls and `response_id` keeps
 /// their ids apart from another answer's.
 pub(super) fn piece<'a>(part: &'a Value, response_id: &str, call_index: usize) -> Piece<'a> {
-    if let Some(call) = part.get("functionCall") {
+    if let Some(call) = part.get("functionCall").filter(|c| c.is_object()) {
         let id = tool_id::call_id(
             call.get("id").and_then(Value::as_str),
             response_id,
@@ -65,7 +65,7 @@ pub(super) fn piece<'a>(part: &'a Value, response_id: &str, call_index: usize) -
         return Piece::Call(json!({
             "id": id,
             "type": "function",
-            "function": {"name": call.get("name").cloned().unwrap_or_default(), "arguments": arguments},
+            "function": {"name": call.get("name").and_then(Value::as_str).unwrap_or(""), "arguments": arguments},
         }));
     }
     match part.get("text").and_then(Value::as_str) {

@@ -153,6 +153,18 @@ fn an_answer_without_usage_has_unknown_tokens_and_no_usage() {
 }
 
 #[test]
+fn parts_of_unexpected_shapes_are_skipped_without_failing() {
+    let odd = json!({"candidates": [{"content": {"parts": [5, {"functionCall": 3}, {"text": 7},
+        {"functionCall": {"name": 1, "args": [1]}}, {"inlineData": {}}]}, "finishReason": 4}],
+        "usageMetadata": {"promptTokenCount": "x"}});
+    let (c, tokens) = chat(odd);
+    assert_eq!(tokens, None);
+    let calls = c["choices"][0]["message"]["tool_calls"].as_array().unwrap();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0]["function"], json!({"name": "", "arguments": "{}"}));
+}
+
+#[test]
 fn a_body_of_another_shape_is_refused() {
     assert!(read(b"<html>", 0).is_err());
     assert!(read(br#"{"error": {"code": 500}}"#, 0).is_err());

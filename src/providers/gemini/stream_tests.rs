@@ -99,9 +99,25 @@ fn a_text_stream_becomes_role_content_finish_usage_and_done() {
     );
 }
 
+/// Thought, text, a signed function call, cumulative usage and a finish, in four events.
+fn rich_stream() -> Vec<u8> {
+    let mut bytes = sse(&[event(
+        json!([{"text": "Plan.", "thought": true}]),
+        None,
+        None,
+    )]);
+    bytes.extend(text_stream());
+    bytes.extend(sse(&[event(
+        json!([{"functionCall": {"name": "f", "args": {"q": "é"}}, "thoughtSignature": "c2ln+/8="}]),
+        Some("STOP"),
+        Some(json!({"promptTokenCount": 9, "candidatesTokenCount": 7, "thoughtsTokenCount": 3})),
+    )]));
+    bytes
+}
+
 #[test]
 fn a_stream_split_at_every_byte_offset_gives_the_same_chunks() {
-    let bytes = text_stream();
+    let bytes = rich_stream();
     let whole = run(&bytes);
     for split in 0..=bytes.len() {
         let mut t = Translator::new(1_700_000_000);
@@ -243,4 +259,20 @@ fn an_event_that_never_ends_is_an_error_event() {
     let out = t.push(&vec![b'x'; crate::stream::sse::MAX_EVENT_BYTES + 1]);
     assert!(String::from_utf8_lossy(&out).contains("event too large"));
     assert!(t.end().is_empty());
+}
+
+#[test]
+fn events_of_unexpected_shapes_are_skipped_without_failing() {
+    let mut bytes = sse(&[
+        json!({"candidates": 5}),
+        json!({"candidates": [{"content": {"parts": [5, {"functionCall": 3}, {"text": 7}]}}]}),
+        json!({"candidates": [{"content": {"parts": "x"}, "finishReason": 9}]}),
+        json!([1, 2]),
+        json!({"error": null, "usageMetadata": [1]}),
+    ]);
+    bytes.extend(b"data: not json\r\n\r\n: comment\r\n\r\n");
+    let mut t = Translator::default();
+    let (list, _) = chunks(&t.push(&bytes));
+    assert!(!list.is_empty(), "the role chunk went out");
+    assert!(t.end().is_empty(), "no finishReason: a cut stream");
 }
