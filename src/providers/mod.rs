@@ -6,6 +6,7 @@ pub mod anthropic;
 pub mod bedrock;
 pub mod credentials;
 pub mod dialect;
+pub mod gemini;
 pub mod openai;
 pub mod reasoning;
 pub mod refusal;
