@@ -4,6 +4,8 @@
 //! - OpenAI and Anthropic keep the spec's reading: the status decides, `Retry-After` parks (and
 //!   the opt-in signals of `rate_limit_signals`).
 //! - Azure OpenAI's `retry-after-ms` wins over `Retry-After`.
+//! - Bedrock's errors are read by their type (`x-amzn-ErrorType` or `__type`), never the status;
+//!   Google's (Gemini, Vertex) by the envelope's reason, a 429 parked for its `retryDelay`.
 //! - The cloud kinds throttle without a reset hint more often than not (Bedrock and Vertex send
 //!   none): their throttle without one parks the key for `CLOUD_THROTTLE_PARK_MS`, so the next
 //!   request starts from another key or candidate.
@@ -11,6 +13,7 @@
 use super::rate_limit_signals::park_for;
 use super::{classify_status, Failure, StatusClass};
 use crate::config::{Provider, ProviderKind};
+use crate::providers::{bedrock, gemini, Dialect, ErrorClass};
 
 /// How long a cloud kind's throttle without a hint parks its key.
 pub const CLOUD_THROTTLE_PARK_MS: u64 = 10_000;
@@ -31,7 +34,24 @@ pub fn read_status(
     now_ms: u64,
     max_ms: u64,
 ) -> (StatusClass, Option<u64>) {
-    let verdict = classify_status(answer.status);
+    let (class, google_park) = match Dialect::of(provider) {
+        Dialect::Bedrock => (
+            bedrock::errors::classify(
+                answer.status,
+                header(answer.headers, "x-amzn-errortype"),
+                answer.text,
+            ),
+            None,
+        ),
+        Dialect::Gemini => gemini::errors::classify(answer.status, answer.text),
+        // Vertex's Claude answers in Google's envelope (quota, auth, not found) or Anthropic's.
+        Dialect::Anthropic if provider.kind == ProviderKind::Vertex => {
+            gemini::errors::classify(answer.status, answer.text)
+        }
+        Dialect::Openai | Dialect::Anthropic => (None, None),
+    };
+    let verdict = class.map_or_else(|| classify_status(answer.status), verdict_of);
+    let google_park = google_park.map(|ms| ms.min(max_ms));
     let hinted = || {
         let ms_header = (provider.kind == ProviderKind::AzureOpenai)
             .then(|| header(answer.headers, "retry-after-ms"))
@@ -50,11 +70,25 @@ pub fn read_status(
         })
     };
     let park = match verdict {
-        StatusClass::NextKey(Failure::RateLimit) => hinted()
+        StatusClass::NextKey(Failure::RateLimit) => google_park
+            .or_else(hinted)
             .or_else(|| is_cloud(provider.kind).then_some(CLOUD_THROTTLE_PARK_MS.min(max_ms))),
         _ => None,
     };
     (verdict, park)
+}
+
+/// A family's error class as the cascade acts on it.
+fn verdict_of(class: ErrorClass) -> StatusClass {
+    match class {
+        ErrorClass::RateLimit => StatusClass::NextKey(Failure::RateLimit),
+        ErrorClass::Auth => StatusClass::NextKey(Failure::Auth),
+        ErrorClass::Server => StatusClass::NextCandidate(Failure::Server),
+        ErrorClass::Timeout => StatusClass::NextCandidate(Failure::Timeout),
+        ErrorClass::NotFound => StatusClass::NextCandidate(Failure::NotFound),
+        ErrorClass::UpstreamClientError => StatusClass::NextCandidate(Failure::UpstreamClientError),
+        ErrorClass::RequestCaused => StatusClass::RequestCaused,
+    }
 }
 
 fn is_cloud(kind: ProviderKind) -> bool {

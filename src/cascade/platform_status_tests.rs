@@ -61,3 +61,47 @@ fn openai_keeps_the_specs_rule_a_429_without_retry_after_parks_nothing() {
     assert_eq!(verdict, StatusClass::NextKey(Failure::RateLimit));
     assert_eq!(park, None);
 }
+
+#[test]
+fn bedrock_errors_are_read_by_their_type_never_their_status() {
+    let bedrock = provider(
+        r#"{"kind":"bedrock","base_url":"https://bedrock-runtime.us-east-1.amazonaws.com","region":"us-east-1","keys":["AKID:secretsecret"]}"#,
+    );
+    let quota = vec![(
+        "x-amzn-errortype".to_owned(),
+        "ServiceQuotaExceededException:http://internal.amazon.com/coral/".to_owned(),
+    )];
+    let (verdict, park) = read_status(&bedrock, &answer(400, None, &quota), 0, MAX);
+    assert_eq!(verdict, StatusClass::NextKey(Failure::RateLimit));
+    assert_eq!(park, Some(CLOUD_THROTTLE_PARK_MS), "no hint: ten seconds");
+    let not_ready = StatusAnswer {
+        text: r#"{"__type":"ModelNotReadyException","message":"warming"}"#,
+        ..answer(429, None, &[])
+    };
+    let (verdict, park) = read_status(&bedrock, &not_ready, 0, MAX);
+    assert_eq!(verdict, StatusClass::NextCandidate(Failure::Server));
+    assert_eq!(park, None);
+}
+
+#[test]
+fn a_gemini_429_parks_for_its_retry_delay() {
+    let gemini = provider(
+        r#"{"kind":"gemini","base_url":"https://generativelanguage.googleapis.com/v1beta","keys":["AIzaExample000000"]}"#,
+    );
+    let exhausted = StatusAnswer {
+        text: r#"{"error":{"code":429,"status":"RESOURCE_EXHAUSTED","message":"quota","details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"7s"}]}}"#,
+        ..answer(429, None, &[])
+    };
+    assert_eq!(
+        read_status(&gemini, &exhausted, 0, MAX),
+        (StatusClass::NextKey(Failure::RateLimit), Some(7_000))
+    );
+    let bad_key = StatusAnswer {
+        text: r#"{"error":{"code":400,"status":"INVALID_ARGUMENT","message":"API key not valid","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"API_KEY_INVALID"}]}}"#,
+        ..answer(400, None, &[])
+    };
+    assert_eq!(
+        read_status(&gemini, &bad_key, 0, MAX).0,
+        StatusClass::NextKey(Failure::Auth)
+    );
+}

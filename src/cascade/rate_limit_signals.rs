@@ -12,8 +12,10 @@ use serde::Deserialize;
 /// The edge keeps only these (names lowercased), so nothing else of a response is held.
 pub fn is_signal_header(name: &str) -> bool {
     let name = name.to_ascii_lowercase();
-    // Azure OpenAI's millisecond `Retry-After` (`platform_status`).
+    // Azure OpenAI's millisecond `Retry-After`, and the error type Bedrock names its errors by
+    // (`platform_status`).
     name == "retry-after-ms"
+        || name == "x-amzn-errortype"
         || name.starts_with("x-ratelimit-reset-")
         || (name.starts_with("anthropic-ratelimit-") && name.ends_with("-reset"))
 }

@@ -41,13 +41,9 @@ pub async fn count_tokens(
     allowed(&key, &count.model)?;
     // The `auto` names rank only what the key may use, here as on the request itself.
     let may_use = |m: &ModelId| key.policy.allows(m.as_str());
-    let platform = http::header(&req, pin::PLATFORM_HEADER);
-    let pinned = pin::parse(
-        &cfg,
-        http::header(&req, pin::HEADER).as_deref(),
-        platform.as_deref(),
-    )
-    .map_err(|e| chain_error(&e))?;
+    let pins = [pin::HEADER, pin::PLATFORM_HEADER].map(|h| http::header(&req, h));
+    let pinned = pin::parse(&cfg, pins[0].as_deref(), pins[1].as_deref());
+    let pinned = pinned.map_err(|e| chain_error(&e))?;
     // The facts `/v1/messages` would route by, so the name resolves the same way.
     let metadata = http::header(&req, "x-cognigate-metadata");
     let facts = count_facts(&count, cfg.rules.reads(), metadata.as_deref())?;

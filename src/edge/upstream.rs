@@ -9,8 +9,9 @@ use crate::cascade::body_limit::{Capped, MAX_ERROR_BODY, MAX_SUCCESS_BODY};
 use crate::cascade::context_window::{fit, fitted_request, Fit};
 use crate::cascade::{Call, UpstreamReply};
 use crate::config::Provider;
-use crate::providers::{self, credentials, Answer, Dialect, StreamDecoder};
+use crate::providers::{self, Answer, Dialect, StreamDecoder};
 use crate::request::status_refusal::refused_status;
+use crate::request::upstream_call::outgoing;
 use crate::stream::{Relay, RelayStep, StreamEnd};
 use crate::surfaces::{Encoder, Inbound};
 use crate::usage::StreamUsage;
@@ -171,23 +172,16 @@ impl crate::cascade::Upstream for FetchUpstream<'_> {
 }
 
 impl FetchUpstream<'_> {
-    /// Only the provider's key and our own headers go upstream: the caller's credentials, cookies
-    /// and hop-by-hop headers never leave the gateway. The URL and the `fetch` init, on the
-    /// runtime's own objects (`js_fetch`: no `Request` is built to be sent).
+    /// The URL and the `fetch` init (`upstream_call::outgoing`), on the runtime's own objects
+    /// (`js_fetch`: no `Request` is built to be sent).
     fn build(
         &self,
         call: &Call<'_>,
         controller: &AbortController,
     ) -> Result<(String, web_sys::RequestInit), String> {
+        let (url, pairs) = outgoing(self.request, call);
+        let pairs: Vec<(&str, &str)> = pairs.iter().map(|(k, v)| (*k, v.as_str())).collect();
         let headers = web_sys::Headers::new().map_err(js_fetch::describe)?;
-        let credentials = credentials::key_headers(call.provider, call.key, None);
-        let mut pairs = providers::content_headers(self.request.chat()).to_vec();
-        pairs.extend(
-            credentials
-                .iter()
-                .map(|(name, value)| (*name, value.as_str())),
-        );
-        pairs.extend(self.request.extra_headers(Dialect::of(call.provider)));
         js_fetch::set_all(&headers, &pairs).map_err(js_fetch::describe)?;
         let body = self.body_for(call);
         let init = web_sys::RequestInit::new();
@@ -199,8 +193,6 @@ impl FetchUpstream<'_> {
         init.set_redirect(web_sys::RequestRedirect::Manual);
         let signal = controller.signal();
         init.set_signal(Some(&*signal));
-        let path = self.request.path(call.provider, call.key, call.model);
-        let url = call.provider.base_url.join(&path);
         Ok((url, init))
     }
 }

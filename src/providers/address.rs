@@ -1,6 +1,7 @@
 //! Where one upstream call goes: the path each kind appends to its provider's `base_url`.
 
 use super::dialect::Dialect;
+use super::{bedrock, gemini};
 use crate::config::{Provider, ProviderKey, ProviderKind};
 
 /// What a call asks of the upstream.
@@ -16,7 +17,7 @@ pub const VERTEX_ANTHROPIC_VERSION: &str = "vertex-2023-10-16";
 /// The path after `base_url` (no leading slash). A model name goes in as one percent-encoded
 /// segment, so no name can reach another path or add a query.
 pub fn path(provider: &Provider, key: &ProviderKey, model: &str, op: Operation) -> String {
-    let m = segment(model);
+    let m = encode(model, false);
     let stream = matches!(op, Operation::Chat { stream: true });
     match provider.kind {
         ProviderKind::Openai => match op {
@@ -32,15 +33,8 @@ pub fn path(provider: &Provider, key: &ProviderKey, model: &str, op: Operation) 
             let version = provider.cloud.api_version.as_deref().unwrap_or_default();
             format!("openai/deployments/{m}/{what}?api-version={version}")
         }
-        ProviderKind::Gemini => gemini_method(&format!("models/{m}"), op),
-        ProviderKind::Bedrock => {
-            let what = if stream {
-                "converse-stream"
-            } else {
-                "converse"
-            };
-            format!("model/{m}/{what}")
-        }
+        ProviderKind::Gemini => gemini_method(model, op),
+        ProviderKind::Bedrock => bedrock::path(model, stream),
         ProviderKind::Vertex => {
             let c = &provider.cloud;
             let publisher = match Dialect::of(provider) {
@@ -52,17 +46,17 @@ pub fn path(provider: &Provider, key: &ProviderKey, model: &str, op: Operation) 
             let base = if is_service_account(key) {
                 let (project, region) = (c.project.as_deref(), c.region.as_deref());
                 format!(
-                    "v1/projects/{}/locations/{}/publishers/{publisher}/models/{m}",
+                    "v1/projects/{}/locations/{}/publishers/{publisher}/",
                     project.unwrap_or_default(),
                     region.unwrap_or_default()
                 )
             } else {
-                format!("v1/publishers/{publisher}/models/{m}")
+                format!("v1/publishers/{publisher}/")
             };
             match publisher {
-                "google" => gemini_method(&base, op),
-                _ if stream => format!("{base}:streamRawPredict"),
-                _ => format!("{base}:rawPredict"),
+                "google" => base + &gemini_method(model, op),
+                _ if stream => format!("{base}models/{m}:streamRawPredict"),
+                _ => format!("{base}models/{m}:rawPredict"),
             }
         }
     }
@@ -73,23 +67,29 @@ pub fn is_service_account(key: &ProviderKey) -> bool {
     key.secret.expose().trim_start().starts_with('{')
 }
 
-fn gemini_method(base: &str, op: Operation) -> String {
+/// `models/{m}:{method}` of Google's `generateContent` family.
+fn gemini_method(model: &str, op: Operation) -> String {
     match op {
-        Operation::Chat { stream: false } => format!("{base}:generateContent"),
-        Operation::Chat { stream: true } => format!("{base}:streamGenerateContent?alt=sse"),
-        Operation::Embeddings => format!("{base}:batchEmbedContents"),
+        Operation::Chat { stream } => gemini::path(model, stream),
+        Operation::Embeddings => gemini::embeddings::path(model),
     }
 }
 
-/// `s` as one path segment: RFC 3986's unreserved characters as they are, every other byte
-/// percent-encoded (a Bedrock model id's `:` becomes `%3A`).
-pub fn segment(s: &str) -> String {
+/// RFC 3986 percent-encoding: unreserved characters (`A-Za-z0-9-._~`) are kept, and `/` too when
+/// `keep_slash`; every other byte becomes `%XX` (upper-case hex).
+pub fn encode(s: &str, keep_slash: bool) -> String {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
     let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+    for &b in s.as_bytes() {
+        if b.is_ascii_alphanumeric()
+            || matches!(b, b'-' | b'.' | b'_' | b'~')
+            || (keep_slash && b == b'/')
+        {
             out.push(char::from(b));
         } else {
-            out.push_str(&format!("%{b:02X}"));
+            out.push('%');
+            out.push(char::from(HEX[usize::from(b >> 4)]));
+            out.push(char::from(HEX[usize::from(b & 15)]));
         }
     }
     out

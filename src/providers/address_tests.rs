@@ -85,5 +85,6 @@ fn a_vertex_express_key_calls_google_models_without_project_or_location() {
 
 #[test]
 fn a_model_name_cannot_leave_its_path_segment() {
-    assert_eq!(segment("a/../b?x=1#f"), "a%2F..%2Fb%3Fx%3D1%23f");
+    assert_eq!(encode("a/../b?x=1#f", false), "a%2F..%2Fb%3Fx%3D1%23f");
+    assert_eq!(encode("a b/é", true), "a%20b/%C3%A9");
 }

@@ -6,6 +6,7 @@ pub mod anthropic;
 pub mod bedrock;
 pub mod credentials;
 pub mod dialect;
+pub mod error_class;
 pub mod gemini;
 pub mod openai;
 pub mod reasoning;
@@ -13,6 +14,7 @@ pub mod refusal;
 
 pub use address::Operation;
 pub use dialect::Dialect;
+pub use error_class::ErrorClass;
 
 use crate::api::ChatRequest;
 use crate::config::{CatalogModel, Provider, ProviderKey, ProviderKind};
@@ -56,8 +58,8 @@ pub fn body(provider: &Provider, model: &CatalogModel, req: &ChatRequest) -> Vec
             anthropic::request::vertex_body(model, req)
         }
         Dialect::Anthropic => anthropic::request::body(model, req),
-        // Not wired yet: `served` keeps every request away from these dialects.
-        Dialect::Gemini | Dialect::Bedrock => Vec::new(),
+        Dialect::Gemini => gemini::request::body(model, req),
+        Dialect::Bedrock => bedrock::request::body(model, req),
     }
 }
 
@@ -92,16 +94,16 @@ pub struct Answer {
 /// `read_response` with the usage, read in the same pass that checks the body: an
 /// OpenAI-compatible answer is scanned once with everything but `usage` skipped.
 pub fn read_answer(dialect: Dialect, bytes: Vec<u8>, now_s: u64) -> Result<Answer, String> {
-    match dialect {
+    let read = match dialect {
         Dialect::Openai => {
             let usage = crate::usage::answer_usage(&bytes)?;
-            Ok(Answer { bytes, usage })
+            return Ok(Answer { bytes, usage });
         }
-        Dialect::Anthropic => {
-            anthropic::response::read(&bytes, now_s).map(|(bytes, usage)| Answer { bytes, usage })
-        }
-        Dialect::Gemini | Dialect::Bedrock => Err("this dialect is not served".to_owned()),
-    }
+        Dialect::Anthropic => anthropic::response::read(&bytes, now_s),
+        Dialect::Gemini => gemini::response::read(&bytes, now_s),
+        Dialect::Bedrock => bedrock::response::read(&bytes, now_s),
+    };
+    read.map(|(bytes, usage)| Answer { bytes, usage })
 }
 
 /// Turns a provider's stream into OpenAI `chat.completion.chunk` events, chunk by chunk.

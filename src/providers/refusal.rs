@@ -22,7 +22,8 @@ pub fn is_refusal(dialect: Dialect, bytes: &[u8]) -> bool {
     match dialect {
         Dialect::Openai => openai_refusal(bytes),
         Dialect::Anthropic => anthropic_refusal(bytes),
-        Dialect::Gemini | Dialect::Bedrock => false,
+        Dialect::Gemini => super::gemini::response::is_refusal(bytes),
+        Dialect::Bedrock => super::bedrock::response::is_refusal(bytes),
     }
 }
 

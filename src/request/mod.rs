@@ -21,6 +21,7 @@ pub mod scope;
 pub mod status_refusal;
 pub mod stream_copy;
 pub mod stream_life;
+pub mod upstream_call;
 pub mod upstream_events;
 
 #[cfg(test)]

@@ -2,30 +2,11 @@
 //! Bedrock answers 400 for a `ValidationException` (the request's own fault) and for an
 //! `ExpiredTokenException` (the key's), 424 for a model's stream error, and so on.
 //!
-//! Providers sit below the cascade, so the class is this module's own `ErrorClass`; the cascade
-//! turns it into its `StatusClass` (the mapping is in `ErrorClass`'s doc), and classifies an
-//! unknown or absent type by the status as for any provider.
+//! An unknown or absent type is classified by the status, as for any provider.
 
 use serde::Deserialize;
 
-/// A known Bedrock error type's meaning. As a cascade `StatusClass`:
-/// `RateLimit` → `NextKey(RateLimit)`, `Auth` → `NextKey(Auth)`, `Server` →
-/// `NextCandidate(Server)`, `Timeout` → `NextCandidate(Timeout)`, `NotFound` →
-/// `NextCandidate(NotFound)`, `RequestCaused` → `RequestCaused`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ErrorClass {
-    /// The key's rate or quota is used up: try the next key.
-    RateLimit,
-    /// The key's credentials were refused: try the next key.
-    Auth,
-    /// The model or the service failed: move down the chain.
-    Server,
-    Timeout,
-    /// The model is not there (for this account or region): move down the chain.
-    NotFound,
-    /// The request's own fault: stop the cascade and pass the error through.
-    RequestCaused,
-}
+pub use crate::providers::ErrorClass;
 
 /// The error type from the `x-amzn-ErrorType` header or the body's `__type`, bare: cut at the
 /// first `:` (the header appends `:http://internal.amazon.com/...`) and after the last `#`

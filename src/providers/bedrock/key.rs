@@ -1,5 +1,8 @@
 //! A Bedrock provider key as stored: a Bedrock API key (sent as a bearer token), or IAM
-//! credentials that sign each request with SigV4.
+//! credentials that sign each request with SigV4 (split by `config::cloud_key`, which checks
+//! the key when it is written).
+
+use crate::config::cloud_key::access_key_pair;
 
 /// One stored secret, read.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -32,28 +35,15 @@ impl<'a> BedrockKey<'a> {
         if secret.is_empty() {
             return Err("the Bedrock key is empty");
         }
-        let mut parts = secret.splitn(3, ':');
-        let (Some(first), Some(second)) = (parts.next(), parts.next()) else {
-            return Ok(Self::ApiKey(secret));
-        };
-        let token = parts.next();
-        if first.is_empty() || second.is_empty() || token == Some("") {
-            return Err("a Bedrock IAM key is access_key_id:secret_access_key[:session_token], no part empty");
+        match access_key_pair(secret) {
+            None => Ok(Self::ApiKey(secret)),
+            Some(Err(why)) => Err(why),
+            Some(Ok((access_key_id, secret_access_key, session_token))) => Ok(Self::Sigv4 {
+                access_key_id,
+                secret_access_key,
+                session_token,
+            }),
         }
-        Ok(Self::Sigv4 {
-            access_key_id: first,
-            secret_access_key: second,
-            session_token: token,
-        })
-    }
-}
-
-/// What identifies a key in admin views: the access key id of IAM credentials (public by AWS's
-/// design). A Bedrock API key has no public part, so it gets no label.
-pub fn key_label(secret: &str) -> Option<String> {
-    match BedrockKey::parse(secret) {
-        Ok(BedrockKey::Sigv4 { access_key_id, .. }) => Some(access_key_id.to_owned()),
-        _ => None,
     }
 }
 
@@ -98,13 +88,7 @@ mod tests {
     }
 
     #[test]
-    fn the_label_is_the_access_key_id_and_never_any_secret() {
-        assert_eq!(
-            key_label("AKIDEXAMPLE:wJalr:TOKEN").as_deref(),
-            Some("AKIDEXAMPLE")
-        );
-        assert_eq!(key_label("ABSKsecret"), None);
-        assert_eq!(key_label("a:"), None);
+    fn debug_shows_the_access_key_id_and_never_any_secret() {
         let debug = format!("{:?}", BedrockKey::parse("AKID:hush:tok"));
         assert!(debug.contains("AKID") && !debug.contains("hush") && !debug.contains("tok"));
     }

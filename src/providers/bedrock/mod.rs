@@ -15,7 +15,7 @@ pub mod tools;
 #[cfg(test)]
 mod test_frames;
 
-pub use key::{key_label, BedrockKey};
+pub use key::BedrockKey;
 
 /// `maxTokens` when neither the request nor the model sets one (the same default as Anthropic's,
 /// whose models most Bedrock chains serve).
@@ -36,27 +36,10 @@ pub fn path(upstream_model: &str, stream: bool) -> String {
     } else {
         "converse"
     };
-    format!("model/{}/{op}", encode(upstream_model, false))
-}
-
-/// RFC 3986 percent-encoding: unreserved characters (`A-Za-z0-9-._~`) are kept, and `/` too when
-/// `keep_slash`; every other byte becomes `%XX` (upper-case hex).
-pub fn encode(s: &str, keep_slash: bool) -> String {
-    const HEX: &[u8; 16] = b"0123456789ABCDEF";
-    let mut out = String::with_capacity(s.len());
-    for &b in s.as_bytes() {
-        if b.is_ascii_alphanumeric()
-            || matches!(b, b'-' | b'.' | b'_' | b'~')
-            || (keep_slash && b == b'/')
-        {
-            out.push(char::from(b));
-        } else {
-            out.push('%');
-            out.push(char::from(HEX[usize::from(b >> 4)]));
-            out.push(char::from(HEX[usize::from(b & 15)]));
-        }
-    }
-    out
+    format!(
+        "model/{}/{op}",
+        super::address::encode(upstream_model, false)
+    )
 }
 
 /// `stopReason` → `finish_reason`; `None` for the reasons that mean the model's output was
@@ -86,7 +69,6 @@ mod tests {
             path("arn:aws:bedrock:us-east-1:1:inference-profile/us.x~y", true),
             "model/arn%3Aaws%3Abedrock%3Aus-east-1%3A1%3Ainference-profile%2Fus.x~y/converse-stream"
         );
-        assert_eq!(encode("a b/é", true), "a%20b/%C3%A9");
     }
 
     #[test]

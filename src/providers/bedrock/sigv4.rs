@@ -2,8 +2,8 @@
 //! The canonicalisation is botocore's for every service but S3: the path as sent is
 //! percent-encoded once more (`%3A` → `%253A`), query pairs are sorted, the payload is hashed.
 
-use super::encode;
 use super::key::BedrockKey;
+use crate::providers::address::encode;
 use sha2::{Digest, Sha256};
 
 type HmacSha256 = hmac::Hmac<sha2::Sha256>;

@@ -3,37 +3,13 @@
 //! "12s"}, {"@type": "…ErrorInfo", "reason": "API_KEY_INVALID"}]}}` (Vertex may wrap it in a
 //! one-element array).
 //!
-//! The providers layer sits below the cascade and cannot name its classes, so the verdict is
-//! given in this module's own terms, one for one with `cascade::StatusClass` and
-//! `cascade::Failure` (same names), and `ByStatus` where the status alone decides.
+//! `None` where the status alone decides, as for any provider.
 
 use serde_json::Value;
 
-/// Why a candidate or key failed, named as `cascade::Failure` names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Cause {
-    RateLimit,
-    Auth,
-    NotFound,
-    Server,
-    Timeout,
-    UpstreamClientError,
-}
+use crate::providers::ErrorClass;
 
-/// What to do after a Gemini error answer, named as `cascade::StatusClass` names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
-    /// The status alone decides, as for any provider (`cascade::classify_status`).
-    ByStatus,
-    /// The request itself is at fault: stop the cascade and pass the answer through.
-    RequestCaused,
-    /// A key-level refusal: try the next key of the same provider.
-    NextKey(Cause),
-    /// The candidate failed: move down the chain.
-    NextCandidate(Cause),
-}
-
-/// The verdict on an error answer, and how long to park the key (ms) when Google said when to
+/// The class of an error answer (`None`: by its status), and how long to park the key (ms) when Google said when to
 /// come back (`RetryInfo.retryDelay` on a 429).
 ///
 /// - 429 → next key (rate limit), parked for the retry delay;
@@ -42,7 +18,7 @@ pub enum Verdict {
 /// - 401, 403 → next key (auth); 404 → next candidate (not found);
 /// - 500, 503 → next candidate (server); 504 → next candidate (timeout);
 /// - anything else by its status.
-pub fn classify(status: u16, body: &str) -> (Verdict, Option<u64>) {
+pub fn classify(status: u16, body: &str) -> (Option<ErrorClass>, Option<u64>) {
     let parsed: Option<Value> = serde_json::from_str(body).ok();
     let envelope = match &parsed {
         Some(Value::Array(list)) => list.first(),
@@ -60,22 +36,22 @@ pub fn classify(status: u16, body: &str) -> (Verdict, Option<u64>) {
                     .and_then(Value::as_str)
                     .and_then(duration_ms)
             });
-            return (Verdict::NextKey(Cause::RateLimit), park);
+            return (Some(ErrorClass::RateLimit), park);
         }
         400 if details.iter().any(|d| reason(d) == Some("API_KEY_INVALID")) => {
-            Verdict::NextKey(Cause::Auth)
+            Some(ErrorClass::Auth)
         }
         400 if error.and_then(|e| e.get("status")).and_then(Value::as_str)
             == Some("FAILED_PRECONDITION") =>
         {
-            Verdict::NextCandidate(Cause::UpstreamClientError)
+            Some(ErrorClass::UpstreamClientError)
         }
-        400 => Verdict::RequestCaused,
-        401 | 403 => Verdict::NextKey(Cause::Auth),
-        404 => Verdict::NextCandidate(Cause::NotFound),
-        500 | 503 => Verdict::NextCandidate(Cause::Server),
-        504 => Verdict::NextCandidate(Cause::Timeout),
-        _ => Verdict::ByStatus,
+        400 => Some(ErrorClass::RequestCaused),
+        401 | 403 => Some(ErrorClass::Auth),
+        404 => Some(ErrorClass::NotFound),
+        500 | 503 => Some(ErrorClass::Server),
+        504 => Some(ErrorClass::Timeout),
+        _ => None,
     };
     (class, None)
 }
@@ -121,14 +97,11 @@ mod tests {
         let body = google(429, "RESOURCE_EXHAUSTED", retry("12s"));
         assert_eq!(
             classify(429, &body),
-            (Verdict::NextKey(Cause::RateLimit), Some(12_000))
+            (Some(ErrorClass::RateLimit), Some(12_000))
         );
         let body = google(429, "RESOURCE_EXHAUSTED", retry("0.5s"));
         assert_eq!(classify(429, &body).1, Some(500));
-        assert_eq!(
-            classify(429, "quota"),
-            (Verdict::NextKey(Cause::RateLimit), None)
-        );
+        assert_eq!(classify(429, "quota"), (Some(ErrorClass::RateLimit), None));
     }
 
     #[test]
@@ -159,15 +132,18 @@ mod tests {
     #[test]
     fn invalid_argument_is_the_requests_own_but_an_invalid_api_key_rotates_the_key() {
         let body = google(400, "INVALID_ARGUMENT", json!([]));
-        assert_eq!(classify(400, &body), (Verdict::RequestCaused, None));
+        assert_eq!(
+            classify(400, &body),
+            (Some(ErrorClass::RequestCaused), None)
+        );
         let info = json!([{"@type": "type.googleapis.com/google.rpc.ErrorInfo",
             "reason": "API_KEY_INVALID", "domain": "googleapis.com"}]);
         let body = google(400, "INVALID_ARGUMENT", info.clone());
-        assert_eq!(classify(400, &body), (Verdict::NextKey(Cause::Auth), None));
+        assert_eq!(classify(400, &body), (Some(ErrorClass::Auth), None));
         // Vertex wraps the envelope in an array.
         let wrapped = format!("[{}]", google(400, "INVALID_ARGUMENT", info));
-        assert_eq!(classify(400, &wrapped).0, Verdict::NextKey(Cause::Auth));
-        assert_eq!(classify(400, "<html>").0, Verdict::RequestCaused);
+        assert_eq!(classify(400, &wrapped).0, Some(ErrorClass::Auth));
+        assert_eq!(classify(400, "<html>").0, Some(ErrorClass::RequestCaused));
     }
 
     #[test]
@@ -175,19 +151,19 @@ mod tests {
         let body = google(400, "FAILED_PRECONDITION", json!([]));
         assert_eq!(
             classify(400, &body).0,
-            Verdict::NextCandidate(Cause::UpstreamClientError)
+            Some(ErrorClass::UpstreamClientError)
         );
     }
 
     #[test]
     fn auth_not_found_server_and_timeout_statuses_map_as_the_table_says() {
         for (status, class) in [
-            (401, Verdict::NextKey(Cause::Auth)),
-            (403, Verdict::NextKey(Cause::Auth)),
-            (404, Verdict::NextCandidate(Cause::NotFound)),
-            (500, Verdict::NextCandidate(Cause::Server)),
-            (503, Verdict::NextCandidate(Cause::Server)),
-            (504, Verdict::NextCandidate(Cause::Timeout)),
+            (401, Some(ErrorClass::Auth)),
+            (403, Some(ErrorClass::Auth)),
+            (404, Some(ErrorClass::NotFound)),
+            (500, Some(ErrorClass::Server)),
+            (503, Some(ErrorClass::Server)),
+            (504, Some(ErrorClass::Timeout)),
         ] {
             let body = google(status, "X", json!([]));
             assert_eq!(classify(status, &body), (class, None), "{status}");
@@ -197,11 +173,7 @@ mod tests {
     #[test]
     fn other_statuses_are_classified_by_their_status_as_any_providers_are() {
         for status in [200, 409, 413, 422, 502, 302] {
-            assert_eq!(
-                classify(status, "{}"),
-                (Verdict::ByStatus, None),
-                "{status}"
-            );
+            assert_eq!(classify(status, "{}"), (None, None), "{status}");
         }
     }
 }

@@ -29,16 +29,7 @@ pub fn path(upstream_model: &str, stream: bool) -> String {
 /// as resource names) and every byte outside `A-Za-z0-9-._~` is percent-encoded, so an id can
 /// never add a path segment or a query of its own.
 fn model_segment(upstream_model: &str) -> String {
-    let id = bare_model(upstream_model);
-    let mut out = String::with_capacity(id.len());
-    for b in id.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    super::address::encode(bare_model(upstream_model), false)
 }
 
 /// The model id without a leading `models/`.

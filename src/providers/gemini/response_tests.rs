@@ -97,7 +97,7 @@ fn a_blocked_prompt_is_a_content_filter_answer_with_empty_content() {
     // As the gateway's own refusal check reads the translated answer.
     let (bytes, _) = read(blocked.to_string().as_bytes(), 0).unwrap();
     assert!(crate::providers::refusal::is_refusal(
-        crate::config::ProviderKind::Openai,
+        crate::providers::Dialect::Openai,
         &bytes
     ));
 }

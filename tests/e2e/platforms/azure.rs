@@ -20,7 +20,7 @@ fn tenant<'g>(gw: &'g Gateway, hint: &str) -> (Tenant<'g>, MockProvider, MockPro
     let t = gw.tenant(hint);
     t.put_ok(
         "/providers/az",
-        json!({"kind": "azure_openai", "base_url": az.url(), "api_version": VERSION,
+        json!({"kind": "azure_openai", "base_url": origin(&az), "api_version": VERSION,
             "keys": ["az-key-1", "az-key-2"], "key_strategy": "failover", "timeout_ms": 5000}),
     );
     t.put_ok(
@@ -39,6 +39,11 @@ fn tenant<'g>(gw: &'g Gateway, hint: &str) -> (Tenant<'g>, MockProvider, MockPro
         json!({"match": "plain", "chain": ["gpt", "m2"]}),
     );
     (t, az, oa)
+}
+
+/// Azure's base URL is the resource's origin: the deployment path follows it.
+pub fn origin(mock: &MockProvider) -> String {
+    format!("http://127.0.0.1:{}", mock.port())
 }
 
 fn chat(t: &Tenant<'_>, model: &str, stream: bool) -> Resp {

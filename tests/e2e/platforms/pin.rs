@@ -18,7 +18,7 @@ fn tenant<'g>(gw: &'g Gateway, hint: &str) -> (Tenant<'g>, MockProvider, MockPro
     t.model("m1", "oa", 1.0, 8000);
     t.put_ok(
         "/providers/az",
-        json!({"kind": "azure_openai", "base_url": az.url(), "api_version": "2024-10-21",
+        json!({"kind": "azure_openai", "base_url": super::azure::origin(&az), "api_version": "2024-10-21",
             "keys": ["az-key"], "timeout_ms": 5000}),
     );
     t.model("m2", "az", 2.0, 8000);

@@ -1,0 +1,20 @@
+//! What one upstream call sends besides its body: the URL and every header, the key's included.
+//! Only the provider's key and the gateway's own headers go upstream; the caller's credentials,
+//! cookies and hop-by-hop headers never leave the gateway.
+
+use crate::cascade::Call;
+use crate::providers::{self, credentials, Dialect};
+use crate::surfaces::Inbound;
+
+/// The URL and headers of `call` for `inbound`.
+pub fn outgoing(inbound: &Inbound, call: &Call<'_>) -> (String, Vec<(&'static str, String)>) {
+    let path = inbound.path(call.provider, call.key, call.model);
+    let mut headers: Vec<(&'static str, String)> = providers::content_headers(inbound.chat())
+        .iter()
+        .map(|(k, v)| (*k, (*v).to_owned()))
+        .collect();
+    headers.extend(credentials::key_headers(call.provider, call.key, None));
+    let extra = inbound.extra_headers(Dialect::of(call.provider));
+    headers.extend(extra.map(|(k, v)| (k, v.to_owned())));
+    (call.provider.base_url.join(&path), headers)
+}
