@@ -1,4 +1,4 @@
-"""The hot-path issue's changes, each measured in the same run as everything else: the worker is
+"""The streams issue's changes, each measured in the same run as everything else: the worker is
 built as it was at each change's commit (a git worktree per commit under target/bench/changes,
 built as `make build` builds, each with its own cargo target directory so later runs reuse it)
 and runs in its own workerd as `cognigate@<commit>`. A few cells (`CELLS`, 0 ms upstream, one of
@@ -18,21 +18,12 @@ from selection import rotated
 
 # Oldest first. The first is the state before the issue; each later one is one change.
 CHANGES = (
-    ("bec8239", "before the hot-path issue"),
-    ("65f1515", "runtime's own Request, global fetch, one arrayBuffer() per announced body"),
-    ("97e67ba", "streamed relay: upstream piped through a TransformStream calling the relay per chunk"),
-    ("11201e6", "streamed relay: a Rust pump into the runtime's native IdentityTransformStream"),
-    ("0fc5ec0", "each route's handler and each rarely taken path polled as a wasm function of its own (edge/own_poll.rs)"),
-    ("95d56af", "the clock read as Date.now(), not new Date() (a4b78db, with the review after it)"),
-    ("efd4d4f", "fetch, its timeout and an announced body's arrayBuffer() in one JavaScript promise"),
-    ("fffce97", "a chat request's headers read in one crossing, and the headers it sets set in one"),
-    ("d6b27f8", "Durable Object bodies parsed by serde_json, not through serde_wasm_bindgen"),
-    ("fc778da", "streamed relay: past the first event, JavaScript reads and writes each chunk (edge/stream_pump.rs)"),
-    ("d8fb214", "one ordered map and one sort for the crate (config::SortedMap, config::sort): a smaller module"),
+    ("7579898", "before the streams issue (the hot-path issue's last build)"),
+    ("4ed40c4", "a plain stream's middle in the runtime (edge/stream_pump.js), and each isolate's copies of recent cache entries"),
 )
 # The last row: this checkout, after the changes above.
-CURRENT = ("the routing object's routes and an upstream answer's three reads each a function of its own: "
-           "less compiled by a first request (bench/cold_compile.py) (this build)")
+CURRENT = ("the relay's per-chunk call and the SSE parser trimmed; the cloud platforms, which a tenant without "
+           "them never reaches (this build)")
 
 
 def system(commit):
@@ -125,7 +116,7 @@ def effect_section(effects):
     rows = [(system(c), f"`{c}` {what}") for c, what in CHANGES] + [("cognigate", CURRENT)]
     rows = [(s, what) for s, what in rows if any(k[0] == s for k in effects)]
     lines = ["## Each change's effect", "",
-             f"Each hot-path change's worker, built at its commit, beside the floor, 0 ms upstream: every cell {ROUNDS} rounds, "
+             f"Each streams-issue change's worker, built at its commit, beside the floor, 0 ms upstream: every cell {ROUNDS} rounds, "
              "each round running every system once in rotated order. Medians over the rounds (min–max in brackets); "
              "\"× previous\" compares a build with the one above it.", "",
              "| cell | build | req/s | × previous | % of floor | p50 ms | errors |", "|---|---|---|---|---|---|---|"]
