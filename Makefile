@@ -19,11 +19,11 @@ WASM_OPT_CACHE := $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)/wasm-opt
 # above the measured size, so growth past it is a decision, not an accident. 916,300 after the
 # hot-path work; 947,085 after the hardening (fifteen rules: a ledger that renews holds and
 # stores settled ids, an iterative cache digest, the image-part scan, the private-host check,
-# the fair tenant tables), raised to 955,000 as that decision; 985,299 with the cloud platforms
-# (Bedrock's Converse with SigV4 and the AWS event stream, Gemini's generateContent, the kinds'
-# fields and key forms), raised to 995,000 as that decision. The hot-path goal, 500,000 bytes,
+# the fair tenant tables), raised to 955,000 as that decision; 1,000,593 with the cloud platforms
+# served (Bedrock's Converse with SigV4 and the AWS event stream, Gemini's generateContent, their
+# stream translators, the kinds' fields and key forms), raised to 1,010,000 as that decision. The hot-path goal, 500,000 bytes,
 # is not met: see docs/benchmark.md for where the bytes are.
-WASM_GZ_BUDGET := 995000
+WASM_GZ_BUDGET := 1010000
 
 .PHONY: setup build size-check dev test test-long schemathesis bench profile print-wasm-opt-flags lint host-test e2e clean
 

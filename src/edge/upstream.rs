@@ -12,6 +12,7 @@ use crate::config::Provider;
 use crate::providers::{self, Answer, Dialect, StreamDecoder};
 use crate::request::status_refusal::refused_status;
 use crate::request::upstream_call::outgoing;
+use crate::request::upstream_events::{closed_at_start, failed_start};
 use crate::stream::{Relay, RelayStep, StreamEnd};
 use crate::surfaces::{Encoder, Inbound};
 use crate::usage::StreamUsage;
@@ -144,7 +145,8 @@ impl crate::cascade::Upstream for FetchUpstream<'_> {
                 (StreamDecoder::anthropic_native(), StreamUsage::messages())
             } else {
                 let asked = providers::anthropic::stream::wants_usage(self.request.chat());
-                (StreamDecoder::new(kind), StreamUsage::chat(!asked))
+                let decoder = StreamDecoder::new(kind, &call.model.upstream_model, now_ms() / 1000);
+                (decoder, StreamUsage::chat(!asked))
             };
             let read_timeout = u64::from(call.provider.timeout_ms);
             own_poll(stream_start(
@@ -155,6 +157,7 @@ impl crate::cascade::Upstream for FetchUpstream<'_> {
                     decoder,
                     Relay::metering(usage),
                     self.request.encoder(kind, self.prompt_estimate),
+                    kind,
                 ),
                 (call.timeout_ms, read_timeout),
                 timing,
@@ -179,11 +182,11 @@ impl FetchUpstream<'_> {
         call: &Call<'_>,
         controller: &AbortController,
     ) -> Result<(String, web_sys::RequestInit), String> {
-        let (url, pairs) = outgoing(self.request, call);
+        let body = self.body_for(call);
+        let (url, pairs) = outgoing(self.request, call, &body, now_ms());
         let pairs: Vec<(&str, &str)> = pairs.iter().map(|(k, v)| (*k, v.as_str())).collect();
         let headers = web_sys::Headers::new().map_err(js_fetch::describe)?;
         js_fetch::set_all(&headers, &pairs).map_err(js_fetch::describe)?;
-        let body = self.body_for(call);
         let init = web_sys::RequestInit::new();
         init.set_method("POST");
         init.set_headers(&headers);
@@ -287,13 +290,12 @@ async fn full_body(
     }
 }
 
-/// Reads until the stream's first data event: until then a failure (an error event first, a close
-/// before any event, no event within the timeout) fails over like a non-streamed one.
+/// Reads until the stream's first data event: a failure before it fails over (`failed_start`).
 async fn stream_start(
     resp: web_sys::Response,
     status: u16,
     controller: AbortController,
-    (mut decoder, mut relay, encoder): (StreamDecoder, Relay, Encoder),
+    (mut decoder, mut relay, encoder, dialect): (StreamDecoder, Relay, Encoder, Dialect),
     (timeout_ms, read_timeout_ms): (u64, u64),
     (started_ms, headers_ms): (u64, u64),
 ) -> UpstreamReply<UpstreamBody> {
@@ -312,12 +314,10 @@ async fn stream_start(
         let left = deadline.saturating_sub(now_ms()).max(1);
         let step = match reader.read(left).await {
             Read::Chunk(bytes) => relay.on_chunk(&decoder.decode(bytes)),
-            Read::End => {
-                return UpstreamReply::Broken {
-                    status,
-                    detail: "stream closed before its first event".to_owned(),
-                }
-            }
+            Read::End => match closed_at_start(&mut decoder, &mut relay, status) {
+                Ok(step) => step,
+                Err(broken) => return broken,
+            },
             Read::Failed(e) => {
                 return UpstreamReply::Broken {
                     status,
@@ -339,7 +339,7 @@ async fn stream_start(
                 ..
             } => {
                 controller.abort();
-                return UpstreamReply::Broken { status, detail };
+                return failed_start(dialect, status, detail);
             }
             RelayStep::Finish { bytes, end } => {
                 first.extend_from_slice(&bytes);

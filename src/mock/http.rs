@@ -22,6 +22,7 @@ impl Request {
             .and_then(|v| v.strip_prefix("Bearer "))
             .or_else(|| self.header("x-api-key"))
             .or_else(|| self.header("api-key"))
+            .or_else(|| self.header("x-goog-api-key"))
             .map(str::to_owned)
     }
 }

@@ -7,6 +7,7 @@
 
 mod anthropic;
 mod azure;
+mod gemini;
 mod http;
 mod reply;
 
@@ -251,17 +252,23 @@ fn serve_connection(stream: TcpStream, shared: &Shared) {
         let body: serde_json::Value = serde_json::from_slice(&req.body).unwrap_or_default();
         let route = req.path.split('?').next().unwrap_or_default();
         let azure = azure::deployment(&req.path);
-        let model = azure.map(str::to_owned).or_else(|| {
-            body.get("model")
-                .and_then(|m| m.as_str())
-                .map(str::to_owned)
-        });
+        let google = gemini::route(&req.path);
+        let model = azure
+            .or(google.map(|(m, _)| m))
+            .map(str::to_owned)
+            .or_else(|| {
+                body.get("model")
+                    .and_then(|m| m.as_str())
+                    .map(str::to_owned)
+            });
         let key = req.bearer_or_api_key();
         let is_anthropic = route.ends_with("/messages");
         let refused = if is_anthropic {
             anthropic::refusal(&req.headers, &body)
         } else if azure.is_some() {
             azure::refusal(&req.path, &req.headers)
+        } else if google.is_some() {
+            gemini::refusal(&req.path, &req.headers, &body)
         } else {
             None
         };
@@ -282,12 +289,14 @@ fn serve_connection(stream: TcpStream, shared: &Shared) {
             });
             calls.len() - 1
         };
-        let wants_stream = body.get("stream").and_then(serde_json::Value::as_bool) == Some(true);
+        let wants_stream = body.get("stream").and_then(serde_json::Value::as_bool) == Some(true)
+            || google.is_some_and(|(_, s)| s);
         let ctx = reply::Context {
             name: &shared.name,
             model: model.as_deref().unwrap_or("unknown"),
             stream: wants_stream,
             anthropic: is_anthropic,
+            gemini: google.is_some(),
             embeddings: route.ends_with("/embeddings"),
             include_usage: body
                 .pointer("/stream_options/include_usage")

@@ -137,6 +137,8 @@ pub(super) struct Context<'a> {
     pub stream: bool,
     /// The request came to the Messages API: default answers speak it.
     pub anthropic: bool,
+    /// The request came to Gemini's `generateContent`: default answers speak it.
+    pub gemini: bool,
     /// The request came to the embeddings API.
     pub embeddings: bool,
     /// `stream_options.include_usage`: the default stream ends with a usage chunk.
@@ -250,6 +252,16 @@ impl Reply {
                     .map(Step::Raw)
                     .collect();
                 (None, Some(&steps))
+            }
+            Body::Completion if ctx.stream && ctx.gemini => {
+                steps = super::gemini::stream_events(ctx.model, &content)
+                    .into_iter()
+                    .map(Step::Raw)
+                    .collect();
+                (None, Some(&steps))
+            }
+            Body::Completion if ctx.gemini => {
+                (Some(super::gemini::answer_body(ctx.model, &content)), None)
             }
             Body::Completion if ctx.stream => {
                 steps = default_stream(ctx.model, &content, ctx.include_usage);

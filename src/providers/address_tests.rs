@@ -88,3 +88,22 @@ fn a_model_name_cannot_leave_its_path_segment() {
     assert_eq!(encode("a/../b?x=1#f", false), "a%2F..%2Fb%3Fx%3D1%23f");
     assert_eq!(encode("a b/é", true), "a%20b/%C3%A9");
 }
+
+#[test]
+fn a_bedrock_access_key_signs_the_host_and_path_as_sent() {
+    let p = provider(
+        r#"{"kind":"bedrock","base_url":"http://127.0.0.1:9000","region":"us-east-1","keys":["AKIDEXAMPLE:secretsecret:TOKEN"]}"#,
+    );
+    let k = key(&p);
+    assert_eq!(
+        crate::providers::credentials::key_use(&p, k),
+        crate::providers::credentials::KeyUse::Signature
+    );
+    let url = "http://127.0.0.1:9000/model/a%3A0/converse";
+    let h = crate::providers::credentials::signature_headers(&p, k, url, b"{}", 1_700_000_000_000);
+    let get = |n: &str| h.iter().find(|(k, _)| *k == n).map(|(_, v)| v.as_str());
+    assert_eq!(get("x-amz-date"), Some("20231114T221320Z"));
+    assert_eq!(get("x-amz-security-token"), Some("TOKEN"));
+    let auth = get("authorization").unwrap();
+    assert!(auth.starts_with("AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20231114/us-east-1/bedrock/aws4_request, SignedHeaders=content-type;host;x-amz-date;x-amz-security-token, Signature="), "{auth}");
+}

@@ -2,7 +2,7 @@
 //! it (a Vertex service account's), or a signature over the request (Bedrock's SigV4).
 
 use super::address::is_service_account;
-use super::anthropic;
+use super::{anthropic, bedrock};
 use crate::config::{Provider, ProviderKey, ProviderKind};
 
 /// What a call's credentials need before its headers can be written.
@@ -49,4 +49,32 @@ pub fn key_headers(
         }
         (ProviderKind::Bedrock, _) => vec![("authorization", format!("Bearer {secret}"))],
     }
+}
+
+/// A `Signature` key's headers for the call to `url` with `body` at `now_ms`: SigV4 for
+/// Bedrock's service in the provider's region, over the host and path exactly as sent.
+pub fn signature_headers(
+    provider: &Provider,
+    key: &ProviderKey,
+    url: &str,
+    body: &[u8],
+    now_ms: u64,
+) -> Vec<(&'static str, String)> {
+    let Ok(parsed) = bedrock::BedrockKey::parse(key.secret.expose()) else {
+        return Vec::new();
+    };
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let (path, query) = path.split_once('?').unwrap_or((path, ""));
+    bedrock::sigv4::sign(
+        parsed,
+        provider.cloud.region(),
+        bedrock::SERVICE,
+        authority,
+        path,
+        query,
+        body,
+        bedrock::CONTENT_TYPE,
+        now_ms,
+    )
 }

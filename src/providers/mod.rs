@@ -11,10 +11,12 @@ pub mod gemini;
 pub mod openai;
 pub mod reasoning;
 pub mod refusal;
+pub mod stream_decoder;
 
 pub use address::Operation;
 pub use dialect::Dialect;
 pub use error_class::ErrorClass;
+pub use stream_decoder::StreamDecoder;
 
 use crate::api::ChatRequest;
 use crate::config::{CatalogModel, Provider, ProviderKey, ProviderKind};
@@ -63,9 +65,10 @@ pub fn body(provider: &Provider, model: &CatalogModel, req: &ChatRequest) -> Vec
     }
 }
 
-/// Whether this build can call a provider of the dialect at all.
-pub fn served(dialect: Dialect) -> bool {
-    matches!(dialect, Dialect::Openai | Dialect::Anthropic)
+/// Whether this build calls a provider of this kind at all: Vertex waits for its service
+/// account's token exchange, and is skipped like a family that cannot serve a surface.
+pub fn served(provider: &Provider) -> bool {
+    provider.kind != ProviderKind::Vertex
 }
 
 /// The content headers of a call: what it sends and what it takes back.
@@ -104,51 +107,4 @@ pub fn read_answer(dialect: Dialect, bytes: Vec<u8>, now_s: u64) -> Result<Answe
         Dialect::Bedrock => bedrock::response::read(&bytes, now_s),
     };
     read.map(|(bytes, usage)| Answer { bytes, usage })
-}
-
-/// Turns a provider's stream into OpenAI `chat.completion.chunk` events, chunk by chunk.
-#[derive(Debug)]
-pub enum StreamDecoder {
-    /// Already OpenAI-shaped: bytes pass through untouched.
-    Openai,
-    Anthropic(Box<anthropic::stream::Translator>),
-    /// A Messages stream passed to a Messages caller as sent, marked `[DONE]` for the relay.
-    AnthropicNative(Box<anthropic::native::NativeDecoder>),
-}
-
-impl StreamDecoder {
-    pub fn new(dialect: Dialect) -> Self {
-        match dialect {
-            Dialect::Anthropic => Self::Anthropic(Box::default()),
-            // Never asked for the rest: `served` keeps requests away from them.
-            Dialect::Openai | Dialect::Gemini | Dialect::Bedrock => Self::Openai,
-        }
-    }
-
-    pub fn anthropic_native() -> Self {
-        Self::AnthropicNative(Box::default())
-    }
-
-    /// Whether whole events pass through untouched (OpenAI's chat events; Anthropic's to a
-    /// Messages caller, but for the marker after `message_stop`).
-    pub fn passes_through(&self) -> bool {
-        matches!(self, Self::Openai | Self::AnthropicNative(_))
-    }
-
-    /// The part-read event this decoder holds, taken out (whoever reads on holds it now); empty
-    /// for a decoder that holds none.
-    pub fn take_pending(&mut self) -> Vec<u8> {
-        match self {
-            Self::AnthropicNative(d) => d.take_pending(),
-            Self::Openai | Self::Anthropic(_) => Vec::new(),
-        }
-    }
-
-    pub fn decode(&mut self, chunk: Vec<u8>) -> Vec<u8> {
-        match self {
-            Self::Openai => chunk,
-            Self::Anthropic(t) => t.push(&chunk),
-            Self::AnthropicNative(d) => d.push(&chunk),
-        }
-    }
 }

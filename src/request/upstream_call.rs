@@ -3,18 +3,31 @@
 //! cookies and hop-by-hop headers never leave the gateway.
 
 use crate::cascade::Call;
-use crate::providers::{self, credentials, Dialect};
+use crate::providers::credentials::{self, KeyUse};
+use crate::providers::{self, Dialect};
 use crate::surfaces::Inbound;
 
-/// The URL and headers of `call` for `inbound`.
-pub fn outgoing(inbound: &Inbound, call: &Call<'_>) -> (String, Vec<(&'static str, String)>) {
+/// The URL and headers of `call` for `inbound`, sending `body` at `now_ms` (a signature covers
+/// both).
+pub fn outgoing(
+    inbound: &Inbound,
+    call: &Call<'_>,
+    body: &[u8],
+    now_ms: u64,
+) -> (String, Vec<(&'static str, String)>) {
     let path = inbound.path(call.provider, call.key, call.model);
     let mut headers: Vec<(&'static str, String)> = providers::content_headers(inbound.chat())
         .iter()
         .map(|(k, v)| (*k, (*v).to_owned()))
         .collect();
-    headers.extend(credentials::key_headers(call.provider, call.key, None));
+    let url = call.provider.base_url.join(&path);
+    headers.extend(match credentials::key_use(call.provider, call.key) {
+        KeyUse::Signature => {
+            credentials::signature_headers(call.provider, call.key, &url, body, now_ms)
+        }
+        KeyUse::Header | KeyUse::Token => credentials::key_headers(call.provider, call.key, None),
+    });
     let extra = inbound.extra_headers(Dialect::of(call.provider));
     headers.extend(extra.map(|(k, v)| (k, v.to_owned())));
-    (call.provider.base_url.join(&path), headers)
+    (url, headers)
 }

@@ -19,12 +19,9 @@ impl Endpoint {
     /// embeddings): the cascade's and `explain`'s `capability` skip.
     pub fn served_by(self, kind: ProviderKind) -> bool {
         match self {
-            // Embeddings go to OpenAI's shape (OpenAI, Azure) and Gemini's `batchEmbedContents`;
-            // Anthropic, Bedrock's Converse and Vertex's Claude have none.
-            Self::Embeddings => matches!(
-                kind,
-                ProviderKind::Openai | ProviderKind::AzureOpenai | ProviderKind::Gemini
-            ),
+            // Embeddings go to OpenAI's shape (OpenAI, Azure OpenAI) only; Anthropic and
+            // Bedrock's Converse have none, and Gemini's `batchEmbedContents` is not called yet.
+            Self::Embeddings => matches!(kind, ProviderKind::Openai | ProviderKind::AzureOpenai),
             Self::Chat | Self::Messages | Self::Responses => true,
         }
     }

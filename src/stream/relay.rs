@@ -22,6 +22,10 @@ pub enum RelayStep {
     Finish { bytes: Vec<u8>, end: StreamEnd },
 }
 
+/// How a failure that was the upstream's own error event is described (for the log line, and
+/// so the start of a stream can read the event back: `request::upstream_events::early_error`).
+pub const ERROR_EVENT_DETAIL: &str = "upstream error event: ";
+
 /// The one final event a caller sees when a stream fails after its first byte.
 pub fn error_event() -> Vec<u8> {
     ApiError::new(
@@ -73,7 +77,7 @@ impl Relay {
                     };
                 }
                 EventKind::Error(detail) => {
-                    return self.fail(out, format!("upstream error event: {detail}"));
+                    return self.fail(out, format!("{ERROR_EVENT_DETAIL}{detail}"));
                 }
                 EventKind::Data => {
                     self.data_events += 1;

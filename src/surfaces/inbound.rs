@@ -119,7 +119,7 @@ impl Inbound {
 
     /// Whether a candidate of this provider can serve the request at all.
     pub fn supported(&self, provider: &Provider) -> bool {
-        providers::served(Dialect::of(provider))
+        providers::served(provider)
             && super::facts::endpoint(self.surface()).served_by(provider.kind)
     }
 

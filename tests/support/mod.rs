@@ -1,5 +1,6 @@
 #![allow(dead_code)]
 pub mod admin_world;
+pub mod bedrock_mock;
 pub mod fakes;
 pub mod gateway;
 pub mod prometheus;

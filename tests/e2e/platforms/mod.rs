@@ -2,4 +2,6 @@
 //! to them, and the platform every provider runs on (`X-CogniGate-Platform`, the platform pin).
 
 mod azure;
+mod bedrock;
+mod gemini;
 mod pin;

@@ -72,7 +72,7 @@ proptest! {
         chunk in 1usize..64,
     ) {
         let text = lines.join("\n");
-        let mut decoder = StreamDecoder::new(cognigate::providers::Dialect::Anthropic);
+        let mut decoder = StreamDecoder::new(cognigate::providers::Dialect::Anthropic, "m", 0);
         let mut relay = Relay::default();
         for c in text.as_bytes().chunks(chunk) {
             let _ = decoder.decode(c.to_vec());

@@ -95,7 +95,7 @@ fn a_recorded_messages_stream_becomes_openai_chunks_ending_in_done() {
         std::fs::read_to_string(fixture_dir().join("stream_tool_use.expected.jsonl")).unwrap();
     // However the bytes arrive, the same events come out.
     for chunk_size in [1, 7, 64, sse.len()] {
-        let mut decoder = StreamDecoder::new(Dialect::Anthropic);
+        let mut decoder = StreamDecoder::new(Dialect::Anthropic, "m", 0);
         let out: Vec<u8> = sse
             .chunks(chunk_size)
             .flat_map(|c| decoder.decode(c.to_vec()))
@@ -119,7 +119,7 @@ fn without_include_usage_the_relay_strips_the_usage_chunk_and_still_meters_its_t
     let sse = std::fs::read(fixture_dir().join("stream_tool_use.sse")).unwrap();
     let req = ChatRequest::parse(br#"{"model":"m","stream":true}"#).unwrap();
     let wants = anthropic::stream::wants_usage(&req);
-    let mut decoder = StreamDecoder::new(Dialect::Anthropic);
+    let mut decoder = StreamDecoder::new(Dialect::Anthropic, "m", 0);
     let mut relay = Relay::metering(StreamUsage::chat(!wants));
     let RelayStep::Finish { bytes, .. } = relay.on_chunk(&decoder.decode(sse)) else {
         panic!("the recorded stream ends")
@@ -134,7 +134,7 @@ fn without_include_usage_the_relay_strips_the_usage_chunk_and_still_meters_its_t
 
 #[test]
 fn an_anthropic_error_event_becomes_an_error_the_relay_recognises() {
-    let mut decoder = StreamDecoder::new(Dialect::Anthropic);
+    let mut decoder = StreamDecoder::new(Dialect::Anthropic, "m", 0);
     let out = decoder.decode(
         b"event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n".to_vec(),
     );
