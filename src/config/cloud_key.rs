@@ -76,39 +76,26 @@ pub fn pkcs8_der(pem: &str) -> Option<Vec<u8>> {
         .strip_prefix("-----BEGIN PRIVATE KEY-----")?
         .strip_suffix("-----END PRIVATE KEY-----")?;
     let b64: Vec<u8> = body.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
-    let der = base64_decode(&b64)?;
+    let der = super::base64::decode(&b64)?;
     // A DER SEQUENCE, as every PKCS#8 PrivateKeyInfo is.
     (der.first() == Some(&0x30) && der.len() > 64).then_some(der)
 }
 
-fn base64_decode(input: &[u8]) -> Option<Vec<u8>> {
-    let value = |c: u8| -> Option<u32> {
-        Some(match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        } as u32)
-    };
-    let trimmed = input
-        .strip_suffix(b"==")
-        .or_else(|| input.strip_suffix(b"="));
-    let data = trimmed.unwrap_or(input);
-    if !input.len().is_multiple_of(4) {
-        return None;
+/// Whether an opened key can be used under this deployment: a Vertex service account (literal,
+/// or a Worker secret no write could check) must be one, and its `token_uri` https unless the
+/// deployment allows http upstreams, or the key is left out when the config loads.
+pub fn usable_at_load(kind: ProviderKind, secret: &str, allow_http: bool) -> Result<(), String> {
+    if kind != ProviderKind::Vertex {
+        return Ok(());
     }
-    let mut out = Vec::with_capacity(data.len() * 3 / 4);
-    for group in data.chunks(4) {
-        let mut n = 0u32;
-        for (i, &c) in group.iter().enumerate() {
-            n |= value(c)? << (18 - 6 * i);
-        }
-        let bytes = n.to_be_bytes();
-        out.extend_from_slice(&bytes[1..group.len()]);
+    match ServiceAccount::of(secret) {
+        Some(Err((part, why))) => Err(format!("service account {part}: {why}")),
+        Some(Ok(a)) if !a.token_uri.starts_with("https://") && !allow_http => Err(
+            "its token_uri is plain http, which the deployment refuses (ALLOW_HTTP_UPSTREAMS)"
+                .to_owned(),
+        ),
+        _ => Ok(()),
     }
-    Some(out)
 }
 
 /// A Bedrock access key: its id, its secret and the session token, if any.
@@ -175,4 +162,4 @@ impl ProviderKey {
 
 #[cfg(test)]
 #[path = "cloud_key_tests.rs"]
-mod tests;
+pub(crate) mod tests;

@@ -35,7 +35,8 @@ fn encode(bytes: &[u8]) -> String {
     out
 }
 
-fn account(skip: &str) -> String {
+/// A service-account file as Google ships it, without the field `skip`.
+pub(crate) fn account(skip: &str) -> String {
     let mut v = serde_json::json!({
         "type": "service_account",
         "project_id": "p",

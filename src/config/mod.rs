@@ -4,6 +4,7 @@
 pub mod admin_body;
 pub mod alerts;
 pub mod alias;
+pub mod base64;
 pub mod base_url;
 pub mod caller_key;
 pub mod capabilities;
@@ -12,6 +13,7 @@ pub mod cloud;
 pub mod cloud_key;
 pub mod condition;
 pub mod condition_pattern;
+pub mod config_rows;
 pub mod degraded;
 pub mod key_id;
 pub mod local_host;

@@ -2,7 +2,8 @@
 
 pub use super::base_url::BaseUrl;
 pub use super::cloud::{platform_of, Cloud, Platform, Publisher};
-use super::cloud_key::account_of;
+use super::cloud_key::{account_of, usable_at_load};
+pub use super::config_rows::Opening;
 use super::key_id::KeyId;
 use super::names::{ProviderName, TenantId};
 use super::non_empty::NonEmpty;
@@ -160,21 +161,23 @@ impl StoredProvider {
     pub fn open(
         &self,
         tenant: &TenantId,
-        kek: Option<&Kek>,
-        lookup: impl Fn(&str) -> Option<String>,
+        opening: &Opening<'_>,
     ) -> (Option<Provider>, Vec<String>) {
         let mut problems = Vec::new();
         let mut keys = Vec::with_capacity(self.keys.len());
         for k in self.keys.iter() {
-            let opened = match (k, kek) {
+            let opened = match (k, opening.kek) {
                 (StoredKey::Sealed { sealed, .. }, Some(kek)) => kek
                     .open(tenant, &self.name, sealed)
                     .map_err(|e| e.to_string()),
                 (StoredKey::Sealed { .. }, None) => Err("CG_KEK is not configured".to_owned()),
-                (StoredKey::Secret { secret_name, .. }, _) => lookup(secret_name)
+                (StoredKey::Secret { secret_name, .. }, _) => (opening.secret)(secret_name)
                     .filter(|s| !s.is_empty())
                     .ok_or_else(|| format!("secret {secret_name} is not set")),
             };
+            let opened = opened.and_then(|secret| {
+                usable_at_load(self.kind, &secret, opening.allow_http).map(|()| secret)
+            });
             match opened {
                 Ok(secret) => keys.push(ProviderKey {
                     id: k.id().to_owned(),
@@ -239,7 +242,12 @@ mod tests {
         let json = serde_json::to_string(&stored).unwrap();
         assert!(!json.contains("sk-literal"), "{json}");
         let lookup = |n: &str| (n == "PROVIDER_OPENAI_2").then(|| "sk-from-secret".to_owned());
-        let (p, problems) = stored.open(&tenant, Some(&kek), lookup);
+        let opening = Opening {
+            kek: Some(&kek),
+            allow_http: false,
+            secret: &lookup,
+        };
+        let (p, problems) = stored.open(&tenant, &opening);
         assert!(problems.is_empty());
         let p = p.unwrap();
         let secrets: Vec<&str> = p.keys.iter().map(|k| k.secret.expose()).collect();
@@ -254,7 +262,12 @@ mod tests {
             .seal(&tenant, Some(&kek), || Some([9; 12]))
             .unwrap();
         let other_tenant = TenantId::parse("other").unwrap();
-        let (p, problems) = stored.open(&other_tenant, Some(&kek), |_| None);
+        let opening = Opening {
+            kek: Some(&kek),
+            allow_http: false,
+            secret: &|_| None,
+        };
+        let (p, problems) = stored.open(&other_tenant, &opening);
         assert!(p.is_none(), "no usable key: the provider does not load");
         assert_eq!(problems.len(), 2);
         assert!(problems.iter().all(|p| !p.contains("sk-literal")));

@@ -8,15 +8,10 @@ use super::alerts::Enqueue;
 use super::d1::{parse_stored, Db};
 use super::events::{fault, Alert, Event, Fault};
 use super::http::{json_body, now_ms, random_bytes};
+use super::js_fetch::{self, Posted};
 use crate::config::{SettingsOverrides, TenantId};
 use crate::events::outbox::{signature, Attempt, Delivery, DeliveryOutcome, Outbox};
-use futures::future::{select, Either};
-use std::pin::pin;
-use std::time::Duration;
-use worker::{
-    durable_object, DurableObject, Env, Fetch, Headers, Method, Request, RequestInit,
-    RequestRedirect, Response, Result, State,
-};
+use worker::{durable_object, DurableObject, Env, Method, Request, Response, Result, State};
 
 const OUTBOX_KEY: &str = "outbox";
 const TENANT_KEY: &str = "tenant";
@@ -229,43 +224,27 @@ fn dropped_older(tenant: &str, n: usize) {
 
 /// One signed POST; a redirect is an answer like any other (not followed).
 async fn post(url: &str, secret: &str, d: &Delivery) -> Attempt {
-    let sent = async {
-        let headers = Headers::new();
-        headers.set("content-type", "application/json")?;
-        // Signed now: each attempt carries its own time (`events::outbox::signature`).
-        let at_s = now_ms() / 1_000;
-        headers.set(
-            "x-cognigate-signature",
-            &signature(secret.as_bytes(), at_s, d.body.as_bytes()),
-        )?;
-        headers.set("x-cognigate-event-id", &d.id)?;
-        headers.set("x-cognigate-event", &d.kind)?;
-        let mut init = RequestInit::new();
-        init.with_method(Method::Post)
-            .with_headers(headers)
-            .with_redirect(RequestRedirect::Manual)
-            .with_body(Some(d.body.clone().into()));
-        let req = Request::new_with_init(url, &init)?;
-        Fetch::Request(req).send().await
-    };
-    let timer = pin!(worker::Delay::from(Duration::from_millis(POST_TIMEOUT_MS)));
-    match select(pin!(sent), timer).await {
-        Either::Left((Ok(resp), _)) => {
-            let status = resp.status_code();
-            if (200..300).contains(&status) {
-                Attempt::Delivered { status }
-            } else {
-                Attempt::Failed {
-                    status: Some(status),
-                    error: format!("the webhook answered {status}"),
-                }
-            }
+    // Signed now: each attempt carries its own time (`events::outbox::signature`).
+    let signed = signature(secret.as_bytes(), now_ms() / 1_000, d.body.as_bytes());
+    let headers = [
+        ("content-type", "application/json"),
+        ("x-cognigate-signature", signed.as_str()),
+        ("x-cognigate-event-id", d.id.as_str()),
+        ("x-cognigate-event", d.kind.as_str()),
+    ];
+    match js_fetch::post(url, &headers, &d.body, POST_TIMEOUT_MS, None).await {
+        Posted::Answered { status, .. } if (200..300).contains(&status) => {
+            Attempt::Delivered { status }
         }
-        Either::Left((Err(e), _)) => Attempt::Failed {
-            status: None,
-            error: e.to_string(),
+        Posted::Answered { status, .. } => Attempt::Failed {
+            status: Some(status),
+            error: format!("the webhook answered {status}"),
         },
-        Either::Right(_) => Attempt::Failed {
+        Posted::Failed(error) => Attempt::Failed {
+            status: None,
+            error,
+        },
+        Posted::TimedOut => Attempt::Failed {
             status: None,
             error: format!("no answer within {POST_TIMEOUT_MS} ms"),
         },

@@ -14,6 +14,9 @@
 //! lookups are one call, not a `headers` and a `get` crossing each, and the headers an answer or
 //! an upstream request gets are set in one call (`set_all`).
 
+use super::body_read::{read_bounded, Bounded};
+use crate::cascade::body_limit::Capped;
+pub use crate::request::access_token::Posted;
 use futures::future::{select, Either};
 use std::pin::pin;
 use std::time::Duration;
@@ -162,6 +165,48 @@ pub async fn fetch_within(
         resp: exchange.response(),
         headers_at: exchange.headers_at() as u64,
         whole,
+    }
+}
+
+/// A POST of `body` with `headers` to `url` within `timeout_ms`, its redirects answers like any
+/// other (never followed: what it carries would go along). With `read`, the answer's body is
+/// read up to that many bytes within the same timeout; without, it is left unread.
+pub async fn post(
+    url: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+    timeout_ms: u64,
+    read: Option<usize>,
+) -> Posted {
+    let deadline = super::http::now_ms().saturating_add(timeout_ms);
+    let init = web_sys::RequestInit::new();
+    init.set_method("POST");
+    let set = web_sys::Headers::new().and_then(|h| set_all(&h, headers).map(|()| h));
+    match set {
+        Ok(h) => init.set_headers(&h),
+        Err(e) => return Posted::Failed(describe(e)),
+    }
+    init.set_body(&body.into());
+    init.set_redirect(web_sys::RequestRedirect::Manual);
+    let resp = match fetch_within(url, &init, timeout_ms, None).await {
+        Fetched::Answered { resp, .. } => resp,
+        Fetched::Failed(e) => return Posted::Failed(e),
+        Fetched::TimedOut => return Posted::TimedOut,
+    };
+    let (status, Some(limit)) = (resp.status(), read) else {
+        let status = resp.status();
+        return Posted::Answered {
+            status,
+            body: Vec::new(),
+        };
+    };
+    match read_bounded(&resp, Capped::new(limit), deadline, Capped::full).await {
+        Bounded::Read(buf) => Posted::Answered {
+            status,
+            body: buf.into_bytes(),
+        },
+        Bounded::Failed(e) => Posted::Failed(e),
+        Bounded::TimedOut => Posted::TimedOut,
     }
 }
 

@@ -17,6 +17,7 @@ mod deployment;
 mod entry;
 mod events;
 mod gateway;
+mod google_token;
 mod health;
 mod http;
 mod isolate;

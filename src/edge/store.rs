@@ -3,15 +3,15 @@
 //! from half its TTL on, and no entry older than `CONFIG_TTL_MS` answers, so a caller key revoked
 //! or a tenant deleted through another isolate stops working here within the TTL.
 
-use super::d1::{config::ConfigRows, logged, storage_error, Db};
+use super::d1::{logged, storage_error, Db};
 use super::events::{fault, Fault};
 use super::isolate::isolate;
 use super::metrics::Metrics;
 use crate::api::ApiError;
 use crate::callers::{Lookup, MemoPolicy, Ticket};
 use crate::config::caller_key::CallerKeyMac;
+use crate::config::config_rows::{LeftOut, Opening};
 use crate::config::sealed::Kek;
-use crate::config::SortedMap;
 use crate::config::{CallerKey, Defaults, TenantConfig, TenantId};
 use std::rc::Rc;
 use worker::{Context, Env};
@@ -158,71 +158,34 @@ pub async fn load_config(
     let Some(stored) = db.config_rows(tenant).await.map_err(logged)? else {
         return Ok(None);
     };
-    let ConfigRows {
-        settings,
-        health_mode,
-        providers: stored_providers,
-        models: model_rows,
-        aliases: alias_rows,
-        rules,
-    } = stored;
     let kek = kek(env)?;
     let allow_http = super::deployment::deployment(env)?.allow_http_upstreams;
-    let mut providers = SortedMap::new();
-    for stored in stored_providers {
-        // Stored before the https rule, or while the deployment allowed http: never called now.
-        if let Err(why) = stored.base_url.check_transport(allow_http) {
-            fault(Fault::ProviderLeftOut {
+    let secret = |name: &str| env.secret(name).ok().map(|s| s.to_string());
+    let opening = Opening {
+        kek: kek.as_ref(),
+        allow_http,
+        secret: &secret,
+    };
+    let settings = with_health(
+        defaults.effective(&stored.settings),
+        stored.health_mode.as_deref(),
+    );
+    let (config, left_out) = stored.assemble(tenant, &opening, settings);
+    for l in &left_out {
+        fault(match l {
+            LeftOut::Transport { provider, reason } => Fault::ProviderLeftOut {
                 tenant: tenant.as_str(),
-                provider: stored.name.as_str(),
-                reason: &why,
-            });
-            continue;
-        }
-        let (provider, problems) = stored.open(tenant, kek.as_ref(), |name| {
-            env.secret(name).ok().map(|s| s.to_string())
+                provider: provider.as_str(),
+                reason,
+            },
+            LeftOut::Keys { provider, problems } => Fault::ProviderKeysUnusable {
+                tenant: tenant.as_str(),
+                provider: provider.as_str(),
+                problems,
+            },
         });
-        if !problems.is_empty() {
-            fault(Fault::ProviderKeysUnusable {
-                tenant: tenant.as_str(),
-                provider: stored.name.as_str(),
-                problems: &problems,
-            });
-        }
-        // A provider with no usable key cannot serve: its models drop out of chains.
-        if let Some(provider) = provider {
-            providers.insert(provider.name.clone(), provider);
-        }
     }
-    let mut written_at = SortedMap::new();
-    let mut models = SortedMap::new();
-    for (m, at) in model_rows {
-        written_at.insert(m.id.to_string(), at);
-        models.insert(m.id.clone(), m);
-    }
-    let mut aliases = SortedMap::new();
-    for (name, alias, at) in alias_rows {
-        written_at.insert(name.to_string(), at);
-        aliases.insert(name, alias);
-    }
-    // A rule's `auto:<rule>` name (reserved, so never a model or alias id) took its meaning when
-    // the rule was written.
-    let mut chains = crate::config::RuleSet::new();
-    for (rule, at) in rules {
-        written_at.insert(format!("auto:{}", rule.name), at);
-        chains.add(rule);
-    }
-    Ok(Some(TenantConfig {
-        tenant: tenant.clone(),
-        providers,
-        models,
-        aliases,
-        rules: chains,
-        settings: with_health(defaults.effective(&settings), health_mode.as_deref()),
-        written_at,
-        resolved: Default::default(),
-        versions: Default::default(),
-    }))
+    Ok(Some(config))
 }
 
 /// The tenant's degraded mode rides on its config: while degraded, exploration is

@@ -1,6 +1,7 @@
 //! Upstream calls as `fetch` subrequests: the `Upstream` port of the cascade.
 
 use super::body_read::{read_bounded, BodyReader, Bounded, Read};
+use super::google_token::token_for;
 use super::http::now_ms;
 use super::js_fetch::{self, Fetched, Whole};
 use super::own_poll::own_poll;
@@ -108,8 +109,12 @@ impl crate::cascade::Upstream for FetchUpstream<'_> {
             return UpstreamReply::Unsupported;
         }
         let started = now_ms();
+        let token = match token_for(&call).await {
+            Ok(token) => token,
+            Err(reply) => return reply,
+        };
         let controller = AbortController::default();
-        let (url, init) = match self.build(&call, &controller) {
+        let (url, init) = match self.build(&call, &controller, token.as_deref()) {
             Ok(r) => r,
             Err(e) => return UpstreamReply::Network(format!("could not build request: {e}")),
         };
@@ -181,9 +186,10 @@ impl FetchUpstream<'_> {
         &self,
         call: &Call<'_>,
         controller: &AbortController,
+        token: Option<&str>,
     ) -> Result<(String, web_sys::RequestInit), String> {
         let body = self.body_for(call);
-        let (url, pairs) = outgoing(self.request, call, &body, now_ms());
+        let (url, pairs) = outgoing(self.request, call, &body, (now_ms(), token));
         let pairs: Vec<(&str, &str)> = pairs.iter().map(|(k, v)| (*k, v.as_str())).collect();
         let headers = web_sys::Headers::new().map_err(js_fetch::describe)?;
         js_fetch::set_all(&headers, &pairs).map_err(js_fetch::describe)?;

@@ -46,30 +46,78 @@ fn error(status: u16, kind: &str, message: &str, reason: Option<&str>) -> Option
     ))
 }
 
-/// The refusal the real API would give this call, if any.
-pub fn refusal(path: &str, headers: &[(String, String)], body: &Value) -> Option<(u16, String)> {
+/// The model of a `batchEmbedContents` path.
+pub fn embed_route(path: &str) -> Option<&str> {
+    let (head, method) = path.split('?').next()?.rsplit_once(':')?;
+    let model = head.rsplit_once("/models/")?.1;
+    (method == "batchEmbedContents").then_some(model)
+}
+
+/// The real API's answer to a batch: an embedding per request, in order (`outputDimensionality`
+/// values each, 8 by default), or its 400 when a request names another model or holds no text.
+pub fn embed_answer(model: &str, headers: &[(String, String)], body: &Value) -> (u16, String) {
+    let refused = key_refusal(headers).or_else(|| {
+        let bad = |m: &str| error(400, "INVALID_ARGUMENT", m, None);
+        let requests = body.get("requests").and_then(Value::as_array);
+        let Some(requests) = requests.filter(|r| !r.is_empty()) else {
+            return bad("* BatchEmbedContentsRequest.requests: requests is not specified");
+        };
+        let named = format!("models/{model}");
+        requests.iter().enumerate().find_map(|(i, r)| {
+            let text = r.pointer("/content/parts/0/text").and_then(Value::as_str);
+            match (r.get("model").and_then(Value::as_str), text) {
+                (Some(m), Some(_)) if m == named => None,
+                (Some(m), Some(_)) => bad(&format!(
+                    "requests[{i}].model: {m} does not match the request's model {named}"
+                )),
+                _ => bad(&format!(
+                    "requests[{i}]: a model and a text part are required"
+                )),
+            }
+        })
+    });
+    if let Some(refused) = refused {
+        return refused;
+    }
+    let requests = body.get("requests").and_then(Value::as_array);
+    let embeddings: Vec<Value> = requests
+        .into_iter()
+        .flatten()
+        .map(|r| {
+            let n = r.get("outputDimensionality").and_then(Value::as_u64);
+            json!({"values": vec![0.125; n.unwrap_or(8) as usize]})
+        })
+        .collect();
+    (200, json!({ "embeddings": embeddings }).to_string())
+}
+
+/// The refusal of a call without a usable `x-goog-api-key`, if any.
+fn key_refusal(headers: &[(String, String)]) -> Option<(u16, String)> {
     let key = headers
         .iter()
         .find(|(k, _)| k.eq_ignore_ascii_case("x-goog-api-key"))
         .map(|(_, v)| v.as_str());
     match key {
-        None | Some("") => {
-            return error(
-                403,
-                "PERMISSION_DENIED",
-                "Method doesn't allow unregistered callers.",
-                None,
-            )
-        }
-        Some(k) if k.starts_with("bad") => {
-            return error(
-                400,
-                "INVALID_ARGUMENT",
-                "API key not valid.",
-                Some("API_KEY_INVALID"),
-            )
-        }
-        Some(_) => {}
+        None | Some("") => error(
+            403,
+            "PERMISSION_DENIED",
+            "Method doesn't allow unregistered callers.",
+            None,
+        ),
+        Some(k) if k.starts_with("bad") => error(
+            400,
+            "INVALID_ARGUMENT",
+            "API key not valid.",
+            Some("API_KEY_INVALID"),
+        ),
+        Some(_) => None,
+    }
+}
+
+/// The refusal the real API would give this call, if any.
+pub fn refusal(path: &str, headers: &[(String, String)], body: &Value) -> Option<(u16, String)> {
+    if let Some(refused) = key_refusal(headers) {
+        return Some(refused);
     }
     let bad = |m: &str| error(400, "INVALID_ARGUMENT", m, None);
     if route(path).is_some_and(|(_, s)| s) && !path.contains("alt=sse") {

@@ -253,8 +253,10 @@ fn serve_connection(stream: TcpStream, shared: &Shared) {
         let route = req.path.split('?').next().unwrap_or_default();
         let azure = azure::deployment(&req.path);
         let google = gemini::route(&req.path);
+        let embed = gemini::embed_route(&req.path);
         let model = azure
             .or(google.map(|(m, _)| m))
+            .or(embed)
             .map(str::to_owned)
             .or_else(|| {
                 body.get("model")
@@ -272,9 +274,13 @@ fn serve_connection(stream: TcpStream, shared: &Shared) {
         } else {
             None
         };
-        let reply = match refused {
-            Some((status, text)) => Reply::json(status, &text),
-            None => shared.reply_for(key.as_deref(), model.as_deref()),
+        let reply = match (refused, embed) {
+            (Some((status, text)), _) => Reply::json(status, &text),
+            (None, Some(m)) => {
+                let (status, text) = gemini::embed_answer(m, &req.headers, &body);
+                Reply::json(status, &text)
+            }
+            (None, None) => shared.reply_for(key.as_deref(), model.as_deref()),
         };
         let index = {
             let mut calls = lock(&shared.calls);

@@ -8,6 +8,7 @@ pub mod credentials;
 pub mod dialect;
 pub mod error_class;
 pub mod gemini;
+pub mod google_token;
 pub mod openai;
 pub mod reasoning;
 pub mod refusal;
@@ -63,12 +64,6 @@ pub fn body(provider: &Provider, model: &CatalogModel, req: &ChatRequest) -> Vec
         Dialect::Gemini => gemini::request::body(model, req),
         Dialect::Bedrock => bedrock::request::body(model, req),
     }
-}
-
-/// Whether this build calls a provider of this kind at all: Vertex waits for its service
-/// account's token exchange, and is skipped like a family that cannot serve a surface.
-pub fn served(provider: &Provider) -> bool {
-    provider.kind != ProviderKind::Vertex
 }
 
 /// The content headers of a call: what it sends and what it takes back.

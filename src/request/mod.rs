@@ -5,6 +5,7 @@
 //! only behind `ports`, a host test states each ordering rule with fakes: a forged key reads
 //! nothing, a denied request makes no lookup or upstream call, every path emits one event.
 
+pub mod access_token;
 pub mod admit;
 pub mod answer;
 pub mod conversation;

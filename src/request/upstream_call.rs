@@ -8,12 +8,12 @@ use crate::providers::{self, Dialect};
 use crate::surfaces::Inbound;
 
 /// The URL and headers of `call` for `inbound`, sending `body` at `now_ms` (a signature covers
-/// both).
+/// both); `token` is the access token a `Token` key was exchanged for.
 pub fn outgoing(
     inbound: &Inbound,
     call: &Call<'_>,
     body: &[u8],
-    now_ms: u64,
+    (now_ms, token): (u64, Option<&str>),
 ) -> (String, Vec<(&'static str, String)>) {
     let path = inbound.path(call.provider, call.key, call.model);
     let mut headers: Vec<(&'static str, String)> = providers::content_headers(inbound.chat())
@@ -25,7 +25,7 @@ pub fn outgoing(
         KeyUse::Signature => {
             credentials::signature_headers(call.provider, call.key, &url, body, now_ms)
         }
-        KeyUse::Header | KeyUse::Token => credentials::key_headers(call.provider, call.key, None),
+        KeyUse::Header | KeyUse::Token => credentials::key_headers(call.provider, call.key, token),
     });
     let extra = inbound.extra_headers(Dialect::of(call.provider));
     headers.extend(extra.map(|(k, v)| (k, v.to_owned())));

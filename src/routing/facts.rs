@@ -19,9 +19,13 @@ impl Endpoint {
     /// embeddings): the cascade's and `explain`'s `capability` skip.
     pub fn served_by(self, kind: ProviderKind) -> bool {
         match self {
-            // Embeddings go to OpenAI's shape (OpenAI, Azure OpenAI) only; Anthropic and
-            // Bedrock's Converse have none, and Gemini's `batchEmbedContents` is not called yet.
-            Self::Embeddings => matches!(kind, ProviderKind::Openai | ProviderKind::AzureOpenai),
+            // Embeddings go to OpenAI's shape (OpenAI, Azure OpenAI) and the Gemini API's
+            // `batchEmbedContents`. Anthropic and Bedrock's Converse have none, and Vertex's
+            // embeddings are another API (`:predict`), not called.
+            Self::Embeddings => matches!(
+                kind,
+                ProviderKind::Openai | ProviderKind::AzureOpenai | ProviderKind::Gemini
+            ),
             Self::Chat | Self::Messages | Self::Responses => true,
         }
     }

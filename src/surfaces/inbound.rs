@@ -7,7 +7,7 @@ use super::native_body::{for_vertex, with_model};
 use super::{messages_request, responses_request, Surface};
 use crate::api::{ApiError, ChatRequest, ErrorKind};
 use crate::config::{CatalogModel, Provider, ProviderKey, ProviderKind};
-use crate::providers::{self, Answer, Dialect, Operation};
+use crate::providers::{self, gemini, Answer, Dialect, Operation};
 
 #[derive(Debug, Clone)]
 pub enum Inbound {
@@ -119,8 +119,15 @@ impl Inbound {
 
     /// Whether a candidate of this provider can serve the request at all.
     pub fn supported(&self, provider: &Provider) -> bool {
-        providers::served(provider)
-            && super::facts::endpoint(self.surface()).served_by(provider.kind)
+        super::facts::endpoint(self.surface()).served_by(provider.kind)
+            && match self {
+                // Gemini embeds texts only: token arrays skip its candidates.
+                Self::Embeddings(raw) if Dialect::of(provider) == Dialect::Gemini => {
+                    let input = raw.value("input").unwrap_or_default();
+                    gemini::embeddings::texts(&input).is_ok()
+                }
+                _ => true,
+            }
     }
 
     /// The path after the provider's `base_url` for one call.
@@ -144,6 +151,13 @@ impl Inbound {
                 } else {
                     with_model(raw, &model.upstream_model)
                 }
+            }
+            Self::Embeddings(raw) if Dialect::of(provider) == Dialect::Gemini => {
+                let input = raw.value("input").unwrap_or_default();
+                let dimensions = raw.value("dimensions").and_then(|d| d.as_u64());
+                // `supported` checked the input: the body always builds.
+                gemini::embeddings::body(&model.upstream_model, &input, dimensions)
+                    .unwrap_or_default()
             }
             Self::Embeddings(raw) => with_model(raw, &model.upstream_model),
             _ => providers::body(provider, model, self.chat()),
@@ -195,6 +209,10 @@ impl Inbound {
                 return Err(format!("body is not a {} answer", self.surface().as_str()));
             }
             let usage = v.usage.and_then(crate::usage::wire::usage_counts);
+            return Ok(Answer { bytes, usage });
+        }
+        if let (Self::Embeddings(raw), Dialect::Gemini) = (self, kind) {
+            let (bytes, usage) = gemini::embeddings::read(&bytes, &raw.model)?;
             return Ok(Answer { bytes, usage });
         }
         let Answer { bytes: chat, usage } = providers::read_answer(kind, bytes, now_s)?;

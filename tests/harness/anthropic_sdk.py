@@ -39,6 +39,7 @@ def plain():
         "request_id": message._request_id,
         "depth": raw.headers.get("x-cognigate-fallback-depth"),
         "provider": raw.headers.get("x-cognigate-provider"),
+        "platform": raw.headers.get("x-cognigate-platform"),
     }
 
 
@@ -50,12 +51,14 @@ def stream():
         text = "".join(s.text_stream)
         final = s.get_final_message()
         depth = s.response.headers.get("x-cognigate-fallback-depth")
+        platform = s.response.headers.get("x-cognigate-platform")
     return {
         "text": text,
         "final_text": text_of(final),
         "stop_reason": final.stop_reason,
         "output_tokens": final.usage.output_tokens,
         "depth": depth,
+        "platform": platform,
     }
 
 

@@ -3,7 +3,7 @@
     python3 tests/harness/openai_sdk.py GATEWAY_URL/v1 API_KEY MODEL SCENARIO
 
 Scenarios: responses, responses_stream, responses_tools, embeddings, retrieve, raw, refused,
-chat_stream [include_usage], chat_cost.
+chat_stream [include_usage], chat_cost, chat_platform [stream].
 Prints one JSON summary line; the Rust e2e test asserts on it. Retries are off.
 """
 import json
@@ -114,6 +114,22 @@ def chat_cost():
     return {"cost": raw.headers.get("x-cognigate-cost-usd"), "prompt": c.usage.prompt_tokens}
 
 
+def chat_platform():
+    """One chat request, streamed when the fifth argument says `stream`: its text and the
+    headers that say where it was served."""
+    stream = len(sys.argv) > 5 and sys.argv[5] == "stream"
+    raw = client.chat.completions.with_raw_response.create(
+        model=model, messages=[{"role": "user", "content": "hi"}], stream=stream
+    )
+    parsed = raw.parse()
+    if stream:
+        text = "".join(c.choices[0].delta.content or "" for c in parsed if c.choices)
+    else:
+        text = parsed.choices[0].message.content
+    headers = {h: raw.headers.get(f"x-cognigate-{h}") for h in ("platform", "provider", "fallback-depth")}
+    return {"text": text, **headers}
+
+
 def refused():
     try:
         client.responses.create(model=model, input="x", previous_response_id="resp_1")
@@ -124,7 +140,7 @@ def refused():
 
 try:
     scenarios = [responses, responses_stream, responses_tools, embeddings, retrieve, raw, refused]
-    scenarios += [chat_stream, chat_cost]
+    scenarios += [chat_stream, chat_cost, chat_platform]
     fns = {f.__name__: f for f in scenarios}
     out = {"ok": True, **fns[scenario]()}
 except Exception as e:

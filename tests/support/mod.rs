@@ -1,9 +1,9 @@
 #![allow(dead_code)]
 pub mod admin_world;
-pub mod bedrock_mock;
 pub mod fakes;
 pub mod gateway;
 pub mod prometheus;
+pub mod python_mock;
 pub mod replies;
 pub mod resilience;
 pub mod response_cache;

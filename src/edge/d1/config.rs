@@ -3,22 +3,9 @@
 
 use super::{js, num, parse_stored, rows, stored_rule, Db, RuleRow};
 use crate::admin::store::{StoreError, Stored};
-use crate::config::{
-    Alias, AliasName, CallerKey, CatalogModel, Rule, SettingsOverrides, StoredProvider, TenantId,
-};
+use crate::config::config_rows::ConfigRows;
+use crate::config::{AliasName, CallerKey, TenantId};
 use serde::Deserialize;
-
-/// A tenant's rows as stored, specs parsed, provider keys still sealed. `written_at` is when
-/// each model or alias took its current definition (epoch seconds).
-pub struct ConfigRows {
-    pub settings: SettingsOverrides,
-    /// The degraded-mode state the scheduled pass stored, JSON; none while healthy.
-    pub health_mode: Option<String>,
-    pub providers: Vec<StoredProvider>,
-    pub models: Vec<(CatalogModel, u64)>,
-    pub aliases: Vec<(AliasName, Alias, u64)>,
-    pub rules: Vec<(Rule, u64)>,
-}
 
 impl Db {
     pub async fn caller_key(&self, key_hash: &str) -> Stored<Option<CallerKey>> {

@@ -20,13 +20,29 @@ pub fn path(upstream_model: &str) -> String {
     )
 }
 
-/// The batch for an OpenAI `input`: a string or an array of strings. Token arrays (OpenAI's
-/// pre-tokenized input) have no Gemini equivalent: `Err` says why, for a 400.
+/// The batch for an OpenAI `input` (`texts`).
 pub fn body(
     upstream_model: &str,
     input: &Value,
     dimensions: Option<u64>,
 ) -> Result<Vec<u8>, String> {
+    let model = format!("models/{}", bare_model(upstream_model));
+    let requests: Vec<Value> = texts(input)?
+        .into_iter()
+        .map(|text| {
+            let mut r = json!({"model": model, "content": {"parts": [{"text": text}]}});
+            if let Some(d) = dimensions {
+                r["outputDimensionality"] = d.into();
+            }
+            r
+        })
+        .collect();
+    serde_json::to_vec(&json!({ "requests": requests })).map_err(|e| e.to_string())
+}
+
+/// The texts of an OpenAI `input`: a string or an array of at most `MAX_INPUTS` strings. Token
+/// arrays (OpenAI's pre-tokenized input) have no Gemini equivalent: `Err` says why.
+pub fn texts(input: &Value) -> Result<Vec<&str>, String> {
     let texts: Vec<&str> = match input {
         Value::String(s) => vec![s.as_str()],
         Value::Array(items) if !items.is_empty() => items
@@ -41,18 +57,7 @@ pub fn body(
             "'input' may hold at most {MAX_INPUTS} strings for this model."
         ));
     }
-    let model = format!("models/{}", bare_model(upstream_model));
-    let requests: Vec<Value> = texts
-        .into_iter()
-        .map(|text| {
-            let mut r = json!({"model": model, "content": {"parts": [{"text": text}]}});
-            if let Some(d) = dimensions {
-                r["outputDimensionality"] = d.into();
-            }
-            r
-        })
-        .collect();
-    serde_json::to_vec(&json!({ "requests": requests })).map_err(|e| e.to_string())
+    Ok(texts)
 }
 
 fn token_input() -> String {

@@ -3,17 +3,20 @@
 //! streamed and not; a wrong secret refused as AWS refuses it and rotated past; a throttle (no
 //! hint) parking its key; an exception frame before the first byte failing over.
 
-use crate::support::bedrock_mock::BedrockMock;
 use crate::support::gateway::{Gateway, Resp, Tenant};
+use crate::support::python_mock::PythonMock;
 use serde_json::json;
 
 const MODEL: &str = "anthropic.claude-3-5-sonnet-20240620-v1:0";
 
 /// Provider `br` (keys: `AKID1` signed, `AKID2` signed with a session token, failover) serving
 /// model `claude-br`.
-fn tenant<'g>(gw: &'g Gateway, hint: &str, keys: &[&str]) -> (Tenant<'g>, BedrockMock) {
-    let mock = BedrockMock::start(&json!({
-        "credentials": {"AKID1": "secret-one", "AKID2": "secret-two"}, "api_keys": ["ABSKapikey"]}));
+fn tenant<'g>(gw: &'g Gateway, hint: &str, keys: &[&str]) -> (Tenant<'g>, PythonMock) {
+    let mock = PythonMock::start(
+        "bedrock_mock.py",
+        &json!({
+        "credentials": {"AKID1": "secret-one", "AKID2": "secret-two"}, "api_keys": ["ABSKapikey"]}),
+    );
     let t = gw.tenant(hint);
     t.put_ok(
         "/providers/br",

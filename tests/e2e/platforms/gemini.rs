@@ -146,3 +146,39 @@ fn a_gemini_429_parks_the_key_and_an_invalid_key_rotates() {
         "the invalid key rotates each time; the exhausted one sits out its retryDelay"
     );
 }
+
+#[test]
+fn gemini_embeddings_go_through_batch_embed_contents_in_openais_shape() {
+    let gw = Gateway::shared();
+    let (t, mock) = tenant(gw, "gemini-embed", &["AIzaKeyOne0000000"]);
+    let body = json!({"model": "gem", "input": ["first", "second"], "dimensions": 3});
+    let r = t.post_with("/v1/embeddings", &body, &[]);
+    assert_eq!(r.status, 200, "{}", r.text);
+    let v = r.json();
+    assert_eq!(
+        (v["object"].as_str(), v["model"].as_str()),
+        (Some("list"), Some("gem"))
+    );
+    assert_eq!(v["data"][1]["index"], 1);
+    assert_eq!(v["data"][0]["embedding"], json!([0.125, 0.125, 0.125]));
+    let calls = mock.calls();
+    assert_eq!(
+        calls[0].path,
+        "/v1beta/models/gemini-2.5-flash:batchEmbedContents"
+    );
+    assert_eq!(
+        calls[0].body["requests"][1]["content"]["parts"][0]["text"],
+        "second"
+    );
+    // Token arrays have no Gemini form: the candidate is skipped like a family that cannot serve
+    // the surface, never sent a broken batch.
+    let tokens = json!({"model": "gem", "input": [[1, 2, 3]]});
+    let r = t.post_with("/v1/embeddings", &tokens, &[]);
+    assert_eq!(
+        r.json()["error"]["attempts"][0]["failure"],
+        "unsupported",
+        "{}",
+        r.text
+    );
+    assert_eq!(mock.count(), 1);
+}

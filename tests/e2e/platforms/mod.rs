@@ -3,5 +3,7 @@
 
 mod azure;
 mod bedrock;
+mod claude_chain;
 mod gemini;
 mod pin;
+mod vertex;

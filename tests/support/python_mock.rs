@@ -1,26 +1,28 @@
-//! The Bedrock mock (`tests/harness/bedrock_mock.py`: botocore recomputes every SigV4
-//! signature, streams are real AWS event-stream frames) as a process of the test, stopped when
-//! dropped.
+//! A mock written in Python, as a process of the test stopped when dropped: the cloud platforms
+//! whose wire rules need a vendor library to check (`tests/harness/bedrock_mock.py`: botocore
+//! recomputes every SigV4 signature and streams are real AWS event-stream frames;
+//! `tests/harness/vertex_mock.py`: PyJWT verifies every service-account assertion).
 
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 
-pub struct BedrockMock {
+pub struct PythonMock {
     child: Child,
     pub port: u16,
 }
 
-impl BedrockMock {
-    /// `config`: `{"credentials": {"AKID": "secret"}, "api_keys": ["..."]}`.
-    pub fn start(config: &Value) -> Self {
+impl PythonMock {
+    /// `tests/harness/{script}` with its JSON `config` (each script's docstring says what it
+    /// takes).
+    pub fn start(script: &str, config: &Value) -> Self {
         let mut child = Command::new("python3")
             .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .arg("tests/harness/bedrock_mock.py")
+            .arg(format!("tests/harness/{script}"))
             .arg(config.to_string())
             .stdout(Stdio::piped())
             .spawn()
-            .expect("python3 with botocore (make setup installs it)");
+            .expect("python3 with the mocks' libraries (make setup installs them)");
         let mut line = String::new();
         let stdout = child.stdout.take().expect("piped");
         BufReader::new(stdout)
@@ -42,30 +44,29 @@ impl BedrockMock {
             .expect("the mock's control route");
     }
 
-    /// Pushes a rule: `{"times": 1, "error": "ThrottlingException"}`, `{"stream_exception":
-    /// "throttlingException"}`, `{"text": "..."}`, optionally `"key": "<access key id>"`.
+    /// Pushes a rule (the script's docstring lists its rules).
     pub fn script(&self, rule: Value) {
         self.post("/__script", &rule);
     }
 
-    /// The calls received: `path`, `model`, `key` (access key id or `bearer`), `refused` (the
-    /// error type a real endpoint would have refused the credentials with), `session_token`,
-    /// `body`.
+    /// The calls received, as the script records them.
     pub fn calls(&self) -> Vec<Value> {
+        self.get("/__calls").as_array().cloned().unwrap_or_default()
+    }
+
+    /// A control route's JSON answer.
+    pub fn get(&self, path: &str) -> Value {
         let agent = super::gateway::agent();
         let mut resp = agent
-            .get(format!("{}/__calls", self.url()))
+            .get(format!("{}{path}", self.url()))
             .call()
-            .expect("the mock's calls");
+            .expect("the mock's control route");
         let text = resp.body_mut().read_to_string().unwrap_or_default();
-        serde_json::from_str::<Value>(&text)
-            .ok()
-            .and_then(|v| v.as_array().cloned())
-            .unwrap_or_default()
+        serde_json::from_str::<Value>(&text).unwrap_or_default()
     }
 }
 
-impl Drop for BedrockMock {
+impl Drop for PythonMock {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
