@@ -19,6 +19,16 @@ use super::{
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
+/// The provider `p` of an admin body's JSON, its keys literal: the tests' one way to make one.
+#[cfg(test)]
+pub fn test_provider(body: &str) -> super::Provider {
+    let b: ProviderBody = parse_body(body.as_bytes()).unwrap();
+    b.validate(ProviderName::parse("p").unwrap())
+        .unwrap()
+        .resolve(|_| None)
+        .unwrap()
+}
+
 /// Parses JSON into `T`, naming the field that failed (`breaker.window_ms: invalid type ...`), by
 /// the rules of `strict_json` (a struct is an object, `17.0` is an integer). One reader for every
 /// admin type: only `T`'s own reading code is instantiated per type.

@@ -218,31 +218,37 @@ mod tests {
     #[test]
     fn the_vendor_kinds_are_direct_on_the_vendors_host_and_custom_elsewhere() {
         let none = Cloud::default();
-        let p = |kind, url| platform_of(kind, &none, url);
-        assert_eq!(
-            p(ProviderKind::Openai, "https://api.openai.com/v1"),
-            Platform::Direct
-        );
-        assert_eq!(
-            p(ProviderKind::Anthropic, "https://api.anthropic.com/v1"),
-            Platform::Direct
-        );
-        assert_eq!(
-            p(ProviderKind::Openai, "https://api.groq.com/openai/v1"),
-            Platform::Custom
-        );
-        assert_eq!(
-            p(ProviderKind::Openai, "http://127.0.0.1:8000/v1"),
-            Platform::Custom
-        );
-        assert_eq!(
-            p(ProviderKind::Bedrock, "https://x.example"),
-            Platform::Bedrock
-        );
-        assert_eq!(
-            p(ProviderKind::Gemini, "https://x.example"),
-            Platform::Direct
-        );
+        let cases = [
+            (
+                ProviderKind::Openai,
+                "https://api.openai.com/v1",
+                Platform::Direct,
+            ),
+            (
+                ProviderKind::Anthropic,
+                "https://api.anthropic.com/v1",
+                Platform::Direct,
+            ),
+            (
+                ProviderKind::Openai,
+                "https://api.groq.com/openai/v1",
+                Platform::Custom,
+            ),
+            (
+                ProviderKind::Openai,
+                "http://127.0.0.1:8000/v1",
+                Platform::Custom,
+            ),
+            (
+                ProviderKind::Bedrock,
+                "https://x.example",
+                Platform::Bedrock,
+            ),
+            (ProviderKind::Gemini, "https://x.example", Platform::Direct),
+        ];
+        for (kind, url, platform) in cases {
+            assert_eq!(platform_of(kind, &none, url), platform, "{url}");
+        }
     }
 
     #[test]

@@ -1,14 +1,6 @@
 use super::*;
-use crate::config::admin_body::{parse_body, ProviderBody};
-use crate::config::{Provider, ProviderName};
-
-fn provider(body: &str) -> Provider {
-    let b: ProviderBody = parse_body(body.as_bytes()).unwrap();
-    b.validate(ProviderName::parse("p").unwrap())
-        .unwrap()
-        .resolve(|_| None)
-        .unwrap()
-}
+use crate::config::admin_body::test_provider as provider;
+use crate::config::Provider;
 
 fn key(p: &Provider) -> &ProviderKey {
     p.keys.first().unwrap()

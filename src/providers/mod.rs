@@ -4,6 +4,7 @@
 pub mod address;
 pub mod anthropic;
 pub mod bedrock;
+pub mod chat_chunk;
 pub mod credentials;
 pub mod dialect;
 pub mod error_class;
@@ -13,6 +14,7 @@ pub mod openai;
 pub mod reasoning;
 pub mod refusal;
 pub mod stream_decoder;
+pub mod turns;
 
 pub use address::Operation;
 pub use dialect::Dialect;

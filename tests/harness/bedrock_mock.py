@@ -26,12 +26,13 @@ import struct
 import sys
 import threading
 import zlib
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import unquote
 
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
+from quiet_server import serve
 
 # botocore's service model: the status each error is answered with.
 STATUS = {
@@ -228,14 +229,5 @@ class Handler(BaseHTTPRequestHandler):
         self.send(200, b"".join(frames), content_type="application/vnd.amazon.eventstream")
 
 
-class Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request, client_address):
-        pass  # a client that went away mid-answer (a stream the gateway cut) is no error here
-
-
 if __name__ == "__main__":
-    server = Server(("127.0.0.1", 0), Handler)
-    print(server.server_address[1], flush=True)
-    server.serve_forever()
+    serve(Handler)

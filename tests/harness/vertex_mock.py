@@ -28,12 +28,13 @@ import re
 import secrets
 import sys
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
+from quiet_server import serve
 
 CONFIG = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
 SCOPE = "https://www.googleapis.com/auth/cloud-platform"
@@ -208,15 +209,5 @@ class Handler(BaseHTTPRequestHandler):
         self.send(200, anthropic_sse(model, text), "text/event-stream")
 
 
-class Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request, client_address):
-        pass  # a client that went away mid-answer (a stream the gateway cut) is no error here
-
-
 if __name__ == "__main__":
-    server = Server(("127.0.0.1", 0), Handler)
-    PORT[0] = server.server_address[1]
-    print(PORT[0], flush=True)
-    server.serve_forever()
+    serve(Handler, on_port=lambda port: PORT.__setitem__(0, port))

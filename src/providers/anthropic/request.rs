@@ -7,7 +7,9 @@ use crate::api::raw_json::ObjectWriter;
 use crate::api::ChatRequest;
 use crate::config::CatalogModel;
 use crate::providers::reasoning;
-use serde_json::value::RawValue;
+use crate::providers::turns::{
+    call_arguments, each_message, functions, text_of, tool_calls, Turns,
+};
 use serde_json::{json, Map, Value};
 
 /// The Messages request as JSON bytes. Everything but `messages` is small and built as a tree;
@@ -114,10 +116,7 @@ fn stop_sequences(stop: Option<&Value>) -> Option<Value> {
 }
 
 fn tools(tools: Option<&Value>) -> Option<Value> {
-    let list: Vec<Value> = tools?
-        .as_array()?
-        .iter()
-        .filter_map(|t| t.get("function"))
+    let list: Vec<Value> = functions(tools)
         .map(|f| {
             let mut tool = json!({
                 "name": f.get("name").cloned().unwrap_or_default(),
@@ -148,71 +147,31 @@ fn tool_choice(src: &Map<String, Value>) -> Option<Value> {
     Some(choice)
 }
 
-/// System and developer messages become `system`; tool results become user turns; consecutive
-/// turns of one role merge, since Anthropic wants them to alternate.
 /// Writes the `messages` array to `out` and returns the system text. System and developer
 /// messages become `system`; tool results become user turns; consecutive turns of one role merge,
-/// since Anthropic wants them to alternate: a turn stays open while its role repeats, and each
-/// block is written as soon as it is translated.
+/// since Anthropic wants them to alternate.
 fn write_messages(messages: Option<&str>, out: &mut Vec<u8>) -> String {
     let mut system: Vec<String> = Vec::new();
-    // Checked at parse to be an array of objects; each is parsed only while it is translated.
-    let list: Vec<&RawValue> = messages
-        .and_then(|raw| serde_json::from_str(raw).ok())
-        .unwrap_or_default();
-    out.push(b'[');
-    let mut open: Option<&'static str> = None;
-    for raw in list {
-        let Ok(m) = serde_json::from_str::<Value>(raw.get()) else {
-            continue;
-        };
+    let mut turns = Turns::start(out, "content");
+    each_message(messages, |m| {
         let role = m.get("role").and_then(Value::as_str).unwrap_or("user");
         let (role, blocks) = match role {
             "system" | "developer" => {
                 system.push(text_of(m.get("content")));
-                continue;
+                return;
             }
             "assistant" => ("assistant", assistant_blocks(&m)),
             "tool" => ("user", vec![tool_result(&m)]),
             _ => ("user", content_blocks(m.get("content"))),
         };
         if blocks.is_empty() {
-            continue;
+            return;
         }
-        let mut first_block = open != Some(role);
-        if first_block {
-            if open.is_some() {
-                out.extend_from_slice(b"]},");
-            }
-            out.extend_from_slice(format!(r#"{{"role":"{role}","content":["#).as_bytes());
-            open = Some(role);
-        }
-        for block in blocks {
-            if !first_block {
-                out.push(b',');
-            }
-            first_block = false;
-            // Writing a Value into a Vec cannot fail.
-            let _ = serde_json::to_writer(&mut *out, &block);
-        }
-    }
-    if open.is_some() {
-        out.extend_from_slice(b"]}");
-    }
-    out.push(b']');
+        turns.turn(role);
+        blocks.iter().for_each(|b| turns.block(b));
+    });
+    turns.finish();
     system.join("\n\n")
-}
-
-fn text_of(content: Option<&Value>) -> String {
-    match content {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(parts)) => parts
-            .iter()
-            .filter_map(|p| p.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
-    }
 }
 
 /// Text and image parts; other part types (audio, files) have no Messages equivalent here and
@@ -265,23 +224,9 @@ fn assistant_blocks(m: &Value) -> Vec<Value> {
         .cloned()
         .collect();
     blocks.extend(content_blocks(m.get("content")));
-    for call in m
-        .get("tool_calls")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
+    for call in tool_calls(m) {
         let f = call.get("function");
-        let args = f
-            .and_then(|f| f.get("arguments"))
-            .and_then(Value::as_str)
-            .unwrap_or("{}");
-        // Arguments that are not a JSON object cannot be replayed as tool input; an empty input
-        // keeps the turn well-formed.
-        let input = serde_json::from_str::<Value>(args)
-            .ok()
-            .filter(Value::is_object)
-            .unwrap_or_else(|| json!({}));
+        let input = call_arguments(f);
         blocks.push(json!({
             "type": "tool_use",
             "id": call.get("id").cloned().unwrap_or_default(),

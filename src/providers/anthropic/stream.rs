@@ -4,6 +4,7 @@
 use super::{finish_reason, native::DONE, response::usage};
 use crate::api::ChatRequest;
 use crate::config::SortedMap;
+use crate::providers::chat_chunk::{emit, json_events, ChunkId};
 use crate::stream::SseParser;
 use serde_json::{json, Value};
 
@@ -20,8 +21,8 @@ pub fn wants_usage(req: &ChatRequest) -> bool {
 #[derive(Debug, Default)]
 pub struct Translator {
     parser: SseParser,
-    id: String,
-    model: String,
+    /// The answer's id and model stamp every chunk (`created` stays 0: Anthropic names none).
+    ids: ChunkId,
     input: Value,
     output_tokens: u64,
     /// Content block index → tool call index.
@@ -31,23 +32,12 @@ pub struct Translator {
 impl Translator {
     pub fn push(&mut self, chunk: &[u8]) -> Vec<u8> {
         let mut out = Vec::new();
-        let events = match self.parser.push(chunk) {
-            Ok(events) => events,
-            Err(_) => {
-                emit(
-                    &mut out,
-                    &json!({"error": {"type": "api_error", "message": "event too large"}}),
-                );
-                return out;
-            }
+        let Some(events) = json_events(&mut self.parser, chunk, &mut out) else {
+            return out;
         };
-        for event in events {
-            let Ok(data) = serde_json::from_str::<Value>(&event.data) else {
-                continue;
-            };
+        for (event, data) in events {
             let kind = event
                 .name
-                .clone()
                 .or_else(|| data.get("type").and_then(Value::as_str).map(str::to_owned))
                 .unwrap_or_default();
             self.on_event(&kind, &data, &mut out);
@@ -59,8 +49,8 @@ impl Translator {
         match kind {
             "message_start" => {
                 let m = &data["message"];
-                self.id = m["id"].as_str().unwrap_or("").to_owned();
-                self.model = m["model"].as_str().unwrap_or("").to_owned();
+                self.ids.id = m["id"].as_str().unwrap_or("").to_owned();
+                self.ids.model = m["model"].as_str().unwrap_or("").to_owned();
                 self.input = m["usage"].clone();
                 self.chunk(out, json!({"role": "assistant", "content": ""}), None);
             }
@@ -84,10 +74,7 @@ impl Translator {
                 self.chunk(out, json!({}), Some(finish_reason(reason)));
             }
             "message_stop" => {
-                let mut c = self.base();
-                c["choices"] = json!([]);
-                c["usage"] = usage(&self.input, self.output_tokens);
-                emit(out, &c);
+                self.ids.usage(out, usage(&self.input, self.output_tokens));
                 out.extend_from_slice(DONE);
             }
             "error" => {
@@ -121,17 +108,7 @@ impl Translator {
         }
     }
 
-    fn base(&self) -> Value {
-        json!({"id": self.id, "object": "chat.completion.chunk", "created": 0, "model": self.model})
-    }
-
     fn chunk(&self, out: &mut Vec<u8>, delta: Value, finish: Option<&str>) {
-        let mut c = self.base();
-        c["choices"] = json!([{"index": 0, "delta": delta, "finish_reason": finish}]);
-        emit(out, &c);
+        self.ids.chunk(out, delta, finish);
     }
-}
-
-fn emit(out: &mut Vec<u8>, event: &Value) {
-    out.extend_from_slice(format!("data: {event}\n\n").as_bytes());
 }

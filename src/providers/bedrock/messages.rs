@@ -10,7 +10,7 @@
 //! - system and developer messages become `system` text blocks, wherever they stand.
 
 use super::tools::sanitize;
-use serde_json::value::RawValue;
+use crate::providers::turns::{call_arguments, each_message, text_of, tool_calls, Turns};
 use serde_json::{json, Value};
 
 /// The text that stands in for a turn or tool result with nothing to say.
@@ -29,75 +29,37 @@ pub struct Conversation {
 /// Writes the Converse `messages` array to `out`; returns the rest of the conversation.
 pub fn write_messages(messages: Option<&str>, out: &mut Vec<u8>) -> Conversation {
     let mut conversation = Conversation::default();
-    // Checked at parse to be an array of objects; each is parsed only while it is translated.
-    let list: Vec<&RawValue> = messages
-        .and_then(|raw| serde_json::from_str(raw).ok())
-        .unwrap_or_default();
-    out.push(b'[');
-    let mut open: Option<&'static str> = None;
-    for raw in list {
-        let Ok(m) = serde_json::from_str::<Value>(raw.get()) else {
-            continue;
-        };
+    let mut turns = Turns::start(out, "content");
+    each_message(messages, |m| {
         let (role, blocks) = match m.get("role").and_then(Value::as_str).unwrap_or("user") {
             "system" | "developer" => {
                 let text = text_of(m.get("content"));
                 if !is_blank(&text) {
                     conversation.system.push(json!({ "text": text }));
                 }
-                continue;
+                return;
             }
             "assistant" => ("assistant", assistant_blocks(&m, &mut conversation)),
             "tool" => ("user", vec![tool_result(&m)]),
             _ => ("user", content_blocks(m.get("content"))),
         };
         if blocks.is_empty() {
-            continue;
+            return;
         }
-        if open.is_none() && role != "user" {
-            let opening = format!(r#"{{"role":"user","content":[{{"text":"{PLACEHOLDER}"}}"#);
-            out.extend_from_slice(opening.as_bytes());
-            open = Some("user");
+        if turns.open().is_none() && role != "user" {
+            turns.turn("user");
+            turns.block(&json!({ "text": PLACEHOLDER }));
         }
-        let mut first_block = open != Some(role);
-        if first_block {
-            if open.is_some() {
-                out.extend_from_slice(b"]},");
-            }
-            out.extend_from_slice(format!(r#"{{"role":"{role}","content":["#).as_bytes());
-            open = Some(role);
-        }
-        for block in blocks {
-            if !first_block {
-                out.push(b',');
-            }
-            first_block = false;
-            // Writing a Value into a Vec cannot fail.
-            let _ = serde_json::to_writer(&mut *out, &block);
-        }
-    }
-    if open.is_some() {
-        out.extend_from_slice(b"]}");
-    }
-    out.push(b']');
+        turns.turn(role);
+        blocks.iter().for_each(|b| turns.block(b));
+    });
+    turns.finish();
     conversation
 }
 
 /// Converse refuses text that is empty or only whitespace.
 fn is_blank(text: &str) -> bool {
     text.trim().is_empty()
-}
-
-fn text_of(content: Option<&Value>) -> String {
-    match content {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(parts)) => parts
-            .iter()
-            .filter_map(|p| p.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
-    }
 }
 
 /// Text and image parts; other part types (audio, files) have no Converse block here and are
@@ -140,28 +102,14 @@ fn image(url: &str) -> Option<Value> {
 /// takes back only signed reasoning of its own, and no reasoning is requested).
 fn assistant_blocks(m: &Value, conversation: &mut Conversation) -> Vec<Value> {
     let mut blocks = content_blocks(m.get("content"));
-    for call in m
-        .get("tool_calls")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
+    for call in tool_calls(m) {
         let f = call.get("function");
         let name = sanitize(
             f.and_then(|f| f.get("name"))
                 .and_then(Value::as_str)
                 .unwrap_or(""),
         );
-        let args = f
-            .and_then(|f| f.get("arguments"))
-            .and_then(Value::as_str)
-            .unwrap_or("{}");
-        // Arguments that are not a JSON object cannot be replayed as tool input; an empty input
-        // keeps the turn well-formed.
-        let input = serde_json::from_str::<Value>(args)
-            .ok()
-            .filter(Value::is_object)
-            .unwrap_or_else(|| json!({}));
+        let input = call_arguments(f);
         if !conversation.history_tools.contains(&name) {
             conversation.history_tools.push(name.clone());
         }

@@ -3,6 +3,7 @@
 //! percent-encoded once more (`%3A` → `%253A`), query pairs are sorted, the payload is hashed.
 
 use super::key::BedrockKey;
+use crate::config::period::civil_from_days;
 use crate::providers::address::encode;
 use sha2::{Digest, Sha256};
 
@@ -90,21 +91,6 @@ pub fn amz_date(now_ms: u64) -> String {
         t / 60 % 60,
         t % 60
     )
-}
-
-/// Days since 1970-01-01 → (year, month, day) in the proleptic Gregorian calendar (Howard
-/// Hinnant's `civil_from_days`, for non-negative days only, so every step stays unsigned).
-fn civil_from_days(days: u64) -> (u64, u64, u64) {
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z % 146_097;
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + u64::from(m <= 2);
-    (y, m, d)
 }
 
 /// Who signs, where, and when.

@@ -6,6 +6,7 @@
 use super::event_stream::{Frame, FrameDecoder};
 use super::finish_reason;
 use super::response::usage;
+use crate::providers::chat_chunk::{emit, ChunkId};
 use serde_json::{json, Value};
 
 /// The relay's end-of-answer marker.
@@ -20,8 +21,8 @@ pub const MALFORMED_OUTPUT: &str = "ModelErrorException";
 #[derive(Debug)]
 pub struct Translator {
     frames: FrameDecoder,
-    id: String,
-    model: String,
+    /// The id and model stamped on every chunk.
+    ids: ChunkId,
     /// The role chunk is out: it goes just before the first content chunk, so a lone
     /// `messageStart` sends no data event and the gateway may still fail over.
     started: bool,
@@ -44,8 +45,11 @@ impl Translator {
     pub fn new(id: String, model: String) -> Self {
         Self {
             frames: FrameDecoder::default(),
-            id,
-            model,
+            ids: ChunkId {
+                id,
+                model,
+                created: 0,
+            },
             started: false,
             stopped: false,
             finished: false,
@@ -151,10 +155,8 @@ impl Translator {
                 }
             }
             "metadata" => {
-                let mut c = self.base();
-                c["choices"] = json!([]);
-                c["usage"] = usage(data.get("usage").unwrap_or(&Value::Null));
-                emit(out, &c);
+                self.ids
+                    .usage(out, usage(data.get("usage").unwrap_or(&Value::Null)));
                 out.extend_from_slice(DONE);
                 self.finished = true;
             }
@@ -207,14 +209,8 @@ impl Translator {
         self.finished = true;
     }
 
-    fn base(&self) -> Value {
-        json!({"id": self.id, "object": "chat.completion.chunk", "created": 0, "model": self.model})
-    }
-
     fn chunk(&self, out: &mut Vec<u8>, delta: Value, finish: Option<&str>) {
-        let mut c = self.base();
-        c["choices"] = json!([{"index": 0, "delta": delta, "finish_reason": finish}]);
-        emit(out, &c);
+        self.ids.chunk(out, delta, finish);
     }
 }
 
@@ -226,10 +222,6 @@ fn upper_camel(kind: &str) -> String {
         Some(first) => first.to_ascii_uppercase().to_string() + chars.as_str(),
         None => "UnknownException".to_owned(),
     }
-}
-
-fn emit(out: &mut Vec<u8>, event: &Value) {
-    out.extend_from_slice(format!("data: {event}\n\n").as_bytes());
 }
 
 #[cfg(test)]

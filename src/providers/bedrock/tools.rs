@@ -1,6 +1,7 @@
 //! `tools` and `tool_choice` → Converse `toolConfig`, and the tool-name rule both it and the
 //! history's `toolUse` blocks follow.
 
+use crate::providers::turns::functions;
 use serde_json::{json, Map, Value};
 
 /// Converse's longest tool name.
@@ -44,13 +45,7 @@ pub fn tool_config(src: &Map<String, Value>, history_tools: &[String]) -> Option
     let mut specs: Vec<Value> = Vec::new();
     let mut names: Vec<String> = Vec::new();
     if !none {
-        for f in src
-            .get("tools")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(|t| t.get("function"))
-        {
+        for f in functions(src.get("tools")) {
             let name = sanitize(f.get("name").and_then(Value::as_str).unwrap_or(""));
             // Converse refuses two tools of one name; the first is kept.
             if names.contains(&name) {

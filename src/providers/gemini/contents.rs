@@ -6,7 +6,7 @@
 //! role merge, so parallel results share one turn and roles alternate.
 
 use super::tool_id;
-use serde_json::value::RawValue;
+use crate::providers::turns::{call_arguments, each_message, text_of, Turns};
 use serde_json::{json, Map, Value};
 
 /// What Gemini takes in place of a thought signature for a function call it did not sign (one
@@ -17,40 +17,26 @@ pub const UNSIGNED: &str = "skip_thought_signature_validator";
 /// Writes the `contents` array to `out` and returns the system text (empty: none).
 pub(super) fn write(messages: Option<&str>, out: &mut Vec<u8>) -> String {
     let mut system: Vec<String> = Vec::new();
-    // Checked at parse to be an array of objects; each is parsed only while it is translated.
-    let list: Vec<&RawValue> = messages
-        .and_then(|raw| serde_json::from_str(raw).ok())
-        .unwrap_or_default();
     // The calls of the last assistant turn (id, name): a tool result takes its name from there.
     let mut calls: Vec<(String, Value)> = Vec::new();
-    let mut open: Option<&'static str> = None;
+    let mut turns = Turns::start(out, "parts");
     // Whether the open turn has a function call yet: its first one must carry a signature.
     let mut turn_has_call = false;
-    out.push(b'[');
-    for raw in list {
-        let Ok(m) = serde_json::from_str::<Value>(raw.get()) else {
-            continue;
-        };
+    each_message(messages, |m| {
         let role = m.get("role").and_then(Value::as_str).unwrap_or("user");
         let (role, parts) = match role {
             "system" | "developer" => {
                 system.push(text_of(m.get("content")));
-                continue;
+                return;
             }
             "assistant" => ("model", assistant_parts(&m, &mut calls)),
             "tool" => ("user", vec![function_response(&m, &calls)]),
             _ => ("user", content_parts(m.get("content"))),
         };
         if parts.is_empty() {
-            continue;
+            return;
         }
-        let mut first_part = open != Some(role);
-        if first_part {
-            if open.is_some() {
-                out.extend_from_slice(b"]},");
-            }
-            out.extend_from_slice(format!(r#"{{"role":"{role}","parts":["#).as_bytes());
-            open = Some(role);
+        if turns.turn(role) {
             turn_has_call = false;
         }
         for mut part in parts {
@@ -63,32 +49,12 @@ pub(super) fn write(messages: Option<&str>, out: &mut Vec<u8>) -> String {
                 }
                 turn_has_call = true;
             }
-            if !first_part {
-                out.push(b',');
-            }
-            first_part = false;
-            // Writing a Value into a Vec cannot fail.
-            let _ = serde_json::to_writer(&mut *out, &part);
+            turns.block(&part);
         }
-    }
-    if open.is_some() {
-        out.extend_from_slice(b"]}");
-    }
-    out.push(b']');
+    });
+    turns.finish();
     system.retain(|s| !s.is_empty());
     system.join("\n\n")
-}
-
-fn text_of(content: Option<&Value>) -> String {
-    match content {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(parts)) => parts
-            .iter()
-            .filter_map(|p| p.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
-    }
 }
 
 /// Text, image, audio and file parts; other part types have no Gemini equivalent here and are
@@ -165,16 +131,7 @@ fn assistant_parts(m: &Value, calls: &mut Vec<(String, Value)>) -> Vec<Value> {
     for call in tool_calls.into_iter().flatten() {
         let f = call.get("function");
         let name = f.and_then(|f| f.get("name")).cloned().unwrap_or_default();
-        let args = f
-            .and_then(|f| f.get("arguments"))
-            .and_then(Value::as_str)
-            .unwrap_or("{}");
-        // Arguments that are not a JSON object cannot be replayed as `args`; an empty object
-        // keeps the turn well-formed.
-        let args = serde_json::from_str::<Value>(args)
-            .ok()
-            .filter(Value::is_object)
-            .unwrap_or_else(|| json!({}));
+        let args = call_arguments(f);
         let id = call.get("id").and_then(Value::as_str).unwrap_or("");
         let mut part = Map::new();
         part.insert(

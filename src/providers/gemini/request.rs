@@ -12,6 +12,7 @@ use crate::api::raw_json::ObjectWriter;
 use crate::api::ChatRequest;
 use crate::config::{Capability, CatalogModel};
 use crate::providers::reasoning;
+use crate::providers::turns::functions;
 use serde_json::{json, Map, Value};
 
 /// Gemini accepts at most this many stop sequences.
@@ -136,10 +137,7 @@ fn response_format(format: Option<&Value>, g: &mut Map<String, Value>) {
 /// `parametersJsonSchema`, which takes JSON Schema as written (`parameters` takes Google's
 /// OpenAPI subset and refuses keys such as `$schema` or `additionalProperties`).
 fn tools(tools: Option<&Value>) -> Option<Value> {
-    let list: Vec<Value> = tools?
-        .as_array()?
-        .iter()
-        .filter_map(|t| t.get("function"))
+    let list: Vec<Value> = functions(tools)
         .map(|f| {
             let mut d = Map::new();
             d.insert("name".into(), f.get("name").cloned().unwrap_or_default());

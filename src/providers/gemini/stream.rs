@@ -9,18 +9,17 @@
 use super::parts::{self, Piece};
 use super::response::{completion_id, usage};
 use crate::providers::anthropic::native::DONE;
+use crate::providers::chat_chunk::{emit, json_events, ChunkId};
 use crate::stream::SseParser;
 use serde_json::{json, Value};
 
 #[derive(Debug, Default)]
 pub struct Translator {
     parser: SseParser,
-    /// The epoch second stamped on every chunk.
-    created: u64,
-    /// `chatcmpl-…`, and the `responseId` it came from (tool call ids are built from it).
-    id: String,
+    /// `chatcmpl-…`, the model and the epoch second stamped on every chunk.
+    ids: ChunkId,
+    /// The `responseId` the id came from (tool call ids are built from it).
     response_id: String,
-    model: String,
     /// The role chunk went out.
     started: bool,
     /// Tool calls sent so far: the next one's index.
@@ -37,7 +36,10 @@ impl Translator {
     /// A translator stamping its chunks with `created` (epoch seconds); `default()` stamps 0.
     pub fn new(created: u64) -> Self {
         Self {
-            created,
+            ids: ChunkId {
+                created,
+                ..ChunkId::default()
+            },
             ..Self::default()
         }
     }
@@ -47,21 +49,11 @@ impl Translator {
         if self.failed {
             return out;
         }
-        let events = match self.parser.push(chunk) {
-            Ok(events) => events,
-            Err(_) => {
-                self.failed = true;
-                emit(
-                    &mut out,
-                    &json!({"error": {"type": "api_error", "message": "event too large"}}),
-                );
-                return out;
-            }
+        let Some(events) = json_events(&mut self.parser, chunk, &mut out) else {
+            self.failed = true;
+            return out;
         };
-        for event in events {
-            let Ok(data) = serde_json::from_str::<Value>(&event.data) else {
-                continue;
-            };
+        for (_, data) in events {
             self.on_event(&data, &mut out);
             if self.failed {
                 break;
@@ -81,10 +73,7 @@ impl Translator {
         self.finished = false;
         // A report that names no tokens is no report: zeros would be metered as known.
         if let Some((report, Some(_))) = self.usage.take().map(|meta| usage(&meta)) {
-            let mut c = self.base();
-            c["choices"] = json!([]);
-            c["usage"] = report;
-            emit(&mut out, &c);
+            self.ids.usage(&mut out, report);
         }
         out.extend_from_slice(DONE);
         out
@@ -105,9 +94,9 @@ impl Translator {
             self.started = true;
             let rid = data.get("responseId").and_then(Value::as_str);
             self.response_id = rid.unwrap_or("").to_owned();
-            self.id = completion_id(&self.response_id, self.created);
+            self.ids.id = completion_id(&self.response_id, self.ids.created);
             let model = data.get("modelVersion").and_then(Value::as_str);
-            self.model = model.unwrap_or("").to_owned();
+            self.ids.model = model.unwrap_or("").to_owned();
             self.chunk(out, json!({"role": "assistant", "content": ""}), None);
         }
         if let Some(meta) = data.get("usageMetadata").filter(|u| u.is_object()) {
@@ -136,19 +125,9 @@ impl Translator {
         }
     }
 
-    fn base(&self) -> Value {
-        json!({"id": self.id, "object": "chat.completion.chunk", "created": self.created, "model": self.model})
-    }
-
     fn chunk(&self, out: &mut Vec<u8>, delta: Value, finish: Option<&str>) {
-        let mut c = self.base();
-        c["choices"] = json!([{"index": 0, "delta": delta, "finish_reason": finish}]);
-        emit(out, &c);
+        self.ids.chunk(out, delta, finish);
     }
-}
-
-fn emit(out: &mut Vec<u8>, event: &Value) {
-    out.extend_from_slice(format!("data: {event}\n\n").as_bytes());
 }
 
 #[cfg(test)]
