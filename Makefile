@@ -21,9 +21,10 @@ WASM_OPT_CACHE := $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)/wasm-opt
 # stores settled ids, an iterative cache digest, the image-part scan, the private-host check,
 # the fair tenant tables), raised to 955,000 as that decision; 1,000,593 with the cloud platforms
 # served (Bedrock's Converse with SigV4 and the AWS event stream, Gemini's generateContent, their
-# stream translators, the kinds' fields and key forms), raised to 1,010,000 as that decision. The hot-path goal, 500,000 bytes,
+# stream translators, the kinds' fields and key forms), raised to 1,010,000 as that decision;
+# 1,010,676 with Vertex's token exchange and Gemini embeddings, raised to 1,015,000 as that decision. The hot-path goal, 500,000 bytes,
 # is not met: see docs/benchmark.md for where the bytes are.
-WASM_GZ_BUDGET := 1010000
+WASM_GZ_BUDGET := 1015000
 
 .PHONY: setup build size-check dev test test-long schemathesis bench profile print-wasm-opt-flags lint host-test e2e clean
 
