@@ -193,8 +193,8 @@ pub async fn post(
         Fetched::Failed(e) => return Posted::Failed(e),
         Fetched::TimedOut => return Posted::TimedOut,
     };
-    let (status, Some(limit)) = (resp.status(), read) else {
-        let status = resp.status();
+    let status = resp.status();
+    let Some(limit) = read else {
         return Posted::Answered {
             status,
             body: Vec::new(),

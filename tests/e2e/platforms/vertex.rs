@@ -62,6 +62,11 @@ fn chat(t: &Tenant<'_>, model: &str, stream: bool) -> Resp {
     t.post_with("/v1/chat/completions", &body, &[])
 }
 
+/// A fresh mock and a tenant of the shared gateway.
+fn world(hint: &str) -> (Tenant<'static>, PythonMock) {
+    (Gateway::shared().tenant(hint), mock())
+}
+
 fn of_kind(calls: &[Value], kind: &str) -> Vec<Value> {
     calls
         .iter()
@@ -72,9 +77,7 @@ fn of_kind(calls: &[Value], kind: &str) -> Vec<Value> {
 
 #[test]
 fn a_service_account_token_is_exchanged_once_and_serves_claude_streamed_and_not() {
-    let gw = Gateway::shared();
-    let mock = mock();
-    let t = gw.tenant("vertex-claude");
+    let (t, mock) = world("vertex-claude");
     provider(
         &t,
         &mock,
@@ -128,9 +131,7 @@ fn a_service_account_token_is_exchanged_once_and_serves_claude_streamed_and_not(
 
 #[test]
 fn a_refused_assertion_is_the_keys_auth_failure_and_the_next_key_serves() {
-    let gw = Gateway::shared();
-    let mock = mock();
-    let t = gw.tenant("vertex-rogue");
+    let (t, mock) = world("vertex-rogue");
     let keys = [account(&mock, true), account(&mock, false)];
     provider(&t, &mock, ("vx", "claude-vx"), "anthropic", &keys);
     let r = chat(&t, "claude-vx", false);
@@ -142,7 +143,8 @@ fn a_refused_assertion_is_the_keys_auth_failure_and_the_next_key_serves() {
         [&json!("invalid_grant"), &Value::Null, &Value::Null],
         "{calls:?}"
     );
-    let line = gw.request_line(r.header("x-cognigate-request-id").unwrap_or_default());
+    let line =
+        t.gw.request_line(r.header("x-cognigate-request-id").unwrap_or_default());
     assert_eq!(line["attempts"][0]["failure"], "auth", "{line}");
     assert!(
         !line.to_string().contains("PRIVATE KEY"),
@@ -152,9 +154,7 @@ fn a_refused_assertion_is_the_keys_auth_failure_and_the_next_key_serves() {
 
 #[test]
 fn google_models_on_vertex_speak_gemini_by_token_and_by_an_express_api_key() {
-    let gw = Gateway::shared();
-    let mock = mock();
-    let t = gw.tenant("vertex-google");
+    let (t, mock) = world("vertex-google");
     provider(
         &t,
         &mock,
