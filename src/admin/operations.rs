@@ -30,9 +30,16 @@ impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
     /// A depth limit below an existing rule's chain is refused: the rule would stop loading. The
     /// store checks it again in the write itself, so a rule written meanwhile is seen.
     pub(super) async fn put_settings(&self, t: &TenantId, body: &[u8]) -> Answer {
-        let overrides = parse_body::<SettingsOverrides>(body).and_then(validate_settings)?;
+        let mut overrides = parse_body::<SettingsOverrides>(body).and_then(validate_settings)?;
         if let Some(a) = &overrides.alerts {
             a.webhook_url.check_reach(self.cx.allow_http_upstreams)?;
+        }
+        if let Some(otel) = overrides.otel.take() {
+            otel.validate(self.cx.allow_http_upstreams)?;
+            let nonces = (0..otel.literals())
+                .map(|_| self.random::<12>())
+                .collect::<Result<Vec<_>, _>>()?;
+            overrides.otel = Some(otel.sealed(self.cx.kek, t, nonces)?);
         }
         let secret = self.alert_secret(t, &overrides).await?;
         let secret_write = match (&secret, &overrides.alerts) {

@@ -94,40 +94,54 @@ impl WebhookUrl {
         &self.0
     }
 
-    /// Where the gateway may POST: the transport rule of a provider's `base_url`
-    /// (`BaseUrl::check_transport`), and no host of the deployment's own or a private network
-    /// (`local_host`), both lifted by the same switch, for local development (`allow_local`).
-    /// Checked when the URL is written and again before each delivery.
+    /// Where the gateway may POST (`reach`). Checked when the URL is written and again before
+    /// each delivery.
     pub fn check_reach(&self, allow_local: bool) -> Result<(), ConfigError> {
-        super::base_url::transport(FIELD, self.0.starts_with("https://"), allow_local)?;
-        if allow_local {
-            return Ok(());
-        }
-        let url = url::Url::parse(&self.0)
-            .map_err(|e| ConfigError::invalid(FIELD, format!("is not a valid URL ({e})")))?;
-        if url.host().as_ref().is_none_or(super::local_host::is_local) {
-            return Err(ConfigError::invalid(
-                FIELD,
-                format!(
-                    "may not name localhost or a loopback, private, link-local or unique-local \
-                     address (the deployment var {} = \"true\" allows it, for local development)",
-                    super::base_url::ALLOW_HTTP_VAR
-                ),
-            ));
-        }
-        Ok(())
+        reach(FIELD, &self.0, allow_local)
     }
+}
+
+/// Where the gateway may POST on a tenant's word: the transport rule of a provider's `base_url`
+/// (`BaseUrl::check_transport`), and no host of the deployment's own or a private network
+/// (`local_host`), both lifted by the same switch, for local development (`allow_local`).
+pub fn reach(field: &str, url: &str, allow_local: bool) -> Result<(), ConfigError> {
+    super::base_url::transport(field, url.starts_with("https://"), allow_local)?;
+    if allow_local {
+        return Ok(());
+    }
+    let parsed = url::Url::parse(url)
+        .map_err(|e| ConfigError::invalid(field, format!("is not a valid URL ({e})")))?;
+    if parsed
+        .host()
+        .as_ref()
+        .is_none_or(super::local_host::is_local)
+    {
+        return Err(ConfigError::invalid(
+            field,
+            format!(
+                "may not name localhost or a loopback, private, link-local or unique-local \
+                 address (the deployment var {} = \"true\" allows it, for local development)",
+                super::base_url::ALLOW_HTTP_VAR
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A URL the gateway POSTs to, as written: http(s), no credentials, no fragment. A query is
+/// allowed: many receivers put a token there.
+pub fn post_url(s: &str, field: &str) -> Result<String, ConfigError> {
+    let url = super::base_url::http_url(s, field)?;
+    if url.fragment().is_some() {
+        return Err(ConfigError::invalid(field, "may not carry a fragment"));
+    }
+    Ok(url.as_str().to_owned())
 }
 
 impl TryFrom<String> for WebhookUrl {
     type Error = ConfigError;
     fn try_from(s: String) -> Result<Self, ConfigError> {
-        let bad = |why: &str| ConfigError::invalid(FIELD, why);
-        let url = super::base_url::http_url(&s, FIELD)?;
-        if url.fragment().is_some() {
-            return Err(bad("may not carry a fragment"));
-        }
-        Ok(Self(url.as_str().to_owned()))
+        post_url(&s, FIELD).map(Self)
     }
 }
 

@@ -42,6 +42,8 @@ pub enum LeftOut {
         provider: ProviderName,
         problems: Vec<String>,
     },
+    /// The trace export could not be opened, and is off until the config is written again.
+    Otel(String),
 }
 
 impl ConfigRows {
@@ -55,6 +57,12 @@ impl ConfigRows {
     ) -> (TenantConfig, Vec<LeftOut>) {
         let mut left_out = Vec::new();
         let mut config = TenantConfig::empty(tenant.clone(), settings);
+        if let Some(otel) = &self.settings.otel {
+            match otel.open(tenant, opening.kek, opening.allow_http, opening.secret) {
+                Ok(export) => config.otel = Some(export),
+                Err(why) => left_out.push(LeftOut::Otel(why)),
+            }
+        }
         for stored in self.providers {
             if let Err(reason) = stored.base_url.check_transport(opening.allow_http) {
                 let provider = stored.name;

@@ -22,6 +22,7 @@ pub mod names;
 pub mod non_empty;
 pub mod on_refusal;
 pub mod open_durations;
+pub mod otel;
 pub mod period;
 pub mod policy;
 pub mod provider;

@@ -45,6 +45,12 @@ fn alert_aad(tenant: &TenantId) -> Vec<u8> {
     format!("cognigate/v1/{tenant}#alerts").into_bytes()
 }
 
+/// An export header's value is bound to the tenant and the header's name, under a purpose no
+/// provider name or alert can spell (`#otel:`).
+fn otel_aad(tenant: &TenantId, header: &str) -> Vec<u8> {
+    format!("cognigate/v1/{tenant}#otel:{header}").into_bytes()
+}
+
 impl Kek {
     pub fn from_hex(s: &str) -> Result<Self, SealError> {
         let bytes: [u8; 32] = unhex(s.trim())
@@ -84,6 +90,26 @@ impl Kek {
 
     pub fn open_alert_secret(&self, tenant: &TenantId, sealed: &str) -> Result<String, SealError> {
         self.open_with(&alert_aad(tenant), sealed)
+    }
+
+    /// A literal `otel.headers` value, sealed like a provider key (`otel_aad`).
+    pub fn seal_otel_header(
+        &self,
+        tenant: &TenantId,
+        header: &str,
+        plaintext: &str,
+        nonce: [u8; 12],
+    ) -> Result<String, ConfigError> {
+        self.seal_with(&otel_aad(tenant, header), plaintext, nonce)
+    }
+
+    pub fn open_otel_header(
+        &self,
+        tenant: &TenantId,
+        header: &str,
+        sealed: &str,
+    ) -> Result<String, SealError> {
+        self.open_with(&otel_aad(tenant, header), sealed)
     }
 
     fn seal_with(

@@ -42,6 +42,9 @@ pub struct SettingsOverrides {
     /// The response cache (`config::response_cache`); absent is off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache: Option<super::response_cache::CacheSettings>,
+    /// Trace export to the tenant's OTLP receiver (`config::otel`); absent is off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub otel: Option<super::otel::OtelSettings>,
 }
 
 /// The share of ranked requests that explore when the tenant sets none (2%).
@@ -183,6 +186,9 @@ pub struct Settings {
     /// The response cache; absent is off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache: Option<super::response_cache::CacheSettings>,
+    /// Trace export, its header values never shown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub otel: Option<super::otel::OtelShown>,
     #[serde(flatten)]
     pub limits: TenantLimits,
 }
@@ -233,6 +239,7 @@ impl Default for Defaults {
                 alerts: None,
                 degraded_since: None,
                 cache: None,
+                otel: None,
                 limits: TenantLimits::default(),
             },
             request_budget_ms: 60_000,
@@ -301,6 +308,7 @@ impl Defaults {
             alerts: o.alerts.clone(),
             degraded_since: None,
             cache: o.cache,
+            otel: o.otel.as_ref().map(super::otel::OtelSettings::shown),
             limits: TenantLimits {
                 budget: o.budget,
                 end_user: o.end_user,

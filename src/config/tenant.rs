@@ -18,6 +18,8 @@ pub struct TenantConfig {
     /// When each model id and alias name took its current definition (epoch seconds), read with
     /// the config so `/v1/models` can show a real `created` without a query of its own.
     pub written_at: SortedMap<String, u64>,
+    /// Trace export with its headers opened (`config::otel`); `None`: off, or left out.
+    pub otel: Option<super::otel::OtelExport>,
     /// What each alias resolves to, computed on first use. An alias's resolution depends on the
     /// config alone, so a cached config resolves each alias once, not once per request.
     pub(crate) resolved: OnceCell<SortedMap<AliasName, Option<ModelId>>>,
@@ -37,6 +39,7 @@ impl TenantConfig {
             rules: RuleSet::new(),
             settings,
             written_at: SortedMap::new(),
+            otel: None,
             resolved: OnceCell::new(),
             versions: OnceCell::new(),
         }

@@ -183,6 +183,11 @@ pub async fn load_config(
                 provider: provider.as_str(),
                 problems,
             },
+            LeftOut::Otel(what) => Fault::Otel {
+                tenant: tenant.as_str(),
+                spans: 0,
+                what,
+            },
         });
     }
     Ok(Some(config))

@@ -122,6 +122,13 @@ pub enum Fault<'a> {
         provider: &'a str,
         reason: &'a dyn Display,
     },
+    /// A tenant's trace export could not be opened (`what` says why), or a batch of `spans`
+    /// was dropped (`what`: how its delivery failed).
+    Otel {
+        tenant: &'a str,
+        spans: u64,
+        what: &'a str,
+    },
     /// Keys of a stored provider that could not be opened.
     ProviderKeysUnusable {
         tenant: &'a str,
@@ -376,6 +383,14 @@ impl Fault<'_> {
                 .with("tenant", Str(tenant))
                 .with("provider", Str(provider))
                 .with("error", Shown(error)),
+            Self::Otel {
+                tenant,
+                spans,
+                what,
+            } => msg("otel export: spans dropped or left out")
+                .with("tenant", Str(tenant))
+                .with("spans", U64(spans))
+                .with("what", Str(what)),
             Self::AnalyticsNotWritten { error } => {
                 msg("analytics data point not written").with("error", Shown(error))
             }

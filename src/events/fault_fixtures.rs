@@ -274,6 +274,17 @@ pub fn cases(i: &Inputs) -> Vec<Case<'_>> {
             ),
         ),
         (
+            "fault.otel",
+            fault(Fault::Otel {
+                tenant: T,
+                spans: 3,
+                what: "receiver answered 503",
+            }),
+            old(
+                json!({"msg": "otel export: spans dropped or left out", "tenant": T, "spans": 3, "what": "receiver answered 503"}),
+            ),
+        ),
+        (
             "fault.health_mode_unreadable",
             fault(Fault::HealthModeUnreadable { error: e }),
             old(json!({"msg": "health_mode unreadable", "error": es})),
