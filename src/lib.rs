@@ -21,6 +21,7 @@ pub mod routing;
 pub mod scheduled;
 pub mod stream;
 pub mod surfaces;
+pub mod traces;
 pub mod usage;
 
 #[cfg(not(target_arch = "wasm32"))]

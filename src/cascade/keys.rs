@@ -40,6 +40,7 @@ impl<S: RoutingState, U: Upstream, C: Clock> Cascade<'_, S, U, C> {
             let now = self.clock.now_ms();
             let mut tried = KeyTry {
                 key_id: key.id.clone(),
+                at: t0,
                 status: None,
                 failure: None,
                 error: None,

@@ -114,10 +114,12 @@ pub trait Upstream {
     }
 }
 
-/// One key tried inside one candidate, for the log line.
+/// One key tried inside one candidate (one upstream call), for the log line and its span.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyTry {
     pub key_id: String,
+    /// When the call was made (epoch ms).
+    pub at: u64,
     pub status: Option<u16>,
     pub failure: Option<Failure>,
     /// The upstream's own words: log only, never a response.

@@ -47,6 +47,7 @@ mod tests {
             status: None,
             tries: (0..tries)
                 .map(|i| KeyTry {
+                    at: 0,
                     key_id: format!("k{i}"),
                     status: None,
                     failure: None,

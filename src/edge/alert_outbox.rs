@@ -232,7 +232,7 @@ async fn post(url: &str, secret: &str, d: &Delivery) -> Attempt {
         ("x-cognigate-event-id", d.id.as_str()),
         ("x-cognigate-event", d.kind.as_str()),
     ];
-    match js_fetch::post(url, &headers, &d.body, POST_TIMEOUT_MS, None).await {
+    match js_fetch::post(url, &headers, d.body.as_bytes(), POST_TIMEOUT_MS, None).await {
         Posted::Answered { status, .. } if (200..300).contains(&status) => {
             Attempt::Delivered { status }
         }

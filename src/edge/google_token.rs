@@ -41,7 +41,14 @@ impl TokenEndpoint for WorkerTokenEndpoint {
 
     async fn post_form(&self, url: &str, form: String, timeout_ms: u64) -> Posted {
         let form_type = [("content-type", "application/x-www-form-urlencoded")];
-        js_fetch::post(url, &form_type, &form, timeout_ms, Some(MAX_ERROR_BODY)).await
+        js_fetch::post(
+            url,
+            &form_type,
+            form.as_bytes(),
+            timeout_ms,
+            Some(MAX_ERROR_BODY),
+        )
+        .await
     }
 }
 

@@ -15,6 +15,7 @@ use crate::response_cache::recent::RecentEntries;
 use crate::routing::affinity::{AffinityMemory, CAPACITY};
 use crate::routing::open_breakers::OpenBreakers;
 use crate::routing::stats::isolate_stats::IsolateStats;
+use crate::traces::export::Exports;
 use std::cell::{Cell, OnceCell, RefCell};
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
@@ -50,6 +51,8 @@ pub struct Isolate {
     pub budget_reported: RefCell<Reported>,
     /// Copies of the response cache's recent entries (`ports`, the cache store).
     pub recent_entries: RefCell<RecentEntries>,
+    /// Spans waiting for their tenant's receiver (`trace_export`).
+    pub exports: Rc<RefCell<Exports>>,
 }
 
 impl Isolate {
@@ -72,6 +75,7 @@ impl Isolate {
             analytics_present: Cell::new(None),
             budget_reported: RefCell::default(),
             recent_entries: RefCell::default(),
+            exports: Rc::default(),
         }
     }
 }

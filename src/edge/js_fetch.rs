@@ -174,7 +174,7 @@ pub async fn fetch_within(
 pub async fn post(
     url: &str,
     headers: &[(&str, &str)],
-    body: &str,
+    body: &[u8],
     timeout_ms: u64,
     read: Option<usize>,
 ) -> Posted {
@@ -186,7 +186,7 @@ pub async fn post(
         Ok(h) => init.set_headers(&h),
         Err(e) => return Posted::Failed(describe(e)),
     }
-    init.set_body(&body.into());
+    init.set_body(&Uint8Array::from(body));
     init.set_redirect(web_sys::RequestRedirect::Manual);
     let resp = match fetch_within(url, &init, timeout_ms, None).await {
         Fetched::Answered { resp, .. } => resp,

@@ -50,6 +50,27 @@ pub fn observe(
             .or_default()
             .observe(metric)
     });
+    timed(env, tenant)
+}
+
+/// Adds spans the tenant's trace export dropped; answers the timed flush as `observe` does.
+pub fn add_dropped_spans(
+    env: &Env,
+    tenant: &TenantId,
+    spans: u64,
+) -> Option<impl Future<Output = ()> + 'static> {
+    isolate(|i| {
+        let mut pending = i.metrics_pending.borrow_mut();
+        pending
+            .entry(tenant.clone())
+            .or_default()
+            .dropped_spans(spans)
+    });
+    timed(env, tenant)
+}
+
+/// The tenant's timed flush, when none waits.
+fn timed(env: &Env, tenant: &TenantId) -> Option<impl Future<Output = ()> + 'static> {
     let first = isolate(|i| i.metrics_timed.borrow_mut().insert(tenant.clone()));
     let (env, tenant) = (env.clone(), tenant.clone());
     first.then(|| flush_later(env, tenant))

@@ -49,6 +49,7 @@ mod stream_relayed;
 mod stream_report;
 mod stream_response;
 mod tenant_pass;
+mod trace_export;
 mod unconfirmed;
 mod upstream;
 mod upstream_body;

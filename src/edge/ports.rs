@@ -16,18 +16,20 @@ use super::open_breakers::WithOpenBreakers;
 use super::own_poll::own_poll;
 use super::routing_client::RoutingClient;
 use super::upstream::{FetchUpstream, StreamStart};
-use super::{affinity_memory, ledger_client, request_metrics, usage_sink};
+use super::{affinity_memory, ledger_client, request_metrics, trace_export, usage_sink};
 use crate::cascade::CandidateAttempt;
+use crate::config::otel::OtelExport;
 use crate::config::TenantId;
 use crate::governance::isolate::AdmissionRecord;
 use crate::governance::AdmitRequest;
 use crate::metrics::counts::RequestMetric;
 use crate::request::admit::Governed;
 use crate::request::lookup::CacheWrite;
-use crate::request::ports::{CacheStore, LedgerPort, Meter, Ports, Sending};
+use crate::request::ports::{CacheStore, LedgerPort, Meter, Ports, Sending, TraceSink};
 use crate::response_cache::stored::StoredMeta;
 use crate::routing::affinity::AffinityMemory;
 use crate::surfaces::Inbound;
+use crate::traces::span::Span;
 use crate::usage::{TokenCounts, UsageRecord};
 use worker::{Context, Env};
 
@@ -59,6 +61,7 @@ impl<'a> Ports for RequestPorts<'a> {
     type Cache = Self;
     type Events = ConsoleEvents;
     type Meter = Self;
+    type Traces = Self;
     type Clock = WorkerClock;
     type State<'s>
         = RoutingClient<'s>
@@ -91,6 +94,9 @@ impl<'a> Ports for RequestPorts<'a> {
     fn clock(&self) -> &WorkerClock {
         &WorkerClock
     }
+    fn traces(&self) -> &Self {
+        self
+    }
 
     fn state<'s>(&'s self, tenant: &'s TenantId) -> RoutingClient<'s> {
         RoutingClient {
@@ -101,10 +107,11 @@ impl<'a> Ports for RequestPorts<'a> {
         }
     }
 
-    fn upstream<'s>(&'s self, inbound: &'s Inbound, s: Sending) -> FetchUpstream<'s> {
+    fn upstream<'s>(&'s self, inbound: &'s Inbound, s: Sending<'s>) -> FetchUpstream<'s> {
         FetchUpstream::new(inbound, s.prompt_estimate)
             .guarding(s.guard, s.truncate_oldest)
             .watching_refusals(s.watch_refusals)
+            .tracing(s.trace)
     }
 
     fn observed<'s>(&'s self, tenant: &'s TenantId, now_ms: u64) -> WithOpenBreakers<'s> {
@@ -206,6 +213,14 @@ pub(super) async fn put(env: &Env, write: CacheWrite, meta: StoredMeta, body: Ve
             request_id: &request_id,
         };
         ConsoleEvents.emit(&Event::Debug(stored));
+    }
+}
+
+impl TraceSink for RequestPorts<'_> {
+    fn export(&self, tenant: &TenantId, export: &OtelExport, spans: Vec<Span>) {
+        if let Some(delivery) = trace_export::add(self.env, tenant, export, spans) {
+            self.ctx.wait_until(delivery);
+        }
     }
 }
 

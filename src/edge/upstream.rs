@@ -16,8 +16,9 @@ use crate::request::upstream_call::outgoing;
 use crate::request::upstream_events::{closed_at_start, failed_start};
 use crate::stream::{Relay, RelayStep, StreamEnd};
 use crate::surfaces::{Encoder, Inbound};
+use crate::traces::TraceContext;
 use crate::usage::StreamUsage;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use worker::js_sys::Uint8Array;
 use worker::{web_sys, AbortController, Headers};
@@ -34,6 +35,10 @@ pub struct FetchUpstream<'a> {
     window: (bool, bool),
     /// Non-streamed answers are read for a safety refusal (`on_refusal: fallback`).
     refusals: bool,
+    /// The request's trace, and the calls made so far: call `n` carries span `n`'s
+    /// `traceparent` (`traces::context`).
+    trace: Option<&'a TraceContext>,
+    calls: Cell<u32>,
 }
 
 /// Which candidate a built body belongs to: (provider, model).
@@ -47,7 +52,14 @@ impl<'a> FetchUpstream<'a> {
             body: RefCell::new(None),
             window: (false, false),
             refusals: false,
+            trace: None,
+            calls: Cell::new(0),
         }
+    }
+
+    pub fn tracing(mut self, trace: Option<&'a TraceContext>) -> Self {
+        self.trace = trace;
+        self
     }
 
     /// Reads answers for a safety refusal: only for a name with `on_refusal: fallback`.
@@ -104,6 +116,8 @@ impl crate::cascade::Upstream for FetchUpstream<'_> {
     }
 
     async fn send(&self, call: Call<'_>) -> UpstreamReply<UpstreamBody> {
+        let n = self.calls.get();
+        self.calls.set(n.saturating_add(1));
         // Skipped before any fetch; `unsupported` counts toward nothing.
         if !self.request.supported(call.provider) {
             return UpstreamReply::Unsupported;
@@ -114,7 +128,7 @@ impl crate::cascade::Upstream for FetchUpstream<'_> {
             Err(reply) => return reply,
         };
         let controller = AbortController::default();
-        let (url, init) = match self.build(&call, &controller, token.as_deref()) {
+        let (url, init) = match self.build(&call, &controller, (token.as_deref(), n)) {
             Ok(r) => r,
             Err(e) => return UpstreamReply::Network(format!("could not build request: {e}")),
         };
@@ -186,10 +200,15 @@ impl FetchUpstream<'_> {
         &self,
         call: &Call<'_>,
         controller: &AbortController,
-        token: Option<&str>,
+        (token, n): (Option<&str>, u32),
     ) -> Result<(String, web_sys::RequestInit), String> {
         let body = self.body_for(call);
-        let (url, pairs) = outgoing(self.request, call, &body, (now_ms(), token));
+        let (url, mut pairs) = outgoing(self.request, call, &body, (now_ms(), token));
+        pairs.extend(
+            self.trace
+                .map(|t| t.upstream_headers(n))
+                .unwrap_or_default(),
+        );
         let pairs: Vec<(&str, &str)> = pairs.iter().map(|(k, v)| (*k, v.as_str())).collect();
         let headers = web_sys::Headers::new().map_err(js_fetch::describe)?;
         js_fetch::set_all(&headers, &pairs).map_err(js_fetch::describe)?;

@@ -35,7 +35,12 @@ pub struct StreamHandOff {
 impl StreamHandOff {
     /// `metric`: the request's metric, finished with the stream's end and usage. While
     /// the stream runs, its hold is renewed (`held_until_sent`).
-    pub fn start(env: &Env, ctx: &Context, mut governed: Governed, metric: StreamMetric) -> Self {
+    pub fn start(
+        env: &Env,
+        ctx: &Context,
+        mut governed: Governed,
+        mut metric: StreamMetric,
+    ) -> Self {
         let (tx, rx) = oneshot::channel::<UsageRecord>();
         let env = env.clone();
         ctx.wait_until(async move {
@@ -43,12 +48,25 @@ impl StreamHandOff {
                 Some((tenant, lease)) => held_until_sent(&env, &tenant, lease, rx).await,
                 None => rx.await,
             };
-            match record {
+            // A traced stream's spans settle with it, and go after its record and metric.
+            let trace = metric.trace.take();
+            let ended = now_ms();
+            let settled = match record {
                 Ok(record) => {
-                    request_metrics::finish(metric, &env, Some(&record), now_ms()).await;
+                    let spans = trace.map(|t| t.settle(Some(&record), ended));
+                    request_metrics::finish(metric, &env, Some(&record), ended).await;
                     deliver(&env, record, governed).await;
+                    spans
                 }
-                Err(_) => request_metrics::finish(metric, &env, None, now_ms()).await,
+                Err(_) => {
+                    request_metrics::finish(metric, &env, None, ended).await;
+                    trace.map(|t| t.settle(None, ended))
+                }
+            };
+            if let Some((tenant, Some(export), spans)) = settled {
+                if let Some(delivery) = super::trace_export::add(&env, &tenant, &export, spans) {
+                    delivery.await;
+                }
             }
         });
         Self { record: Some(tx) }

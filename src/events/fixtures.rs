@@ -67,6 +67,7 @@ pub fn inputs() -> Inputs {
         delivered,
     };
     let tries = vec![KeyTry {
+        at: 0,
         key_id: "k1".into(),
         status: Some(503),
         failure: Some(Failure::Server),

@@ -201,6 +201,7 @@ mod tests {
             failure: Some(Failure::RateLimit),
             status: Some(429),
             tries: vec![KeyTry {
+                at: 0,
                 key_id: "key_ab12".into(),
                 status: Some(429),
                 failure: Some(Failure::RateLimit),
@@ -230,6 +231,7 @@ mod tests {
             failure: Some(Failure::Server),
             status: Some(503),
             tries: vec![KeyTry {
+                at: 0,
                 key_id: "key_ab12".into(),
                 status: Some(503),
                 failure: Some(Failure::Server),
@@ -253,6 +255,7 @@ mod tests {
             failure: None,
             status: Some(200),
             tries: vec![KeyTry {
+                at: 0,
                 key_id: "key_ab12".into(),
                 status: Some(200),
                 failure: None,

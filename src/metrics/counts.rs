@@ -147,6 +147,10 @@ pub struct MetricCounts {
     /// `model` → USD.
     #[serde(default, skip_serializing_if = "SortedMap::is_empty")]
     pub cost_usd: Counter<f64>,
+    /// Spans of the tenant's trace export dropped (a batch whose delivery failed), under the
+    /// one key `""`.
+    #[serde(default, skip_serializing_if = "SortedMap::is_empty")]
+    pub otel_dropped_spans: Counter<u64>,
     #[serde(default)]
     pub depth: Histogram,
     #[serde(default)]
@@ -206,6 +210,7 @@ impl MetricCounts {
             && self.unconfigured.is_empty()
             && self.attempts.is_empty()
             && self.cost_usd.is_empty()
+            && self.otel_dropped_spans.is_empty()
             && self.latency_ms.count == 0
             && self.ttfb_ms.count == 0
             && self.depth.count == 0
@@ -237,6 +242,11 @@ impl MetricCounts {
         self.ttfb_ms.observe(MS_BOUNDS, m.ttfb_ms as f64);
     }
 
+    /// Spans of a trace export batch that was dropped.
+    pub fn dropped_spans(&mut self, spans: u64) {
+        *self.otel_dropped_spans.entry(String::new()).or_default() += spans;
+    }
+
     /// Adds another batch (an isolate's, or one put back after a failed call).
     pub fn merge(&mut self, other: &Self) {
         let configured = MAX_CONFIGURED_LABEL_SETS;
@@ -251,6 +261,9 @@ impl MetricCounts {
         }
         for (k, n) in &other.cost_usd {
             add(&mut self.cost_usd, configured, k.clone(), *n);
+        }
+        for (k, n) in &other.otel_dropped_spans {
+            *self.otel_dropped_spans.entry(k.clone()).or_default() += n;
         }
         self.depth.merge(&other.depth);
         self.latency_ms.merge(&other.latency_ms);

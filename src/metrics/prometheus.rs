@@ -171,6 +171,14 @@ pub fn render(scrape: &Scrape) -> String {
         &["model"],
         |c| &c.cost_usd,
     );
+    counter(
+        &mut out,
+        &tenants,
+        "cognigate_otel_dropped_spans_total",
+        "Spans of the tenant's trace export dropped: a batch its receiver refused or did not take.",
+        &[],
+        |c| &c.otel_dropped_spans,
+    );
     let histograms: [HistogramFamily; 3] = [
         (
             "cognigate_fallback_depth",

@@ -151,3 +151,21 @@ fn a_tenant_without_requests_adds_no_sample_lines() {
     };
     assert!(!render(&scrape).contains("idle"));
 }
+
+#[test]
+fn dropped_export_spans_are_counted_per_tenant_and_add_up_across_batches() {
+    let mut one = MetricCounts::default();
+    one.dropped_spans(3);
+    let mut two = MetricCounts::default();
+    two.dropped_spans(4);
+    let scrape = Scrape {
+        counts: vec![("t".into(), one), ("t".into(), two)],
+        gauges: Vec::new(),
+    };
+    let text = render(&scrape);
+    assert!(text.contains("# TYPE cognigate_otel_dropped_spans_total counter\n"));
+    assert!(
+        text.contains("cognigate_otel_dropped_spans_total{tenant=\"t\"} 7\n"),
+        "{text}"
+    );
+}

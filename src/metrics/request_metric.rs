@@ -65,6 +65,7 @@ mod tests {
             status: None,
             tries: (0..tries)
                 .map(|_| KeyTry {
+                    at: 0,
                     key_id: "key_1".into(),
                     status: None,
                     failure,

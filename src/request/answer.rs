@@ -6,7 +6,7 @@
 use super::admit::Governed;
 use super::finish::{Ended, Finish};
 use super::lookup::{Answered, CacheWrite};
-use super::ports::{LedgerPort, Meter, Ports};
+use super::ports::{LedgerPort, Meter, Ports, TraceSink};
 use super::reply::{Body, Reply, ServedBy, StreamBill, StreamStore};
 use super::Deployed;
 use crate::api::{ApiError, ErrorKind};
@@ -19,7 +19,12 @@ use crate::events::log_line::LogUsage;
 use crate::metrics::counts::MetricOutcome;
 use crate::metrics::request_metric::unserved;
 use crate::request::conversation::Conversation;
+use crate::request::trace_end::{self, cache_attr};
 use crate::surfaces::Surface;
+use crate::traces::answer_facts::response_facts;
+use crate::traces::request_trace::Ending as TraceEnding;
+use crate::traces::traced::{self, Traced};
+use crate::traces::ResponseFacts;
 use crate::usage::estimate::answer_tokens;
 use crate::usage::{usd_decimal, Billed, PendingUsage};
 
@@ -35,6 +40,8 @@ pub struct Metered<'a> {
     pub cache: Option<CacheWrite>,
     /// The miss's `X-CogniGate-Cache` value.
     pub mark: Option<&'static str>,
+    /// The request's trace (`None`: not traced).
+    pub trace: Option<Traced>,
 }
 
 /// The reply, and what the request's event says of it.
@@ -77,6 +84,7 @@ pub async fn answer<P: Ports>(
     };
     p.observe(tenant, &attempts, streamed, headers_ms);
     let surface = finish.surface;
+    let trace_mark = cache_attr(metered.mark);
     let unanswered = |reply, outcome, attempts| Answer {
         reply,
         outcome,
@@ -113,7 +121,20 @@ pub async fn answer<P: Ports>(
                 governed,
                 cache,
                 mark,
+                trace,
             } = metered;
+            let served_at = served.and_then(|s| attempts.iter().position(|a| std::ptr::eq(a, s)));
+            let traced_end = |response, billing, end_ms| TraceEnding {
+                attempts: &attempts,
+                served: served_at,
+                depth: Some(depth),
+                response,
+                billing,
+                cache: trace_mark,
+                status,
+                outcome: "served",
+                end_ms,
+            };
             by.platform = cfg
                 .providers
                 .get(by.provider)
@@ -131,6 +152,7 @@ pub async fn answer<P: Ports>(
                 } => {
                     send_owed(state, owed_report).await;
                     let mut cost_usd = 0.0;
+                    let mut billing = None;
                     if let Some(model) = serving_model {
                         let tokens = answer_tokens(reported, prompt_estimate, &bytes);
                         // A refusal's answers are billed too (`usage::billed`).
@@ -140,7 +162,13 @@ pub async fn answer<P: Ports>(
                         by.cost_usd = record.cost_usd.map(usd_decimal);
                         cost_usd = record.cost_usd.unwrap_or(0.0);
                         usage = LogUsage::of(record.tokens, record.cost_usd);
+                        billing = traced::billing(&record);
                         p.ledger().hand_off(record, governed);
+                    }
+                    if let Some(t) = &trace {
+                        let response = response_facts(surface, &bytes, t.capture());
+                        let end = traced_end(response, billing, p.clock().now_ms());
+                        trace_end::export(p, Some(t), &end);
                     }
                     finish.count_served(p, metric, by.provider, usage);
                     if let Some(write) = cache {
@@ -162,7 +190,9 @@ pub async fn answer<P: Ports>(
                 }
                 // A stream is billed when it ends: a failure after the first byte still counts.
                 UpstreamBody::Stream(start) => {
-                    let metric = finish.stream_metric(metric, by.provider);
+                    let mut metric = finish.stream_metric(metric, by.provider);
+                    let end = traced_end(ResponseFacts::default(), None, now);
+                    metric.trace = trace.map(|t| t.unsettled(&end));
                     let bill = match serving_model {
                         Some(model) => Some(StreamBill {
                             pending,
@@ -172,6 +202,12 @@ pub async fn answer<P: Ports>(
                             metric,
                         }),
                         None => {
+                            if let Some(u) = metric.trace.take() {
+                                let (tenant, export, spans) = u.settle(None, now);
+                                if let Some(export) = export {
+                                    p.traces().export(&tenant, &export, spans);
+                                }
+                            }
                             if let Some((tenant, m, provider, _)) = metric.at_end(None, now) {
                                 p.meter().count(&tenant, &m, &provider, None);
                             }
@@ -217,8 +253,15 @@ pub async fn answer<P: Ports>(
             }
         }
         Ending::RequestCaused(err) => {
+            let reply = Reply::error(surface, &err);
+            unserved_trace(
+                p,
+                (metered.trace.as_ref(), metered.mark),
+                &attempts,
+                (reply.status, "refused", now),
+            );
             finish.count_unserved(p, MetricOutcome::Refused, &attempts, now);
-            unanswered(Reply::error(surface, &err), "refused", attempts)
+            unanswered(reply, "refused", attempts)
         }
         Ending::Exhausted => {
             let (outcome, _) = unserved(&attempts);
@@ -230,6 +273,12 @@ pub async fn answer<P: Ports>(
             if let Some(mark) = metered.mark {
                 reply.headers.push(("x-cognigate-cache", mark.to_owned()));
             }
+            unserved_trace(
+                p,
+                (metered.trace.as_ref(), metered.mark),
+                &attempts,
+                (reply.status, outcome.as_str(), now),
+            );
             unanswered(reply, "exhausted", attempts)
         }
         Ending::Cancelled => {
@@ -237,9 +286,37 @@ pub async fn answer<P: Ports>(
                 ErrorKind::ClientClosedRequest,
                 "The client closed the request.",
             );
-            unanswered(Reply::error(surface, &err), "cancelled", attempts)
+            let reply = Reply::error(surface, &err);
+            unserved_trace(
+                p,
+                (metered.trace.as_ref(), metered.mark),
+                &attempts,
+                (reply.status, "cancelled", now),
+            );
+            unanswered(reply, "cancelled", attempts)
         }
     }
+}
+
+/// The spans of a request nothing served.
+fn unserved_trace<P: Ports>(
+    p: &P,
+    (trace, mark): (Option<&Traced>, Option<&'static str>),
+    attempts: &[CandidateAttempt],
+    (status, outcome, end_ms): (u16, &'static str, u64),
+) {
+    let end = TraceEnding {
+        attempts,
+        served: None,
+        depth: None,
+        response: ResponseFacts::default(),
+        billing: None,
+        cache: cache_attr(mark),
+        status,
+        outcome,
+        end_ms,
+    };
+    trace_end::export(p, trace, &end);
 }
 
 /// Each answer billed beside the served one, at the model of its attempt: its reported usage,

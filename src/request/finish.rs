@@ -13,6 +13,9 @@ use crate::metrics::counts::{MetricOutcome, RequestMetric};
 use crate::metrics::request_metric::{unserved, upstream_calls};
 use crate::response_cache::stored::StoredMeta;
 use crate::surfaces::Surface;
+use crate::traces::request_trace::Ending;
+use crate::traces::traced::{Traced, Unsettled};
+use crate::traces::ResponseFacts;
 use crate::usage::{TokenCounts, UsageRecord};
 
 /// What the request's event and metric are made from.
@@ -22,6 +25,9 @@ pub struct Finish<'a> {
     /// The tenant and the model asked for, as far as the request got.
     pub progress: Progress,
     pub started: u64,
+    /// The request's trace, while the order still holds it (`None`: not traced, or handed to
+    /// the answer).
+    pub trace: Option<Traced>,
 }
 
 /// How the request ended, for its event.
@@ -50,6 +56,18 @@ impl Finish<'_> {
             usage: ended.usage,
         };
         p.events().emit(&Event::Request(&line));
+        let end = Ending {
+            attempts: ended.attempts,
+            served: None,
+            depth: None,
+            response: ResponseFacts::default(),
+            billing: None,
+            cache: (ended.outcome == "cache_hit").then_some("hit"),
+            status: ended.status,
+            outcome: ended.outcome,
+            end_ms: p.clock().now_ms(),
+        };
+        super::trace_end::export(p, self.trace.as_ref(), &end);
     }
 
     /// A response-cache hit: counted as served by the stored answer's model at $0 with no
@@ -138,6 +156,7 @@ impl Finish<'_> {
             metric,
             provider: provider.to_owned(),
             started_ms: self.started,
+            trace: None,
         }
     }
 
@@ -162,6 +181,8 @@ pub struct StreamMetric {
     pub metric: RequestMetric,
     pub provider: String,
     pub started_ms: u64,
+    /// The stream's spans, settled with its end.
+    pub trace: Option<Unsettled>,
 }
 
 impl StreamMetric {

@@ -22,6 +22,7 @@ pub mod scope;
 pub mod status_refusal;
 pub mod stream_copy;
 pub mod stream_life;
+pub mod trace_end;
 pub mod upstream_call;
 pub mod upstream_events;
 

@@ -15,6 +15,7 @@ use crate::api::ApiError;
 use crate::cascade::{Cascade, Clock, Limits};
 use crate::metrics::counts::MetricOutcome;
 use crate::surfaces::Surface;
+use crate::traces::traced::{context_of, Traced};
 
 /// What the deployment sets for every request.
 #[derive(Debug, Clone, Copy)]
@@ -53,6 +54,7 @@ pub async fn serve<P: Ports>(
         request_id,
         progress: Progress::default(),
         started: p.clock().now_ms(),
+        trace: None,
     };
     let (reply, ended) = match run(p, incoming, &mut finish, at).await {
         Ok(Reached::Answer(answer)) => {
@@ -104,6 +106,17 @@ async fn run<P: Ports>(
         pending,
         digest,
     } = front.await?;
+    let headers = (
+        incoming.header("traceparent"),
+        incoming.header("tracestate"),
+    );
+    let context = context_of(&cfg, headers, request_id);
+    finish.trace = Traced::begin(
+        &cfg,
+        context.as_ref(),
+        (surface, inbound.chat()),
+        finish.started,
+    );
     let now = p.clock().now_ms();
     let observed = p.observed(&cfg.tenant, now);
     let draw = p.clock().random();
@@ -175,6 +188,7 @@ async fn run<P: Ports>(
         guard: cfg.settings.context_window_guard,
         truncate_oldest,
         watch_refusals: refusals.watches(),
+        trace: context.as_ref(),
     };
     let upstream = p.upstream(&inbound, sending);
     let cascade = Cascade {
@@ -199,6 +213,7 @@ async fn run<P: Ports>(
         governed,
         cache: plan.write(request_id, at.debug_counters),
         mark: plan.mark(),
+        trace: finish.trace.take(),
     };
     let answered = answer(p, &state, run, (finish, at), metered, conversation).await;
     Ok(Reached::Answer(answered))

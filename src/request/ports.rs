@@ -6,6 +6,7 @@
 use super::admit::Governed;
 use super::lookup::CacheWrite;
 use crate::cascade::{CandidateAttempt, Clock, RoutingState, StreamHead, Upstream, UpstreamBody};
+use crate::config::otel::OtelExport;
 use crate::config::TenantId;
 use crate::events::EventSink;
 use crate::governance::isolate::AdmissionRecord;
@@ -15,6 +16,8 @@ use crate::response_cache::stored::StoredMeta;
 use crate::routing::affinity::AffinityMemory;
 use crate::routing::Observed;
 use crate::surfaces::Inbound;
+use crate::traces::span::Span;
+use crate::traces::TraceContext;
 use crate::usage::{TokenCounts, UsageRecord};
 
 pub use super::identify::CallerStore;
@@ -58,9 +61,15 @@ pub trait Meter {
     fn calls(&self) -> (u32, u32);
 }
 
+/// Where a traced request's spans go: the isolate's batch for the tenant's receiver, sent after
+/// the answer, never on the request's path.
+pub trait TraceSink {
+    fn export(&self, tenant: &TenantId, export: &OtelExport, spans: Vec<Span>);
+}
+
 /// How the upstream port sends this request.
 #[derive(Debug, Clone, Copy)]
-pub struct Sending {
+pub struct Sending<'a> {
     pub prompt_estimate: u64,
     /// The tenant's `context_window_guard`.
     pub guard: bool,
@@ -68,6 +77,8 @@ pub struct Sending {
     pub truncate_oldest: bool,
     /// Answers are read for a safety refusal.
     pub watch_refusals: bool,
+    /// The request's trace: each call carries its span's `traceparent` (`None`: `otel` is off).
+    pub trace: Option<&'a TraceContext>,
 }
 
 /// Every port of a caller request.
@@ -79,6 +90,7 @@ pub trait Ports {
     type Cache: CacheStore;
     type Events: EventSink;
     type Meter: Meter;
+    type Traces: TraceSink;
     type Clock: Clock;
     type State<'a>: RoutingState
     where
@@ -95,10 +107,11 @@ pub trait Ports {
     fn cache(&self) -> &Self::Cache;
     fn events(&self) -> &Self::Events;
     fn meter(&self) -> &Self::Meter;
+    fn traces(&self) -> &Self::Traces;
     fn clock(&self) -> &Self::Clock;
     /// The tenant's routing state (breakers, keys, parks).
     fn state<'a>(&'a self, tenant: &'a TenantId) -> Self::State<'a>;
-    fn upstream<'a>(&'a self, inbound: &'a Inbound, sending: Sending) -> Self::Upstream<'a>;
+    fn upstream<'a>(&'a self, inbound: &'a Inbound, sending: Sending<'a>) -> Self::Upstream<'a>;
     /// What this isolate has observed of the tenant's models (live stats, breakers known open).
     fn observed<'a>(&'a self, tenant: &'a TenantId, now_ms: u64) -> Self::Observed<'a>;
     /// The isolate's affinity memory.

@@ -15,3 +15,4 @@ mod platforms;
 mod routing;
 mod spend;
 mod surfaces;
+mod traces;

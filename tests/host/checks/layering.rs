@@ -16,7 +16,7 @@ const LAYERS: &[&[&str]] = &[
     &["edge", "mock"],
     &["admin", "request", "scheduled"],
     &["events"],
-    &["response_cache", "metrics"],
+    &["response_cache", "metrics", "traces"],
     &["surfaces", "cascade"],
     &["providers"],
     &["stream", "governance"],

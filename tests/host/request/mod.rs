@@ -2,4 +2,5 @@
 //! the rule it keeps.
 
 mod order;
+mod traces;
 mod world;

@@ -6,6 +6,7 @@ use cognigate::api::ApiError;
 use cognigate::callers::auth::{hash_key, mint_caller_key};
 use cognigate::cascade::{Call, RoutingState, StreamHead, Upstream, UpstreamBody, UpstreamReply};
 use cognigate::config::caller_key::CallerKeyMac;
+use cognigate::config::otel::OtelExport;
 use cognigate::config::policy::KeyPolicy;
 use cognigate::config::{CallerKey, ProviderName, TenantConfig, TenantId};
 use cognigate::events::{Event, EventSink};
@@ -16,12 +17,14 @@ use cognigate::health::{AcquireRequest, Lease, ProviderState, ReportRequest};
 use cognigate::metrics::counts::RequestMetric;
 use cognigate::request::admit::Governed;
 use cognigate::request::lookup::CacheWrite;
-use cognigate::request::ports::{CacheStore, LedgerPort, Meter, Ports, Sending};
+use cognigate::request::ports::{CacheStore, LedgerPort, Meter, Ports, Sending, TraceSink};
 use cognigate::request::{CallerStore, Incoming};
 use cognigate::response_cache::stored::StoredMeta;
 use cognigate::routing::affinity::AffinityMemory;
 use cognigate::routing::NothingObserved;
 use cognigate::surfaces::Inbound;
+use cognigate::traces::span::Span;
+use cognigate::traces::TraceContext;
 use cognigate::usage::{TokenCounts, UsageRecord};
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, VecDeque};
@@ -66,6 +69,9 @@ pub struct World {
     says: RefCell<BTreeMap<String, VecDeque<Says>>>,
     pub sent: RefCell<Vec<String>>,
     pub observed: Cell<usize>,
+    /// The spans exported, and each upstream call's `traceparent` (`None`: none was sent).
+    pub spans: RefCell<Vec<Span>>,
+    pub traceparents: RefCell<Vec<Option<String>>>,
 }
 
 impl World {
@@ -104,6 +110,8 @@ impl World {
             says: RefCell::default(),
             sent: RefCell::default(),
             observed: Cell::new(0),
+            spans: RefCell::default(),
+            traceparents: RefCell::default(),
         }
     }
 
@@ -223,13 +231,19 @@ impl RoutingState for &World {
 }
 
 /// The scripted upstream, as the order's port.
-pub struct Sent<'a>(&'a World);
+/// The upstream of one request: its trace, and how many calls it made (each call's number is
+/// its `traceparent`'s span, as the edge's port numbers them).
+pub struct Sent<'a>(&'a World, Option<&'a TraceContext>, Cell<u32>);
 
 impl Upstream for Sent<'_> {
     type Body = UpstreamBody<Relayed>;
 
     async fn send(&self, call: Call<'_>) -> UpstreamReply<UpstreamBody<Relayed>> {
         let model = call.model.upstream_model.clone();
+        let n = self.2.get();
+        self.2.set(n + 1);
+        let traceparent = self.1.map(|t| t.upstream_traceparent(n));
+        self.0.traceparents.borrow_mut().push(traceparent);
         self.0.sent.borrow_mut().push(model.clone());
         self.0.clock.advance(10);
         let says = self
@@ -263,6 +277,12 @@ impl Upstream for Sent<'_> {
     }
 }
 
+impl TraceSink for World {
+    fn export(&self, _: &TenantId, _: &OtelExport, spans: Vec<Span>) {
+        self.spans.borrow_mut().extend(spans);
+    }
+}
+
 impl Ports for World {
     type Stream = Relayed;
     type Callers = Self;
@@ -270,6 +290,7 @@ impl Ports for World {
     type Cache = Self;
     type Events = Self;
     type Meter = Self;
+    type Traces = Self;
     type Clock = FakeClock;
     type State<'a> = &'a World;
     type Upstream<'a> = Sent<'a>;
@@ -293,11 +314,14 @@ impl Ports for World {
     fn clock(&self) -> &FakeClock {
         &self.clock
     }
+    fn traces(&self) -> &Self {
+        self
+    }
     fn state<'a>(&'a self, _: &'a TenantId) -> &'a World {
         self
     }
-    fn upstream<'a>(&'a self, _: &'a Inbound, _: Sending) -> Sent<'a> {
-        Sent(self)
+    fn upstream<'a>(&'a self, _: &'a Inbound, s: Sending<'a>) -> Sent<'a> {
+        Sent(self, s.trace, Cell::new(0))
     }
     fn observed<'a>(&'a self, _: &'a TenantId, _: u64) -> NothingObserved {
         NothingObserved
