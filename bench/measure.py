@@ -37,6 +37,7 @@ def systems_for(latency, ports, urls, keys, peers, sel):
         "cognigate-limits": lambda: (*gateway("gateway", keys[f"limited{latency}"]), "bench"),
         "cognigate-ranked": lambda: (*gateway("gateway", keys[f"ranked{latency}"]), "auto:fast"),
         "cognigate-cached": lambda: (*gateway("gateway", keys[f"cached{latency}"]), "bench"),
+        "cognigate-otel": lambda: (*gateway("gateway", keys[f"otel{latency}"]), "bench"),
         "cognigate-strict": lambda: (*gateway("gateway-strict", keys["strict"][f"bench{latency}"]), "bench"),
     }
     if latency == 0:
@@ -94,7 +95,7 @@ def measure_special(args, urls, keys):
 def counters(urls, keys):
     """D1 queries and Durable Object calls per request, from the worker's own counters."""
     seen = {}
-    for tenant in ("bench0", "limited0", "ranked0", "cached0", "failover", "skip"):
+    for tenant in ("bench0", "limited0", "ranked0", "cached0", "otel0", "failover", "skip"):
         rows = []
         model = "auto:fast" if tenant.startswith("ranked") else "bench"
         for _ in range(3):

@@ -78,7 +78,9 @@ def report(args, sel, results, special, ctr, wasm, routing, peers, skipped, star
         "configured that never trip (a tenant budget, a key with `rpm` and a budget: admitted from the isolate's ledger slice, no round trip per request); "
         "`cognigate-ranked` asks for `auto:fast` (m1 and m2 ranked by measured latency on every request, from the isolate's live stats); "
         "`cognigate-cached` is the default with the response cache on (the same body every time, so all but the first request are hits "
-        "answered from `caches.default` without an upstream call)",
+        "answered from `caches.default` without an upstream call); "
+        "`cognigate-otel` is the default with trace export on (`otel`, every trace sampled, JSON to a receiver answering 200: "
+        "spans made as each request ends and POSTed in per-isolate batches after the answer)",
         "- Peers: " + ", ".join(f"{k} {v['version']}" for k, v in peers.items()) + (("; skipped: " + "; ".join(skipped)) if skipped else ""),
         *(["- Portkey: @hono/node-server pinned to 1.14.1 (npm override; from 1.14.2 on every streamed request failed with 500, "
            "\"TypeError: immutable\", bench/systems.py). Its stream reader waits 25 ms before relaying the first event "
@@ -154,7 +156,7 @@ def ratios(by, args, peers):
     lines = ["## CogniGate's ratios (non-streamed, 0 ms upstream)", "",
              "| gateway | c | vs floor (req/s) | " + " | ".join(f"vs {p} (req/s)" for p in peers) + " |",
              "|---|---|---|" + "---|" * len(peers)]
-    for gw in ("cognigate", "cognigate-limits", "cognigate-ranked", "cognigate-cached", "cognigate-strict"):
+    for gw in ("cognigate", "cognigate-limits", "cognigate-ranked", "cognigate-cached", "cognigate-otel", "cognigate-strict"):
         for c in args.concurrency:
             cg = by.get((gw, 0, False, c))
             if not cg:  # a configuration this run did not measure (--only)

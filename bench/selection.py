@@ -11,7 +11,7 @@
 Whenever the matrix runs, `direct` (the mock itself) runs with it: every "added" column and the
 cache-hit table are measured against it."""
 
-SYSTEMS = ("direct", "floor", "cognigate", "cognigate-limits", "cognigate-ranked", "cognigate-cached", "cognigate-strict",
+SYSTEMS = ("direct", "floor", "cognigate", "cognigate-limits", "cognigate-ranked", "cognigate-cached", "cognigate-otel", "cognigate-strict",
            "cognigate-rtt20", "cognigate-strict-rtt20", "cognigate-noopt", "litellm", "portkey")
 FILTERS = {"0ms": ("latency", 0), "50ms": ("latency", 50), "streamed": ("stream", True), "non-streamed": ("stream", False)}
 GROUPS = ("cold", "special", "counters", "routing", "changes")
@@ -25,7 +25,7 @@ def rotated(items, i):
     return items[k:] + items[:k]
 # The CogniGate configurations each need their own workerd (a different build or other vars).
 GATEWAY_OF = {"cognigate": "gateway", "cognigate-limits": "gateway", "cognigate-ranked": "gateway",
-              "cognigate-cached": "gateway", "cognigate-strict": "gateway-strict", "cognigate-rtt20": "gateway-rtt20",
+              "cognigate-cached": "gateway", "cognigate-otel": "gateway", "cognigate-strict": "gateway-strict", "cognigate-rtt20": "gateway-rtt20",
               "cognigate-strict-rtt20": "gateway-strict-rtt20", "cognigate-noopt": "gateway-noopt"}
 
 

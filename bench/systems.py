@@ -122,6 +122,18 @@ def setup_gateway(url, mock0, mock50, mockfail, mock_long=None):
         model(t, "m2", "mock")
         admin("PUT", f"/admin/v1/tenants/{t}/routing-rules", {"match": "bench", "chain": ["m1", "m2"]})
         keys[t] = admin("POST", f"/admin/v1/tenants/{t}/api-keys")["key"]
+    # The default with trace export on (`otel`, every trace sampled), to an OTLP receiver that
+    # takes every batch: the mock's own server, which answers any POST 200. Spans go after the
+    # answer, batched per isolate, so what this cell adds is the spans' making and the POSTs.
+    for t, port in (("otel0", mock0), ("otel50", mock50)):
+        admin("POST", "/admin/v1/tenants", {"id": t, "name": t})
+        admin("PUT", f"/admin/v1/tenants/{t}/settings",
+              {"otel": {"endpoint": f"http://127.0.0.1:{mock0}/v1/traces", "headers": {"x-api-key": "bench"}}})
+        provider(t, "mock", port)
+        model(t, "m1", "mock")
+        model(t, "m2", "mock")
+        admin("PUT", f"/admin/v1/tenants/{t}/routing-rules", {"match": "bench", "chain": ["m1", "m2"]})
+        keys[t] = admin("POST", f"/admin/v1/tenants/{t}/api-keys")["key"]
     # Failover: the first candidate always answers 503. 10,000 failures within 1 ms never happen,
     # so its breaker stays closed and every request pays the failed attempt.
     admin("POST", "/admin/v1/tenants", {"id": "failover", "name": "failover"})
