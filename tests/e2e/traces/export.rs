@@ -243,18 +243,13 @@ fn a_refusing_receiver_costs_the_request_nothing_and_its_dropped_spans_are_count
     export_to(&t, &rx, "http/json", json!({}));
     let r = t.chat("m");
     assert_eq!(r.status, 200, "{}", r.text);
-    let until = Instant::now() + Duration::from_secs(20);
     let labels = [("tenant", t.id.as_str())];
-    loop {
+    let dropped = eventually("dropped spans counted", || {
         let (_, parsed) = scrape(gw);
         let dropped = value(&parsed, "cognigate_otel_dropped_spans_total", &labels);
-        if dropped >= 2.0 {
-            assert_eq!(dropped, 2.0, "the request span and its call's");
-            break;
-        }
-        assert!(Instant::now() < until, "dropped spans never counted");
-        std::thread::sleep(Duration::from_millis(250));
-    }
+        (dropped >= 2.0).then_some(dropped)
+    });
+    assert_eq!(dropped, 2.0, "the request span and its call's");
     assert_eq!(exports(&rx).len(), 1, "a non-2xx is not retried");
 }
 
@@ -268,20 +263,27 @@ fn a_hung_receiver_is_not_waited_on_by_the_request() {
     let r = t.chat("m");
     let answered_ms = now_ms();
     assert_eq!(r.status, 200, "{}", r.text);
-    let until = Instant::now() + Duration::from_secs(15);
-    let export = loop {
+    let export = eventually("the export answered", || {
         let got = exports(&rx);
-        if let Some(e) = got.iter().find(|e| e.get("answered_ms").is_some()) {
-            break e.clone();
-        }
-        assert!(Instant::now() < until, "the export never arrived");
-        std::thread::sleep(Duration::from_millis(100));
-    };
+        got.into_iter().find(|e| e.get("answered_ms").is_some())
+    });
     let held_until = export["answered_ms"].as_u64().unwrap();
     assert!(
         answered_ms < held_until,
         "the caller had its answer ({answered_ms}) while the receiver held the export (to {held_until})"
     );
+}
+
+/// `check`'s first answer within 20 s (what goes after the answer takes its time).
+fn eventually<T>(what: &str, check: impl Fn() -> Option<T>) -> T {
+    let until = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(v) = check() {
+            return v;
+        }
+        assert!(Instant::now() < until, "never: {what}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }
 
 fn now_ms() -> u64 {

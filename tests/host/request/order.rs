@@ -10,7 +10,7 @@ use cognigate::surfaces::Surface;
 use cognigate::usage::Outcome;
 use futures::executor::block_on;
 
-const AT: Deployed = Deployed {
+pub(super) const AT: Deployed = Deployed {
     body: BodyLimits {
         bytes: 4_096,
         values: 1_000,

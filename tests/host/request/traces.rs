@@ -1,26 +1,16 @@
 //! A traced request's spans through the order: exported once when it ends (a stream's when it
 //! settles), under the caller's trace, with the span ids its upstream calls carried.
 
+use super::order::AT;
 use super::world::{Request, Says, World};
 use crate::support::fakes::tenant;
 use cognigate::config::otel::{OtelExport, OtelProtocol};
 use cognigate::config::policy::KeyPolicy;
 use cognigate::request::reply::Body;
-use cognigate::request::{serve, BodyLimits, Deployed};
+use cognigate::request::serve;
 use cognigate::surfaces::Surface;
 use cognigate::traces::span::{AttrValue, SpanKind};
 use futures::executor::block_on;
-
-const AT: Deployed = Deployed {
-    body: BodyLimits {
-        bytes: 4_096,
-        values: 1_000,
-    },
-    request_budget_ms: 30_000,
-    lease_ms: 0,
-    max_park_ms: 60_000,
-    debug_counters: false,
-};
 
 const PARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
