@@ -1,5 +1,5 @@
 //! "Layers point down, bottom up: config → api, health → callers, usage, routing → stream,
-//! governance → providers → surfaces, cascade → response_cache, metrics → events → admin → edge,
+//! governance → providers → surfaces, cascade → response_cache, metrics, traces → events → admin → edge,
 //! mock. A module imports only modules of the layers below its own."
 //!
 //! Every `crate::<module>` path in `src/` (a `use` or a path in code; comments are skipped) is
