@@ -191,8 +191,8 @@ pub async fn answer<P: Ports>(
                 // A stream is billed when it ends: a failure after the first byte still counts.
                 UpstreamBody::Stream(start) => {
                     let mut metric = finish.stream_metric(metric, by.provider);
-                    let end = traced_end(ResponseFacts::default(), None, now);
-                    metric.trace = trace.map(|t| t.unsettled(&end));
+                    metric.trace = trace
+                        .map(|t| t.unsettled(&traced_end(ResponseFacts::default(), None, now)));
                     let bill = match serving_model {
                         Some(model) => Some(StreamBill {
                             pending,

@@ -56,18 +56,20 @@ impl Finish<'_> {
             usage: ended.usage,
         };
         p.events().emit(&Event::Request(&line));
-        let end = Ending {
-            attempts: ended.attempts,
-            served: None,
-            depth: None,
-            response: ResponseFacts::default(),
-            billing: None,
-            cache: (ended.outcome == "cache_hit").then_some("hit"),
-            status: ended.status,
-            outcome: ended.outcome,
-            end_ms: p.clock().now_ms(),
-        };
-        super::trace_end::export(p, self.trace.as_ref(), &end);
+        if self.trace.is_some() {
+            let end = Ending {
+                attempts: ended.attempts,
+                served: None,
+                depth: None,
+                response: ResponseFacts::default(),
+                billing: None,
+                cache: (ended.outcome == "cache_hit").then_some("hit"),
+                status: ended.status,
+                outcome: ended.outcome,
+                end_ms: p.clock().now_ms(),
+            };
+            super::trace_end::export(p, self.trace.as_ref(), &end);
+        }
     }
 
     /// A response-cache hit: counted as served by the stored answer's model at $0 with no

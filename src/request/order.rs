@@ -106,11 +106,7 @@ async fn run<P: Ports>(
         pending,
         digest,
     } = front.await?;
-    let headers = (
-        incoming.header("traceparent"),
-        incoming.header("tracestate"),
-    );
-    let context = context_of(&cfg, headers, request_id);
+    let context = context_of(&cfg, |name| incoming.header(name), request_id);
     finish.trace = Traced::begin(
         &cfg,
         context.as_ref(),

@@ -19,13 +19,15 @@ pub struct Traced {
     pub cfg: Rc<TenantConfig>,
 }
 
-/// The request's place in a trace when the tenant exports traces (`None`: `otel` is off).
-pub fn context_of(
+/// The request's place in a trace when the tenant exports traces (`None`: `otel` is off, and
+/// no header is read).
+pub fn context_of<'h>(
     cfg: &TenantConfig,
-    (traceparent, tracestate): (Option<&str>, Option<&str>),
+    header: impl Fn(&str) -> Option<&'h str>,
     request_id: &str,
 ) -> Option<TraceContext> {
     let otel = cfg.otel.as_ref()?;
+    let (traceparent, tracestate) = (header("traceparent"), header("tracestate"));
     Some(TraceContext::begin(
         traceparent,
         tracestate,
