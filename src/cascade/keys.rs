@@ -63,7 +63,7 @@ impl<S: RoutingState, U: Upstream, C: Clock> Cascade<'_, S, U, C> {
                 } => {
                     tried.status = Some(status);
                     let resilience = &candidate.provider.resilience;
-                    let max = self.limits.max_park_ms;
+                    let max = resilience.max_park_ms(self.limits.max_park_ms);
                     let answer = StatusAnswer {
                         status,
                         retry_after: retry_after.as_deref(),

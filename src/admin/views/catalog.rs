@@ -34,6 +34,10 @@ pub struct ProviderView<'a> {
     pub auth_cooldown_ms: u64,
     /// `null` when unlimited.
     pub rpm: Option<u32>,
+    /// `null`: the deployment's `MAX_PARK_MS` caps every park.
+    pub max_park_ms: Option<u64>,
+    /// `null`: a 429 without a hint parks by the kind's rule.
+    pub rate_limit_cooldown_ms: Option<u64>,
 }
 
 /// One key of a provider's pool as shown: never the key.
@@ -96,6 +100,8 @@ impl<'a> From<&'a StoredProvider> for ProviderView<'a> {
             rate_limit_signals: &p.resilience.rate_limit_signals,
             auth_cooldown_ms: p.resilience.auth_cooldown_ms,
             rpm: p.resilience.rpm,
+            max_park_ms: p.resilience.max_park_ms,
+            rate_limit_cooldown_ms: p.resilience.rate_limit_cooldown_ms,
         }
     }
 }

@@ -6,6 +6,7 @@ mod conditions;
 mod explain;
 mod lease;
 mod live_stats;
+mod park_lengths;
 mod park_state;
 mod ranking;
 mod refusals;
