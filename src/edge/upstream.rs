@@ -34,6 +34,8 @@ pub struct FetchUpstream<'a> {
     window: (bool, bool),
     /// Non-streamed answers are read for a safety refusal (`on_refusal: fallback`).
     refusals: bool,
+    /// The last answer's quota headers, until the cascade takes them.
+    quota: RefCell<Vec<(String, String)>>,
 }
 
 /// Which candidate a built body belongs to: (provider, model).
@@ -47,6 +49,7 @@ impl<'a> FetchUpstream<'a> {
             body: RefCell::new(None),
             window: (false, false),
             refusals: false,
+            quota: RefCell::default(),
         }
     }
 
@@ -103,6 +106,10 @@ impl crate::cascade::Upstream for FetchUpstream<'_> {
         matches!(body, UpstreamBody::Full { refusal: true, .. })
     }
 
+    fn take_quota_headers(&self) -> Vec<(String, String)> {
+        self.quota.take()
+    }
+
     async fn send(&self, call: Call<'_>) -> UpstreamReply<UpstreamBody> {
         // Skipped before any fetch; `unsupported` counts toward nothing.
         if !self.request.supported(call.provider) {
@@ -134,6 +141,7 @@ impl crate::cascade::Upstream for FetchUpstream<'_> {
                 }
             };
         let status = resp.status();
+        *self.quota.borrow_mut() = signal_headers(&Headers(resp.headers()));
         let timing = (started, headers_at.saturating_sub(started));
         // Body reads get what is left of the same timeout, never a fresh one.
         let deadline = started.saturating_add(call.timeout_ms);

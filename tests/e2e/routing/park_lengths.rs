@@ -13,7 +13,7 @@ fn now_ms() -> u64 {
 }
 
 /// A tenant whose provider `p` (keys sk-1, sk-2, failover) carries `extra`, on a fresh mock.
-fn tenant_with(gw: &Gateway, hint: &str, extra: Value) -> (Tenant<'_>, MockProvider) {
+fn tenant_with<'g>(gw: &'g Gateway, hint: &str, extra: Value) -> (Tenant<'g>, MockProvider) {
     let mock = MockProvider::start(hint).expect("mock");
     let t = gw.tenant(hint);
     let mut body = json!({"kind": "openai", "base_url": mock.url(), "keys": ["sk-1", "sk-2"],
