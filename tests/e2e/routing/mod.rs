@@ -4,6 +4,7 @@
 mod cascade;
 mod conditions;
 mod explain;
+mod headroom;
 mod lease;
 mod live_stats;
 mod park_lengths;
