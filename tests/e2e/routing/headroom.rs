@@ -3,6 +3,7 @@
 //! the key with the most left, and the provider's GET showing each key's headroom.
 
 use crate::support::gateway::Gateway;
+use crate::support::tenant::Tenant;
 use cognigate::mock::{Reply, Rule};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -62,4 +63,57 @@ fn round_robin_reads_headroom_too_and_keeps_rotating() {
     assert_eq!(used.iter().filter(|k| *k == "sk-a").count(), 2, "{used:?}");
     let view = gw.admin("GET", &t.path("/providers/p"), None).json();
     assert_eq!(view["keys"][0]["headroom"].as_f64(), Some(0.05), "{view}");
+}
+
+/// Two models on two providers; `p`'s key reports `p_left` of 100 requests left.
+fn two_providers<'g>(gw: &'g Gateway, hint: &str, p_left: &str) -> Tenant<'g> {
+    let scarce = cognigate::mock::MockProvider::start(hint).unwrap();
+    let plenty = cognigate::mock::MockProvider::start(&format!("{hint}-b")).unwrap();
+    scarce.push(Rule::any(left(p_left)));
+    plenty.push(Rule::any(left("90")));
+    let t = gw.tenant(hint);
+    t.provider("p", &scarce.url(), &["sk-p"], "round_robin");
+    t.provider("b", &plenty.url(), &["sk-b"], "round_robin");
+    t.model("a-scarce", "p", 1.0, 8000);
+    t.model("b-plenty", "b", 1.0, 8000);
+    assert_eq!(t.chat("a-scarce").status, 200);
+    assert_eq!(t.chat("b-plenty").status, 200);
+    // The mocks stop here: what follows reads only routing state.
+    t
+}
+
+fn candidate(out: &serde_json::Value, model: &str) -> serde_json::Value {
+    let all = out["candidates"].as_array().unwrap();
+    all.iter().find(|c| c["model"] == model).unwrap().clone()
+}
+
+#[test]
+fn explain_shows_each_ranked_candidates_headroom_and_factor() {
+    let gw = Gateway::shared();
+    let t = two_providers(gw, "headroom-rank", "2");
+    let explain = |q: &str| {
+        gw.admin("GET", &t.path(&format!("/explain?{q}")), None)
+            .json()
+    };
+    let out = explain("model=auto:balanced");
+    let scarce = candidate(&out, "a-scarce");
+    assert_eq!(scarce["stats"]["headroom"].as_f64(), Some(0.02), "{out}");
+    assert_eq!(
+        scarce["stats"]["headroom_factor"].as_f64(),
+        Some(0.6),
+        "{out}"
+    );
+    let plenty = candidate(&out, "b-plenty");
+    assert_eq!(
+        plenty["stats"]["headroom_factor"].as_f64(),
+        Some(1.0),
+        "{out}"
+    );
+    // A threshold of 0 turns the factor off.
+    t.put_ok("/settings", serde_json::json!({"headroom_threshold": 0}));
+    let off = explain("model=auto:balanced");
+    assert_eq!(
+        candidate(&off, "a-scarce")["stats"]["headroom_factor"].as_f64(),
+        Some(1.0)
+    );
 }
