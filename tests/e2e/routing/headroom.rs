@@ -91,6 +91,9 @@ fn candidate(out: &serde_json::Value, model: &str) -> serde_json::Value {
 fn explain_shows_each_ranked_candidates_headroom_and_factor() {
     let gw = Gateway::shared();
     let t = two_providers(gw, "headroom-rank", "2");
+    // The admin stats read sends this isolate's pending outcomes and figures to the objects,
+    // which explain reads.
+    assert_eq!(gw.admin("GET", &t.path("/stats"), None).status, 200);
     let explain = |q: &str| {
         gw.admin("GET", &t.path(&format!("/explain?{q}")), None)
             .json()

@@ -66,6 +66,8 @@ fn max_park_ms_honours_a_weekly_retry_after_of_500000_s_and_the_get_shows_it() {
 fn without_max_park_ms_the_deployments_max_park_ms_caps_a_weekly_retry_after() {
     let gw = Gateway::shared();
     let (t, mock) = tenant_with(gw, "weekly-capped", json!({}));
+    let view = gw.admin("GET", &t.path("/providers/p"), None).json();
+    assert_eq!(view.get("max_park_ms"), Some(&Value::Null), "{view}");
     let parked_for = park_sk1(&t, &mock, weekly());
     assert!(near(parked_for, 3_600_000), "parked {parked_for} ms");
 }
