@@ -22,9 +22,8 @@ pub const FORGET_MS: u64 = 86_400_000;
 /// `most_remaining`: a key at or below this share ranks after the keys without a figure.
 pub const LOW_SHARE: f64 = 0.1;
 
-/// Which count a figure is of; `all` is Together's unsuffixed `x-ratelimit-remaining`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+/// Which count a figure is of; `All` is Together's unsuffixed `x-ratelimit-remaining`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Family {
     Requests,
     Tokens,
@@ -33,12 +32,22 @@ pub enum Family {
     All,
 }
 
-/// One family's count of one key, as last seen.
+const FAMILIES: [Family; 5] = [
+    Family::Requests,
+    Family::Tokens,
+    Family::InputTokens,
+    Family::OutputTokens,
+    Family::All,
+];
+
+/// One family's count of one key, as last seen. On the wire (the live stats between isolates and
+/// the routing object) it is six numbers, `[family, remaining, limit, largest, seen, until]` with
+/// `limit` 0 for none: a named struct's serde code would cost the module more than the rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "[u64; 6]", try_from = "[u64; 6]")]
 pub struct Figure {
     pub family: Family,
     pub remaining: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<u64>,
     /// The largest remaining seen of this family: the limit where the answer gives none.
     pub largest: u64,
@@ -46,6 +55,39 @@ pub struct Figure {
     pub seen: u64,
     /// Epoch ms when it expires: the reported reset, or `UNRESET_MS` after `seen`.
     pub until: u64,
+}
+
+impl From<Figure> for [u64; 6] {
+    fn from(f: Figure) -> Self {
+        let family = FAMILIES.iter().position(|x| *x == f.family).unwrap_or(0);
+        let limit = f.limit.unwrap_or(0);
+        [
+            family as u64,
+            f.remaining,
+            limit,
+            f.largest,
+            f.seen,
+            f.until,
+        ]
+    }
+}
+
+impl TryFrom<[u64; 6]> for Figure {
+    type Error = &'static str;
+
+    fn try_from(
+        [family, remaining, limit, largest, seen, until]: [u64; 6],
+    ) -> Result<Self, Self::Error> {
+        let family = usize::try_from(family).ok().and_then(|i| FAMILIES.get(i));
+        Ok(Self {
+            family: *family.ok_or("unknown headroom family")?,
+            remaining,
+            limit: Some(limit).filter(|l| *l > 0),
+            largest,
+            seen,
+            until,
+        })
+    }
 }
 
 impl Figure {
@@ -57,10 +99,11 @@ impl Figure {
         reset_at: Option<u64>,
         now: u64,
     ) -> Self {
+        let remaining = remaining.min(MAX_SAFE_MS);
         Self {
             family,
             remaining,
-            limit,
+            limit: limit.filter(|l| *l > 0).map(|l| l.min(MAX_SAFE_MS)),
             largest: remaining,
             seen: now,
             until: reset_at

@@ -110,3 +110,14 @@ fn expired_figures_are_forgotten_a_day_after_their_end() {
     h.forget(UNRESET_MS + FORGET_MS);
     assert!(h.is_empty());
 }
+
+#[test]
+fn a_figure_travels_as_six_numbers_and_an_unknown_family_is_refused() {
+    let f = Figure::read(Family::OutputTokens, 5, None, Some(9), 1);
+    let wire = serde_json::to_string(&f).unwrap();
+    assert_eq!(wire, "[3,5,0,5,1,9]");
+    assert_eq!(serde_json::from_str::<Figure>(&wire).unwrap(), f);
+    assert!(serde_json::from_str::<Figure>("[9,5,0,5,1,9]").is_err());
+    let limited = Figure::read(Family::Requests, 5, Some(0), None, 1);
+    assert_eq!(limited.limit, None, "a limit of 0 is no limit");
+}

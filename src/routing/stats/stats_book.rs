@@ -148,13 +148,16 @@ pub struct StatsBook {
     pub keys: u32,
     #[serde(default)]
     pub rpm: Option<u32>,
-    /// The keys' headroom figures as the isolates sent them, merged.
-    #[serde(default, skip_serializing_if = "Headrooms::is_empty")]
+    /// The keys' headroom figures as the isolates sent them, merged. Memory only, and never a
+    /// reason to write: they expire within a minute or their reset, and an evicted object
+    /// hears them again with the next answers.
+    #[serde(skip)]
     pub headroom: Headrooms,
 }
 
 impl StatsBook {
-    /// Folds an isolate's batches as of `now`; whether anything changed (and must be stored).
+    /// Folds an isolate's batches (and headroom figures, kept in memory) as of `now`; whether
+    /// anything that must be stored changed.
     pub fn fold(&mut self, push: &StatsPush, now: u64) -> bool {
         let mut changed = false;
         for (model, batch) in &push.batches {
@@ -169,7 +172,7 @@ impl StatsBook {
         }
         if !push.headroom.is_empty() {
             self.headroom.forget(now);
-            changed |= self.headroom.merge(&push.headroom);
+            self.headroom.merge(&push.headroom);
         }
         if changed {
             self.seq = self.seq.saturating_add(1);
