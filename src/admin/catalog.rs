@@ -25,7 +25,14 @@ impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
     pub(super) async fn get_provider(&self, t: &TenantId, p: &ProviderName) -> Answer {
         let found = self.store.provider(t, p).await?;
         let provider = found.ok_or_else(|| not_found(&format!("The provider '{p}'")))?;
-        json(200, &ProviderView::from(&provider))
+        // Best effort: an unreachable routing object leaves the keys without their headroom.
+        let read = self.routing.stats(t, std::slice::from_ref(p)).await;
+        let figures = read.ok().and_then(|mut s| s.remove(p.as_str()));
+        let figures = figures.map(|s| s.headroom).unwrap_or_default();
+        json(
+            200,
+            &ProviderView::from(&provider).with_headroom(&figures, self.cx.now),
+        )
     }
 
     /// Keys are sealed before they reach storage; the view shows ids and last four only.

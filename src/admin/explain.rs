@@ -20,7 +20,7 @@ use crate::config::{ProviderName, TenantConfig, TenantId};
 use crate::health::provider_state::BreakerStatus;
 use crate::routing::auto::{self, AutoName};
 use crate::routing::facts::RequestFacts;
-use crate::routing::rank::{scores, Ranked, Ranking};
+use crate::routing::rank::{headroom_factor, scores, Ranked, Ranking};
 use crate::routing::resolve::{alias_model, alias_ranking, lookup, Target};
 use crate::routing::stats::isolate_stats::ProviderStats;
 use crate::routing::stats::routing_snapshot::RoutingSnapshot;
@@ -205,7 +205,8 @@ fn origins(
     let entries = match auto::parse(&q.model) {
         Some(AutoName::Strategy(s)) => {
             let set = auto::strategy_set(cfg, input);
-            let how = s.ranking(cfg.settings.exploration_share);
+            let st = &cfg.settings;
+            let how = s.ranking(st.exploration_share, st.headroom_threshold);
             return chain
                 .iter()
                 .enumerate()
@@ -268,8 +269,10 @@ fn yields(cfg: &TenantConfig, name: &str, input: &RouteInput<'_>, c: &Candidate<
 fn score_in(set: &[Ranked<'_>], how: &Ranking, c: &Candidate<'_>) -> Option<(f64, LiveStats)> {
     let at = set.iter().position(|r| r.model.id == c.model.id)?;
     let score = scores(set, how).get(at).copied()?;
-    let health = set.get(at)?.health.unwrap_or_default();
-    Some((score, health.into()))
+    let health = set.get(at)?.health;
+    let mut stats = LiveStats::from(health.unwrap_or_default());
+    stats.headroom_factor = headroom_factor(health, how.headroom_threshold);
+    Some((score, stats))
 }
 
 impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {

@@ -8,7 +8,10 @@ use super::{
     Upstream,
 };
 use crate::api::ApiError;
+use crate::config::KeyStrategy;
+use crate::health::headroom::Headrooms;
 use crate::health::{AcquireRequest, Gate, Park, ReportRequest, Verdict};
+use crate::routing::stats::isolate_stats::ProviderStats;
 use crate::routing::Candidate;
 
 /// How a chain position ended.
@@ -98,7 +101,16 @@ impl<S: RoutingState, U: Upstream, C: Clock> Cascade<'_, S, U, C> {
                 Gate::Probe { token } => Some(token),
                 Gate::Pass | Gate::Skip { .. } | Gate::Limited { .. } => None,
             };
-            let keys = after(&lease.keys, failed_key.as_deref());
+            let planned = match candidate.provider.key_strategy {
+                KeyStrategy::MostRemaining => {
+                    let mut rooms = Headrooms::default();
+                    let read = &mut |p: &mut ProviderStats| rooms = p.headrooms();
+                    self.state.with_stats(&candidate.provider.name, read);
+                    rooms.order(&lease.keys, self.clock.now_ms())
+                }
+                KeyStrategy::RoundRobin | KeyStrategy::Failover => lease.keys,
+            };
+            let keys = after(&planned, failed_key.as_deref());
             let mut parks = Vec::new();
             let end = self
                 .try_keys(candidate, &keys, started, &mut attempt, &mut parks)

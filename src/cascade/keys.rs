@@ -9,6 +9,7 @@ use super::{
 use crate::api::passthrough_error;
 use crate::config::KeyId;
 use crate::health::{safe_after, Park};
+use crate::routing::stats::isolate_stats::ProviderStats;
 use crate::routing::Candidate;
 
 impl<S: RoutingState, U: Upstream, C: Clock> Cascade<'_, S, U, C> {
@@ -38,6 +39,13 @@ impl<S: RoutingState, U: Upstream, C: Clock> Cascade<'_, S, U, C> {
             let t0 = self.clock.now_ms();
             let reply = self.upstream.send(call).await;
             let now = self.clock.now_ms();
+            // Every answer's quota headers, whatever the key strategy (the ranking reads them too).
+            let quota = self.upstream.take_quota_headers();
+            let figures = super::quota_headers::read(candidate.provider.kind, &quota, now);
+            if !figures.is_empty() {
+                let saw = &mut |p: &mut ProviderStats| p.saw(&key.id, &figures, now);
+                self.state.with_stats(&candidate.provider.name, saw);
+            }
             let mut tried = KeyTry {
                 key_id: key.id.clone(),
                 at: t0,
@@ -64,7 +72,7 @@ impl<S: RoutingState, U: Upstream, C: Clock> Cascade<'_, S, U, C> {
                 } => {
                     tried.status = Some(status);
                     let resilience = &candidate.provider.resilience;
-                    let max = self.limits.max_park_ms;
+                    let max = resilience.max_park_ms(self.limits.max_park_ms);
                     let answer = StatusAnswer {
                         status,
                         retry_after: retry_after.as_deref(),

@@ -12,6 +12,7 @@ mod keys;
 pub mod owed_report;
 pub mod platform_status;
 pub mod precheck;
+pub mod quota_headers;
 pub mod rate_limit_signals;
 pub mod refusal;
 pub mod retry;
@@ -22,6 +23,7 @@ pub mod upstream_body;
 use crate::api::{ApiError, AttemptSummary, ErrorKind};
 use crate::config::{BreakerSettings, CatalogModel, Provider, ProviderKey, ProviderName};
 use crate::health::{AcquireRequest, Lease, ReportRequest};
+use crate::routing::stats::isolate_stats::ProviderStats;
 use crate::routing::Candidate;
 pub use candidate::acquire_request;
 use candidate::Position;
@@ -45,6 +47,11 @@ pub trait RoutingState {
     /// The one round trip before a candidate is tried: breaker admission and key order.
     async fn acquire(&self, provider: &ProviderName, req: AcquireRequest) -> Lease;
     async fn report(&self, provider: &ProviderName, req: ReportRequest);
+
+    /// Runs `f` on this isolate's live stats of `provider`: answers' headroom figures go in
+    /// there (and reach the object with its stats, no call of their own), and `most_remaining`
+    /// reads its order from there. A port without live stats does nothing.
+    fn with_stats(&self, _provider: &ProviderName, _f: &mut dyn FnMut(&mut ProviderStats)) {}
 }
 
 /// One upstream call: this model, on this provider, with this key.
@@ -111,6 +118,12 @@ pub trait Upstream {
     /// with `on_refusal: fallback`. A port that cannot tell (a stream) says no.
     fn is_refusal(&self, _body: &Self::Body) -> bool {
         false
+    }
+
+    /// The quota headers (`quota_headers::is_quota_header`) of the answer `send` last returned,
+    /// taken: asked once after every call. A port that keeps none (the host fakes) has none.
+    fn take_quota_headers(&self) -> Vec<(String, String)> {
+        Vec::new()
     }
 }
 

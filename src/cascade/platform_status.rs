@@ -9,6 +9,8 @@
 //! - The cloud kinds throttle without a reset hint more often than not (Bedrock and Vertex send
 //!   none): their throttle without one parks the key for `CLOUD_THROTTLE_PARK_MS`, so the next
 //!   request starts from another key or candidate.
+//! - A provider's `rate_limit_cooldown_ms` parks every hintless 429 of its keys that long, and
+//!   its `max_park_ms` caps every park in place of the deployment's `MAX_PARK_MS`.
 
 use super::rate_limit_signals::park_for;
 use super::{classify_status, Failure, StatusClass};
@@ -27,7 +29,8 @@ pub struct StatusAnswer<'a> {
     pub text: &'a str,
 }
 
-/// The verdict on `answer`, and the park of its key in ms (already clamped to `max_ms`).
+/// The verdict on `answer`, and the park of its key in ms (already clamped to `max_ms`, the
+/// provider's `max_park_ms` or the deployment's cap).
 pub fn read_status(
     provider: &Provider,
     answer: &StatusAnswer<'_>,
@@ -72,10 +75,20 @@ pub fn read_status(
     let park = match verdict {
         StatusClass::NextKey(Failure::RateLimit) => google_park
             .or_else(hinted)
-            .or_else(|| is_cloud(provider.kind).then_some(CLOUD_THROTTLE_PARK_MS.min(max_ms))),
+            .or_else(|| hintless_park(provider))
+            .map(|ms| ms.min(max_ms)),
         _ => None,
     };
     (verdict, park)
+}
+
+/// A 429 carrying no hint the gateway reads: the provider's `rate_limit_cooldown_ms`, else a
+/// cloud kind's `CLOUD_THROTTLE_PARK_MS`, else (the spec's rule) no park.
+pub fn hintless_park(provider: &Provider) -> Option<u64> {
+    provider
+        .resilience
+        .rate_limit_cooldown_ms
+        .or_else(|| is_cloud(provider.kind).then_some(CLOUD_THROTTLE_PARK_MS))
 }
 
 /// A family's error class as the cascade acts on it.

@@ -96,3 +96,20 @@ fn a_gemini_429_parks_for_its_retry_delay() {
         StatusClass::NextKey(Failure::Auth)
     );
 }
+
+#[test]
+fn rate_limit_cooldown_ms_replaces_the_cloud_throttle_park_for_a_hintless_429() {
+    let mut p = azure();
+    p.resilience.rate_limit_cooldown_ms = Some(45_000);
+    assert_eq!(
+        read_status(&p, &answer(429, None, &[]), 0, MAX).1,
+        Some(45_000)
+    );
+    let headers = vec![("retry-after-ms".to_owned(), "1500".to_owned())];
+    assert_eq!(
+        read_status(&p, &answer(429, None, &headers), 0, MAX).1,
+        Some(1_500),
+        "a hint the gateway reads still wins"
+    );
+    assert_eq!(read_status(&p, &answer(503, None, &[]), 0, MAX).1, None);
+}

@@ -8,10 +8,13 @@ use crate::config::{RateLimitSignal, Resilience};
 use serde::Deserialize;
 
 /// The response headers a signal may read: `x-ratelimit-reset-*`, `anthropic-ratelimit-*-reset`
-/// and `retry-after-ms`.
+/// and `retry-after-ms`, and the quota headers headroom is read from (`quota_headers`).
 /// The edge keeps only these (names lowercased), so nothing else of a response is held.
 pub fn is_signal_header(name: &str) -> bool {
     let name = name.to_ascii_lowercase();
+    if super::quota_headers::is_quota_header(&name) {
+        return true;
+    }
     // Azure OpenAI's millisecond `Retry-After`, and the error type Bedrock names its errors by
     // (`platform_status`).
     name == "retry-after-ms"
@@ -289,11 +292,13 @@ mod tests {
     }
 
     #[test]
-    fn only_reset_headers_are_kept_by_the_edge() {
+    fn only_reset_and_quota_headers_are_kept_by_the_edge() {
         assert!(is_signal_header("X-RateLimit-Reset-Requests"));
         assert!(is_signal_header("anthropic-ratelimit-input-tokens-reset"));
-        assert!(!is_signal_header("anthropic-ratelimit-tokens-remaining"));
+        assert!(is_signal_header("anthropic-ratelimit-tokens-remaining"));
+        assert!(is_signal_header("X-RateLimit-Remaining"));
         assert!(!is_signal_header("authorization"));
+        assert!(!is_signal_header("content-type"));
     }
 
     #[test]

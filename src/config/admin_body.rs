@@ -114,6 +114,8 @@ pub struct ProviderBody {
     pub auth_cooldown_ms: Option<u64>,
     #[serde(default)]
     pub rpm: Option<u32>,
+    pub max_park_ms: Option<u64>,
+    pub rate_limit_cooldown_ms: Option<u64>,
     /// `azure_openai`: the `api-version` every call carries.
     #[serde(default)]
     pub api_version: Option<String>,
@@ -180,6 +182,7 @@ impl ProviderBody {
                 self.rate_limit_signals,
                 self.auth_cooldown_ms,
                 self.rpm,
+                (self.max_park_ms, self.rate_limit_cooldown_ms),
             )?,
         })
     }

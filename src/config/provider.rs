@@ -46,7 +46,7 @@ impl ProviderKind {
     }
 }
 
-/// Which key a request starts from; either way the whole pool is tried before the cascade moves on.
+/// Which key a request starts from; any way the whole pool is tried before the cascade moves on.
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -54,6 +54,8 @@ pub enum KeyStrategy {
     #[default]
     RoundRobin,
     Failover,
+    /// The key with the most headroom first (`health::headroom`); ties round-robin.
+    MostRemaining,
 }
 
 /// A provider with its pool of keys in one of three forms: `NewProvider` straight from the admin

@@ -90,19 +90,38 @@ pub struct Resilience {
     /// Requests per minute this tenant may start on this provider; `None` is unlimited.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rpm: Option<u32>,
+    /// The longest a park of this provider's keys lasts, in place of the deployment's
+    /// `MAX_PARK_MS` (a weekly quota's `Retry-After: 500000` is honoured only above it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_park_ms: Option<u64>,
+    /// How long a 429 carrying no hint the gateway reads parks its key; absent, the kind's rule
+    /// stays (nothing, or `CLOUD_THROTTLE_PARK_MS` for a cloud kind).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_limit_cooldown_ms: Option<u64>,
 }
+
+/// The range of `max_park_ms` and `rate_limit_cooldown_ms`: 1 s to 7 days.
+pub const PARK_MS_RANGE: std::ops::RangeInclusive<u64> = 1_000..=604_800_000;
 
 impl Resilience {
     pub fn reads(&self, signal: RateLimitSignal) -> bool {
         self.rate_limit_signals.contains(&signal)
     }
 
-    /// Validates the admin's values, naming the field that is wrong.
+    /// The longest a park of this provider's keys lasts: its own `max_park_ms`, else the
+    /// deployment's `MAX_PARK_MS`.
+    pub fn max_park_ms(&self, deployment_ms: u64) -> u64 {
+        self.max_park_ms.unwrap_or(deployment_ms)
+    }
+
+    /// Validates the admin's values, naming the field that is wrong; `parks` is
+    /// (`max_park_ms`, `rate_limit_cooldown_ms`).
     pub fn validate(
         retry: Option<RetryPolicy>,
         mut rate_limit_signals: Vec<RateLimitSignal>,
         auth_cooldown_ms: Option<u64>,
         rpm: Option<u32>,
+        (max_park_ms, rate_limit_cooldown_ms): (Option<u64>, Option<u64>),
     ) -> Result<Self, ConfigError> {
         let retry = retry.unwrap_or_default().validate()?;
         super::sort::sort(&mut rate_limit_signals);
@@ -117,11 +136,24 @@ impl Resilience {
         if rpm.is_some_and(|r| r == 0 || r > 1_000_000) {
             return Err(ConfigError::invalid("rpm", "must be 1 to 1000000"));
         }
+        for (field, ms) in [
+            ("max_park_ms", max_park_ms),
+            ("rate_limit_cooldown_ms", rate_limit_cooldown_ms),
+        ] {
+            if ms.is_some_and(|ms| !PARK_MS_RANGE.contains(&ms)) {
+                return Err(ConfigError::invalid(
+                    field,
+                    "must be 1000 to 604800000 (1 s to 7 days)",
+                ));
+            }
+        }
         Ok(Self {
             retry,
             rate_limit_signals,
             auth_cooldown_ms,
             rpm,
+            max_park_ms,
+            rate_limit_cooldown_ms,
         })
     }
 }
@@ -168,26 +200,68 @@ mod tests {
                 retry(6, 100, 2000),
                 vec![],
                 None,
-                None
+                None,
+                P
             ))
             .as_deref(),
             Some("retry.max_retries")
         );
         assert_eq!(
-            field(Resilience::validate(retry(1, 0, 2000), vec![], None, None)).as_deref(),
+            field(Resilience::validate(
+                retry(1, 0, 2000),
+                vec![],
+                None,
+                None,
+                P
+            ))
+            .as_deref(),
             Some("retry.base_delay_ms")
         );
         assert_eq!(
-            field(Resilience::validate(retry(1, 500, 100), vec![], None, None)).as_deref(),
+            field(Resilience::validate(
+                retry(1, 500, 100),
+                vec![],
+                None,
+                None,
+                P
+            ))
+            .as_deref(),
             Some("retry.max_delay_ms")
         );
         assert_eq!(
-            field(Resilience::validate(None, vec![], None, Some(0))).as_deref(),
+            field(Resilience::validate(None, vec![], None, Some(0), P)).as_deref(),
             Some("rpm")
         );
         assert_eq!(
-            field(Resilience::validate(None, vec![], Some(u64::MAX), None)).as_deref(),
+            field(Resilience::validate(None, vec![], Some(u64::MAX), None, P)).as_deref(),
             Some("auth_cooldown_ms")
+        );
+    }
+
+    const P: (Option<u64>, Option<u64>) = (None, None);
+
+    #[test]
+    fn max_park_ms_and_rate_limit_cooldown_ms_are_1_s_to_7_days() {
+        let parks = |max, cooldown| {
+            Resilience::validate(None, vec![], None, None, (max, cooldown))
+                .map_err(|e| e.field().map(str::to_owned))
+        };
+        assert_eq!(
+            parks(Some(999), None).err(),
+            Some(Some("max_park_ms".into()))
+        );
+        assert_eq!(
+            parks(None, Some(604_800_001)).err(),
+            Some(Some("rate_limit_cooldown_ms".into()))
+        );
+        let r = parks(Some(604_800_000), Some(1_000)).unwrap();
+        assert_eq!(r.max_park_ms(3_600_000), 604_800_000);
+        assert_eq!(r.rate_limit_cooldown_ms, Some(1_000));
+        let unset = parks(None, None).unwrap();
+        assert_eq!(
+            unset.max_park_ms(3_600_000),
+            3_600_000,
+            "the deployment's cap"
         );
     }
 

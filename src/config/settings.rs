@@ -30,6 +30,9 @@ pub struct SettingsOverrides {
     /// The share of ranked requests that try a candidate with stale stats first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exploration_share: Option<f64>,
+    /// Below this headroom a model's best key holds back its ranking score.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headroom_threshold: Option<f64>,
     /// Scheduled probes of open breakers; on unless `false`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probes: Option<bool>,
@@ -56,6 +59,17 @@ fn is_default_share(share: &f64) -> bool {
 
 fn default_share() -> f64 {
     DEFAULT_EXPLORATION_SHARE
+}
+
+/// The headroom below which a ranked model's score is held back when the tenant sets none.
+pub const DEFAULT_HEADROOM_THRESHOLD: f64 = 0.1;
+
+fn is_default_threshold(threshold: &f64) -> bool {
+    *threshold == DEFAULT_HEADROOM_THRESHOLD
+}
+
+fn default_threshold() -> f64 {
+    DEFAULT_HEADROOM_THRESHOLD
 }
 
 /// The tenant's `end_user` setting: limits applied to each end user separately, and
@@ -170,6 +184,14 @@ pub struct Settings {
     /// (`routing::rank`); shown only when it is not the default 0.02.
     #[serde(default = "default_share", skip_serializing_if = "is_default_share")]
     pub exploration_share: f64,
+    /// A model whose best key's headroom is below this (0 to 1) has its `score` and `auto`
+    /// ranking score multiplied by `0.5 + 0.5 × headroom / threshold` (`routing::rank`); shown
+    /// only when it is not the default 0.1.
+    #[serde(
+        default = "default_threshold",
+        skip_serializing_if = "is_default_threshold"
+    )]
+    pub headroom_threshold: f64,
     /// Scheduled probes of this tenant's open breakers; shown only when off.
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub probes: bool,
@@ -234,6 +256,7 @@ impl Default for Defaults {
                 },
                 context_window_guard: false,
                 exploration_share: DEFAULT_EXPLORATION_SHARE,
+                headroom_threshold: DEFAULT_HEADROOM_THRESHOLD,
                 probes: true,
                 degraded: DegradedSettings::default(),
                 alerts: None,
@@ -300,6 +323,9 @@ impl Defaults {
             exploration_share: o
                 .exploration_share
                 .unwrap_or(self.settings.exploration_share),
+            headroom_threshold: o
+                .headroom_threshold
+                .unwrap_or(self.settings.headroom_threshold),
             probes: o.probes.unwrap_or(self.settings.probes),
             degraded: match &o.degraded {
                 Some(d) => self.settings.degraded.with(d),

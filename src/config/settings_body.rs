@@ -49,13 +49,13 @@ pub fn validate_settings(o: SettingsOverrides) -> Result<SettingsOverrides, Conf
     for &ms in durations.as_slice() {
         within("breaker.open_durations_ms", Some(ms), 86_400_000)?;
     }
-    if o.exploration_share
-        .is_some_and(|s| !(s.is_finite() && (0.0..=1.0).contains(&s)))
-    {
-        return Err(ConfigError::invalid(
-            "exploration_share",
-            "must be a number from 0 to 1",
-        ));
+    for (field, share) in [
+        ("exploration_share", o.exploration_share),
+        ("headroom_threshold", o.headroom_threshold),
+    ] {
+        if share.is_some_and(|s| !(s.is_finite() && (0.0..=1.0).contains(&s))) {
+            return Err(ConfigError::invalid(field, "must be a number from 0 to 1"));
+        }
     }
     o.degraded.as_ref().map(|d| d.validate()).transpose()?;
     o.alerts.as_ref().map(|a| a.validate()).transpose()?;

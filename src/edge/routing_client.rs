@@ -12,6 +12,7 @@ use crate::health::provider_state::ModelTransition;
 use crate::health::{
     jittered, AcquireRequest, BreakerHealth, Gate, Lease, LocalAdmission, ReportRequest,
 };
+use crate::routing::stats::isolate_stats::ProviderStats;
 use crate::routing::stats::stats_book::{AcquireAnswer, AcquireCall, ReportAnswer, ReportCall};
 use serde::de::DeserializeOwned;
 use std::time::Duration;
@@ -147,6 +148,10 @@ impl RoutingState for RoutingClient<'_> {
         self.metrics.durable_object_call();
         let transitions = send_report(self.env, self.tenant, provider, &req).await;
         self.record(provider, transitions);
+    }
+
+    fn with_stats(&self, provider: &ProviderName, f: &mut dyn FnMut(&mut ProviderStats)) {
+        super::live_stats::with_stats(self.tenant, provider.as_str(), f);
     }
 }
 

@@ -39,6 +39,8 @@ pub struct FetchUpstream<'a> {
     /// `traceparent` (`traces::context`).
     trace: Option<&'a TraceContext>,
     calls: Cell<u32>,
+    /// The last answer's quota headers, until the cascade takes them.
+    quota: RefCell<Vec<(String, String)>>,
 }
 
 /// Which candidate a built body belongs to: (provider, model).
@@ -54,6 +56,7 @@ impl<'a> FetchUpstream<'a> {
             refusals: false,
             trace: None,
             calls: Cell::new(0),
+            quota: RefCell::default(),
         }
     }
 
@@ -115,6 +118,10 @@ impl crate::cascade::Upstream for FetchUpstream<'_> {
         matches!(body, UpstreamBody::Full { refusal: true, .. })
     }
 
+    fn take_quota_headers(&self) -> Vec<(String, String)> {
+        self.quota.take()
+    }
+
     async fn send(&self, call: Call<'_>) -> UpstreamReply<UpstreamBody> {
         let n = self.calls.get();
         self.calls.set(n.saturating_add(1));
@@ -148,6 +155,7 @@ impl crate::cascade::Upstream for FetchUpstream<'_> {
                 }
             };
         let status = resp.status();
+        *self.quota.borrow_mut() = signal_headers(&Headers(resp.headers()));
         let timing = (started, headers_at.saturating_sub(started));
         // Body reads get what is left of the same timeout, never a fresh one.
         let deadline = started.saturating_add(call.timeout_ms);

@@ -200,6 +200,10 @@ const LINES: &[(&str, &str)] = &[
         r#"{"error":"D1 said \"no\"\n\tat line 1 ü","msg":"provider state unreadable","provider":"openai","tenant":"acme"}"#,
     ),
     (
+        "fault.otel",
+        r#"{"msg":"otel export: spans dropped or left out","spans":3,"tenant":"acme","what":"receiver answered 503"}"#,
+    ),
+    (
         "fault.analytics_not_written",
         r#"{"error":"D1 said \"no\"\n\tat line 1 ü","msg":"analytics data point not written"}"#,
     ),
@@ -251,5 +255,5 @@ fn every_fault_has_its_own_message() {
     msgs.sort();
     msgs.dedup();
     assert_eq!(msgs.len(), faults);
-    assert_eq!(faults, 35);
+    assert_eq!(faults, 36);
 }

@@ -43,7 +43,9 @@ impl LocalGrant {
         }
         let start = match strategy {
             KeyStrategy::Failover => 0,
-            KeyStrategy::RoundRobin => {
+            // `most_remaining` orders the rotation by headroom afterwards (`Headrooms::order`),
+            // so its ties go round-robin.
+            KeyStrategy::RoundRobin | KeyStrategy::MostRemaining => {
                 ((self.grant.cursor + self.used) % keys.len() as u64) as usize
             }
         };

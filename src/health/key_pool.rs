@@ -26,7 +26,9 @@ impl KeyPool {
         }
         let start = match strategy {
             KeyStrategy::Failover => 0,
-            KeyStrategy::RoundRobin => {
+            // `most_remaining` orders the rotation by headroom afterwards (`Headrooms::order`),
+            // so its ties go round-robin.
+            KeyStrategy::RoundRobin | KeyStrategy::MostRemaining => {
                 let start = (self.cursor % keys.len() as u64) as usize;
                 self.cursor = self.cursor.wrapping_add(1);
                 start

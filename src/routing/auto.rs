@@ -45,7 +45,8 @@ impl Strategy {
         })
     }
 
-    pub fn ranking(self, exploration_share: f64) -> Ranking {
+    /// How the strategy ranks, with the tenant's `exploration_share` and `headroom_threshold`.
+    pub fn ranking(self, exploration_share: f64, headroom_threshold: f64) -> Ranking {
         let (rank_by, price_descending) = match self {
             Self::Balanced => (RankBy::Score, false),
             Self::Fast => (RankBy::Latency, false),
@@ -59,6 +60,7 @@ impl Strategy {
             weights: Weights::default(),
             exploration_share,
             prefer_newest: false,
+            headroom_threshold: Some(headroom_threshold),
         }
     }
 }
@@ -120,7 +122,8 @@ pub fn route<'c>(
             ChainError::NoneAllowed(requested.to_owned())
         });
     }
-    let how = strategy.ranking(cfg.settings.exploration_share);
+    let s = &cfg.settings;
+    let how = strategy.ranking(s.exploration_share, s.headroom_threshold);
     let depth = usize::try_from(cfg.settings.max_fallback_depth).unwrap_or(usize::MAX);
     let candidates = rank(usable, &how, input.now_ms, input.draw)
         .into_iter()

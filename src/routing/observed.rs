@@ -30,6 +30,8 @@ pub struct ModelHealth {
     pub parked_share: f64,
     /// Share of the provider's `rpm` used in the current minute (0 to 1; 0 without `rpm`).
     pub rpm_share: f64,
+    /// The headroom of the provider's best key with a live figure (`None`: no key has one).
+    pub headroom: Option<f64>,
 }
 
 impl ModelHealth {

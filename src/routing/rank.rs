@@ -13,6 +13,12 @@
 //!   it had the best value of the set there, and before the measured model holding it, so it
 //!   gets tried (a tie broken on id alone could leave it behind for ever).
 //! - Then model id.
+//!
+//! In the `score` rank and the `auto` strategies (`headroom_threshold` set), a model whose best
+//! key's headroom is below the tenant's threshold has its score multiplied by
+//! `0.5 + 0.5 × headroom / threshold` (`headroom_factor`); an `auto` strategy on one axis then
+//! sorts by its normalised value times that factor, which orders as the axis does when no factor
+//! applies.
 
 use super::draw::{mix64, GOLDEN};
 use super::observed::ModelHealth;
@@ -47,6 +53,9 @@ pub struct Ranking {
     pub exploration_share: f64,
     /// Dated models newest first, ahead of the axis (`prefer_newest_version`).
     pub prefer_newest: bool,
+    /// The tenant's `headroom_threshold` where the headroom factor applies (the `score` rank
+    /// and the `auto` strategies); `None` elsewhere.
+    pub headroom_threshold: Option<f64>,
 }
 
 /// One model to rank: its constraint tier (lower first) and what was measured of it (`None`:
@@ -134,24 +143,36 @@ pub fn penalty(health: Option<ModelHealth>) -> f64 {
     parked * near_rpm
 }
 
-/// The weighted mean of the normalised axes, times `penalty` (0 to 1, higher is better).
-fn score(r: &Ranked<'_>, best: &[(Axis, Option<f64>, f64)]) -> f64 {
+/// The multiplier a model's scarce quota puts on its score: `0.5 + 0.5 × headroom / threshold`
+/// while its best key's headroom is below `threshold`, else 1 (also when no key has a figure).
+pub fn headroom_factor(health: Option<ModelHealth>, threshold: Option<f64>) -> f64 {
+    match (health.and_then(|h| h.headroom), threshold) {
+        (Some(h), Some(t)) if t > 0.0 && h < t => 0.5 + 0.5 * h / t,
+        _ => 1.0,
+    }
+}
+
+/// The weighted mean of the normalised axes, times `penalty` and the headroom factor (0 to 1,
+/// higher is better).
+fn score(r: &Ranked<'_>, best: &[(Axis, Option<f64>, f64)], threshold: Option<f64>) -> f64 {
     let total: f64 = best.iter().map(|(_, _, w)| w).sum();
+    let factor = headroom_factor(r.health, threshold);
     if total <= 0.0 {
-        return penalty(r.health);
+        return penalty(r.health) * factor;
     }
     let blended: f64 = best
         .iter()
         .map(|&(axis, best, weight)| weight * axis.normalised(r.value(axis), best))
         .sum::<f64>()
         / total;
-    blended * penalty(r.health)
+    blended * penalty(r.health) * factor
 }
 
 /// Each model's score in its set (0 to 1, higher is better), as `explain` shows it: the blended
 /// score for `rank_by: score`, else the model's normalised value on the name's one axis, times
 /// `penalty` either way. The order itself is `rank`'s (tiers, open breakers, exploration).
 pub fn scores(set: &[Ranked<'_>], how: &Ranking) -> Vec<f64> {
+    let factor = |r: &Ranked<'_>| headroom_factor(r.health, how.headroom_threshold);
     let axis = match how.rank_by {
         RankBy::Score => None,
         RankBy::Price if how.price_descending => {
@@ -159,8 +180,8 @@ pub fn scores(set: &[Ranked<'_>], how: &Ranking) -> Vec<f64> {
             return set
                 .iter()
                 .map(|r| match top {
-                    t if t > 0.0 => r.model.price() / t * penalty(r.health),
-                    _ => penalty(r.health),
+                    t if t > 0.0 => r.model.price() / t * penalty(r.health) * factor(r),
+                    _ => penalty(r.health) * factor(r),
                 })
                 .collect();
         }
@@ -183,7 +204,14 @@ pub fn scores(set: &[Ranked<'_>], how: &Ranking) -> Vec<f64> {
         .into_iter()
         .map(|(a, weight)| (a, a.best(set), weight))
         .collect();
-    set.iter().map(|r| score(r, &axes)).collect()
+    let threshold = how.headroom_threshold;
+    match axis {
+        Some(_) => set
+            .iter()
+            .map(|r| score(r, &axes, None) * factor(r))
+            .collect(),
+        None => set.iter().map(|r| score(r, &axes, threshold)).collect(),
+    }
 }
 
 /// What a model sorts by on the name's axis (lower first), and whether it was measured there.
@@ -193,15 +221,33 @@ fn sort_keys(set: &[Ranked<'_>], how: &Ranking) -> Vec<(f64, bool)> {
         set.iter()
             .map(|r| {
                 let value = r.value(axis);
-                let v = value.or(best).unwrap_or(0.0);
-                let key = if axis.higher_is_better() { -v } else { v };
+                let key = match how.headroom_threshold {
+                    Some(t) => -axis.normalised(value, best) * headroom_factor(r.health, Some(t)),
+                    None => {
+                        let v = value.or(best).unwrap_or(0.0);
+                        if axis.higher_is_better() {
+                            -v
+                        } else {
+                            v
+                        }
+                    }
+                };
                 (key, value.is_some())
             })
             .collect()
     };
     match how.rank_by {
         RankBy::Price if how.price_descending => {
-            set.iter().map(|r| (-r.model.price(), true)).collect()
+            let top = set.iter().map(|r| r.model.price()).fold(0.0, f64::max);
+            let factor = |r: &Ranked<'_>| headroom_factor(r.health, how.headroom_threshold);
+            set.iter()
+                .map(|r| match top {
+                    t if t > 0.0 && how.headroom_threshold.is_some() => {
+                        (-(r.model.price() / t) * factor(r), true)
+                    }
+                    _ => (-r.model.price(), true),
+                })
+                .collect()
         }
         RankBy::Price => single(Axis::Price),
         RankBy::Latency => single(Axis::Latency),
@@ -221,7 +267,7 @@ fn sort_keys(set: &[Ranked<'_>], how: &Ranking) -> Vec<(f64, bool)> {
                     let measured = axes
                         .iter()
                         .any(|&(a, _, w)| w > 0.0 && a != Axis::Price && r.value(a).is_some());
-                    (-score(r, &axes), measured)
+                    (-score(r, &axes, how.headroom_threshold), measured)
                 })
                 .collect()
         }
@@ -316,6 +362,7 @@ impl Default for Ranking {
             weights: Weights::default(),
             exploration_share: 0.0,
             prefer_newest: false,
+            headroom_threshold: None,
         }
     }
 }
@@ -323,3 +370,7 @@ impl Default for Ranking {
 #[cfg(test)]
 #[path = "rank_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "rank_headroom_tests.rs"]
+mod headroom_tests;

@@ -7,6 +7,7 @@ use super::chain::RouteInput;
 use super::pin::{self, Pin};
 use super::rank::{rank, Ranked, Ranking};
 use super::versions;
+use crate::config::alias::RankBy;
 use crate::config::SortedMap;
 use crate::config::{Alias, AliasName, CatalogModel, CostTier, ModelId, TenantConfig};
 use std::cmp::{Ordering, Reverse};
@@ -128,6 +129,8 @@ pub fn alias_ranking<'c>(
         weights: alias.weights.unwrap_or_default(),
         exploration_share: cfg.settings.exploration_share,
         prefer_newest: alias.prefer_newest_version,
+        headroom_threshold: (alias.rank_by == RankBy::Score)
+            .then_some(cfg.settings.headroom_threshold),
     };
     (set, how)
 }

@@ -6,6 +6,7 @@ use cognigate::cascade::{Call, Clock, RoutingState, Upstream, UpstreamReply};
 use cognigate::config::admin_body::{parse_body, ModelBody, ProviderBody};
 use cognigate::config::{Defaults, ModelId, ProviderName, RouteName, TenantConfig, TenantId};
 use cognigate::health::{AcquireRequest, Lease, ProviderState, ReportRequest};
+use cognigate::routing::stats::isolate_stats::ProviderStats;
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, VecDeque};
 
@@ -39,6 +40,8 @@ pub struct FakeState<'c> {
     pub providers: RefCell<BTreeMap<String, ProviderState>>,
     pub acquires: Cell<usize>,
     pub reports: RefCell<Vec<ReportRequest>>,
+    /// The isolate's live stats, by provider (where answers' headroom figures go).
+    pub stats: RefCell<BTreeMap<String, ProviderStats>>,
 }
 
 impl<'c> FakeState<'c> {
@@ -48,6 +51,7 @@ impl<'c> FakeState<'c> {
             providers: RefCell::default(),
             acquires: Cell::new(0),
             reports: RefCell::default(),
+            stats: RefCell::default(),
         }
     }
 
@@ -72,6 +76,14 @@ impl RoutingState for FakeState<'_> {
             .report(&req, self.clock.now_ms());
         self.reports.borrow_mut().push(req);
     }
+
+    fn with_stats(&self, provider: &ProviderName, f: &mut dyn FnMut(&mut ProviderStats)) {
+        f(self
+            .stats
+            .borrow_mut()
+            .entry(provider.to_string())
+            .or_default());
+    }
 }
 
 /// What a scripted upstream answers, and how long it takes.
@@ -87,6 +99,8 @@ pub enum Script {
     Cancelled,
     /// A 200 that is a safety refusal: OpenAI's `finish_reason: "content_filter"`, no content.
     Refusal,
+    /// A 200 whose answer carries these rate-limit headers.
+    OkWith(&'static [(&'static str, &'static str)]),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -102,6 +116,8 @@ pub struct FakeUpstream<'c> {
     pub scripts: RefCell<BTreeMap<String, VecDeque<Script>>>,
     pub calls: RefCell<Vec<SeenCall>>,
     pub latency_ms: u64,
+    /// The last answer's rate-limit headers, until the cascade takes them.
+    pub quota: RefCell<Vec<(String, String)>>,
 }
 
 impl<'c> FakeUpstream<'c> {
@@ -111,6 +127,7 @@ impl<'c> FakeUpstream<'c> {
             scripts: RefCell::default(),
             calls: RefCell::default(),
             latency_ms: 10,
+            quota: RefCell::default(),
         }
     }
 
@@ -155,6 +172,16 @@ impl Upstream for FakeUpstream<'_> {
                 status: 200,
                 body: format!("answer from {}", call.model.upstream_model),
             },
+            Script::OkWith(headers) => {
+                let kept = headers
+                    .iter()
+                    .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()));
+                *self.quota.borrow_mut() = kept.collect();
+                UpstreamReply::Success {
+                    status: 200,
+                    body: format!("answer from {}", call.model.upstream_model),
+                }
+            }
             Script::Status(status, retry_after, text) => UpstreamReply::Status {
                 status,
                 retry_after: retry_after.map(str::to_owned),
@@ -174,6 +201,10 @@ impl Upstream for FakeUpstream<'_> {
                 body: refusal_body(&call.model.upstream_model),
             },
         }
+    }
+
+    fn take_quota_headers(&self) -> Vec<(String, String)> {
+        self.quota.take()
     }
 
     /// The edge's reading: the family's pure detector over the answer as the upstream wrote it.

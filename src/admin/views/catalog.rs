@@ -7,6 +7,7 @@ use crate::config::{
     OnRefusal, Platform, ProviderKind, ProviderName, Publisher, RateLimitSignal, RetryPolicy,
     RouteName, StoredKey, StoredProvider,
 };
+use crate::health::headroom::Headrooms;
 use serde::Serialize;
 
 /// A provider: its keys as ids, last four characters and secret names.
@@ -34,6 +35,10 @@ pub struct ProviderView<'a> {
     pub auth_cooldown_ms: u64,
     /// `null` when unlimited.
     pub rpm: Option<u32>,
+    /// `null`: the deployment's `MAX_PARK_MS` caps every park.
+    pub max_park_ms: Option<u64>,
+    /// `null`: a 429 without a hint parks by the kind's rule.
+    pub rate_limit_cooldown_ms: Option<u64>,
 }
 
 /// One key of a provider's pool as shown: never the key.
@@ -51,9 +56,42 @@ pub enum KeyRef<'a> {
         access_key_id: Option<&'a str>,
         #[serde(skip_serializing_if = "Option::is_none")]
         client_email: Option<&'a str>,
+        #[serde(flatten)]
+        headroom: KeyHeadroom,
     },
     /// A key held in a Worker secret, by the secret's name.
-    Secret { id: &'a str, secret: &'a str },
+    Secret {
+        id: &'a str,
+        secret: &'a str,
+        #[serde(flatten)]
+        headroom: KeyHeadroom,
+    },
+}
+
+/// A key's remaining quota as the provider's GET shows it: the smallest share left over the
+/// families its answers report (0 to 1; absent while no figure is live), and when its newest
+/// figure was seen (epoch ms; absent if never).
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[derive(Debug, Default, Serialize)]
+pub struct KeyHeadroom {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub headroom: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub headroom_seen_ms: Option<u64>,
+}
+
+impl ProviderView<'_> {
+    /// The view with each key's headroom from the routing object's figures at `now`.
+    pub fn with_headroom(mut self, figures: &Headrooms, now: u64) -> Self {
+        for key in &mut self.keys {
+            let (KeyRef::Sealed { id, headroom, .. } | KeyRef::Secret { id, headroom, .. }) = key;
+            *headroom = KeyHeadroom {
+                headroom: figures.headroom(id, now),
+                headroom_seen_ms: figures.seen(id),
+            };
+        }
+        self
+    }
 }
 
 impl<'a> From<&'a StoredProvider> for ProviderView<'a> {
@@ -72,11 +110,13 @@ impl<'a> From<&'a StoredProvider> for ProviderView<'a> {
                         last4: last4.as_deref(),
                         access_key_id: account.filter(|_| bedrock),
                         client_email: account.filter(|_| !bedrock),
+                        headroom: KeyHeadroom::default(),
                     }
                 }
                 StoredKey::Secret { id, secret_name } => KeyRef::Secret {
                     id,
                     secret: secret_name,
+                    headroom: KeyHeadroom::default(),
                 },
             })
             .collect();
@@ -96,6 +136,8 @@ impl<'a> From<&'a StoredProvider> for ProviderView<'a> {
             rate_limit_signals: &p.resilience.rate_limit_signals,
             auth_cooldown_ms: p.resilience.auth_cooldown_ms,
             rpm: p.resilience.rpm,
+            max_park_ms: p.resilience.max_park_ms,
+            rate_limit_cooldown_ms: p.resilience.rate_limit_cooldown_ms,
         }
     }
 }

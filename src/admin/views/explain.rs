@@ -62,6 +62,11 @@ pub struct LiveStats {
     pub breaker_open: bool,
     pub parked_share: f64,
     pub rpm_share: f64,
+    /// The headroom of the provider's best key with a live figure (`null`: none has one).
+    pub headroom: Option<f64>,
+    /// What that headroom multiplies the score by (1 when at or above `headroom_threshold`, or
+    /// where the factor does not apply).
+    pub headroom_factor: f64,
 }
 
 impl From<ModelHealth> for LiveStats {
@@ -76,6 +81,8 @@ impl From<ModelHealth> for LiveStats {
             breaker_open: h.breaker_open,
             parked_share: h.parked_share,
             rpm_share: h.rpm_share,
+            headroom: h.headroom,
+            headroom_factor: 1.0,
         }
     }
 }

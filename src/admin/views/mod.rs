@@ -82,7 +82,8 @@ mod tests {
                 "platform": "direct", "keys": [{"id": p.keys[0].id(), "last4": null}, {"id": p.keys[1].id(), "secret": "PROVIDER_X"}],
                 "key_strategy": "round_robin", "timeout_ms": 30000,
                 "retry": {"max_retries": 0, "base_delay_ms": 100, "max_delay_ms": 2000},
-                "rate_limit_signals": ["x-ratelimit-reset"], "auth_cooldown_ms": 0, "rpm": null})
+                "rate_limit_signals": ["x-ratelimit-reset"], "auth_cooldown_ms": 0, "rpm": null,
+                "max_park_ms": null, "rate_limit_cooldown_ms": null})
         );
         let id = ModelId::parse("meta/llama").unwrap();
         for body in [

@@ -8,6 +8,7 @@
 
 use super::model_stats::{ModelStats, OutcomeBatch, Sample};
 use super::stats_book::{Batches, StatsPush, StatsSnapshot};
+use crate::health::headroom::{Figure, Headrooms};
 use crate::health::provider_state::BreakerStatus;
 use crate::routing::observed::ModelHealth;
 use std::collections::HashMap;
@@ -22,6 +23,11 @@ pub struct ProviderStats {
     pub pending_since: Option<u64>,
     /// The batch of the one call in flight (and its `pending_since`): at most one per isolate.
     sending: Option<(Batches, u64)>,
+    /// Headroom figures this isolate's answers reported: all (its own view) and those not yet
+    /// sent (sent again after a failed call: figures merge by time seen, so twice is once).
+    seen: Headrooms,
+    unsent: Headrooms,
+    sending_headroom: Headrooms,
 }
 
 impl ProviderStats {
@@ -31,6 +37,21 @@ impl ProviderStats {
             .or_default()
             .add(sample);
         self.pending_since.get_or_insert(now);
+    }
+
+    /// Headroom figures an answer of `key` reported; they travel with the next batch.
+    pub fn saw(&mut self, key: &str, figures: &[Figure], now: u64) {
+        self.seen.forget(now);
+        self.seen.see(key, figures);
+        self.unsent.see(key, figures);
+        self.pending_since.get_or_insert(now);
+    }
+
+    /// The keys' headroom as this isolate knows it: the object's figures with its own.
+    pub fn headrooms(&self) -> Headrooms {
+        let mut all = self.snapshot.headroom.clone();
+        all.merge(&self.seen);
+        all
     }
 
     /// Whether a timed flush is due: outcomes have waited `interval_ms` and no call is in flight.
@@ -50,7 +71,11 @@ impl ProviderStats {
         let batches = std::mem::take(&mut self.pending);
         let since = self.pending_since.take().unwrap_or(u64::MAX);
         self.sending = Some((batches.clone(), since));
-        Some(StatsPush { batches })
+        self.sending_headroom = std::mem::take(&mut self.unsent);
+        Some(StatsPush {
+            batches,
+            headroom: self.sending_headroom.clone(),
+        })
     }
 
     /// The answer to a call that carried `take`'s push: a snapshot (the batch is folded in it),
@@ -62,10 +87,12 @@ impl ProviderStats {
         match answer {
             Some(snapshot) => self.snapshot = snapshot,
             None => {
+                self.unsent
+                    .merge(&std::mem::take(&mut self.sending_headroom));
                 for (model, batch) in &batches {
                     self.pending.entry(model.clone()).or_default().merge(batch);
                 }
-                if !batches.values().all(OutcomeBatch::is_empty) {
+                if !batches.values().all(OutcomeBatch::is_empty) || !self.unsent.is_empty() {
                     let since = self.pending_since.map_or(since, |p| p.min(since));
                     self.pending_since = Some(since);
                 }
@@ -124,13 +151,16 @@ impl ProviderStats {
         let measured = self.measured(model, now).map(|s| s.health(now));
         let open = self.open_until(model, now).is_some();
         let (parked_share, rpm_share) = (self.snapshot.parked_share, self.snapshot.rpm_share);
-        if measured.is_none() && !open && parked_share == 0.0 && rpm_share == 0.0 {
+        let headroom = self.headrooms().best(now);
+        let nothing = parked_share == 0.0 && rpm_share == 0.0 && headroom.is_none();
+        if measured.is_none() && !open && nothing {
             return None;
         }
         Some(ModelHealth {
             breaker_open: open,
             parked_share,
             rpm_share,
+            headroom,
             ..measured.unwrap_or_default()
         })
     }

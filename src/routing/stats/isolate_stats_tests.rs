@@ -2,6 +2,7 @@
 //! ranking reads meanwhile.
 
 use super::*;
+use crate::health::headroom::Family;
 use crate::health::ProviderState;
 use crate::routing::stats::stats_book::{BreakerNow, ModelSnapshot, StatsBook};
 
@@ -117,6 +118,7 @@ fn health_reads_breaker_parks_and_rpm_from_the_snapshot() {
         parked_share: 0.5,
         rpm_share: 0.25,
         parked: Default::default(),
+        headroom: Default::default(),
     });
     let h = isolate.health("m", 500).unwrap();
     assert!(h.breaker_open);
@@ -146,4 +148,47 @@ fn only_the_tenants_providers_that_waited_the_interval_are_flushed() {
         "p1's batch is out: none until it is answered"
     );
     assert!(stats.take_due("nobody", 4_000, 2_000).is_empty());
+}
+
+fn low(now: u64) -> [Figure; 1] {
+    [Figure::read(Family::Requests, 5, Some(100), None, now)]
+}
+
+#[test]
+fn headroom_figures_ride_the_next_batch_and_are_seen_here_at_once() {
+    let mut isolate = ProviderStats::default();
+    isolate.saw("a", &low(0), 0);
+    assert_eq!(
+        isolate.headrooms().headroom("a", 1),
+        Some(0.05),
+        "seen at once"
+    );
+    assert_eq!(isolate.health("m", 1).unwrap().headroom, Some(0.05));
+    assert!(
+        isolate.flush_due(2_000, 2_000),
+        "figures alone are sent too"
+    );
+    let push = isolate.take().unwrap();
+    assert_eq!(push.headroom.headroom("a", 1), Some(0.05));
+    // The call fails: the figures go with the next batch.
+    isolate.answered(true, None);
+    assert_eq!(
+        isolate.take().unwrap().headroom.headroom("a", 1),
+        Some(0.05)
+    );
+    let mut book = StatsBook::default();
+    assert!(
+        !book.fold(&push, 1),
+        "the object keeps them in memory, with no write"
+    );
+    let snap = book.snapshot(&ProviderState::default(), 1);
+    isolate.answered(true, Some(snap.clone()));
+    assert!(isolate.take().unwrap().headroom.is_empty(), "sent once");
+    let mut other = ProviderStats::default();
+    other.install(snap);
+    assert_eq!(
+        other.headrooms().headroom("a", 1),
+        Some(0.05),
+        "another isolate sees them"
+    );
 }

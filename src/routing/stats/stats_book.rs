@@ -11,6 +11,7 @@
 
 use super::model_stats::{ModelStats, OutcomeBatch};
 use crate::config::SortedMap;
+use crate::health::headroom::Headrooms;
 use crate::health::provider_state::{
     AcquireRequest, BreakerStatus, Lease, ModelTransition, ProviderState, ReportRequest,
 };
@@ -25,6 +26,9 @@ pub type Batches = SortedMap<String, OutcomeBatch>;
 pub struct StatsPush {
     #[serde(default)]
     pub batches: Batches,
+    /// The headroom figures the isolate's answers reported since (`health::headroom`).
+    #[serde(default, skip_serializing_if = "Headrooms::is_empty")]
+    pub headroom: Headrooms,
 }
 
 /// `/acquire` as a stats-aware isolate sends it.
@@ -125,6 +129,9 @@ pub struct StatsSnapshot {
     /// older objects, and on the wire only while a key is parked).
     #[serde(default, skip_serializing_if = "SortedMap::is_empty")]
     pub parked: SortedMap<String, u64>,
+    /// Every isolate's headroom figures of the provider's keys, merged.
+    #[serde(default, skip_serializing_if = "Headrooms::is_empty")]
+    pub headroom: Headrooms,
 }
 
 /// The object's stats of one tenant/provider, stored under their own key so an acquire that
@@ -141,10 +148,16 @@ pub struct StatsBook {
     pub keys: u32,
     #[serde(default)]
     pub rpm: Option<u32>,
+    /// The keys' headroom figures as the isolates sent them, merged. Memory only, and never a
+    /// reason to write: they expire within a minute or their reset, and an evicted object
+    /// hears them again with the next answers.
+    #[serde(skip)]
+    pub headroom: Headrooms,
 }
 
 impl StatsBook {
-    /// Folds an isolate's batches as of `now`; whether anything changed (and must be stored).
+    /// Folds an isolate's batches (and headroom figures, kept in memory) as of `now`; whether
+    /// anything that must be stored changed.
     pub fn fold(&mut self, push: &StatsPush, now: u64) -> bool {
         let mut changed = false;
         for (model, batch) in &push.batches {
@@ -156,6 +169,10 @@ impl StatsBook {
                 .or_default()
                 .fold(batch, now);
             changed = true;
+        }
+        if !push.headroom.is_empty() {
+            self.headroom.forget(now);
+            self.headroom.merge(&push.headroom);
         }
         if changed {
             self.seq = self.seq.saturating_add(1);
@@ -206,6 +223,7 @@ impl StatsBook {
             rpm_share: self
                 .rpm
                 .map_or(0.0, |rpm| share(state.admitted_in_minute(now), rpm)),
+            headroom: self.headroom.clone(),
         }
     }
 }

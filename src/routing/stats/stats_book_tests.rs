@@ -34,6 +34,7 @@ fn push(model: &str, samples: &[Sample]) -> StatsPush {
     }
     StatsPush {
         batches: [(model.to_owned(), batch)].into(),
+        ..StatsPush::default()
     }
 }
 

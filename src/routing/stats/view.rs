@@ -135,6 +135,7 @@ mod tests {
         book.fold(
             &StatsPush {
                 batches: [("m1".to_owned(), batch)].into(),
+                ..StatsPush::default()
             },
             1_000,
         );

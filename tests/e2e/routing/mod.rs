@@ -4,8 +4,10 @@
 mod cascade;
 mod conditions;
 mod explain;
+mod headroom;
 mod lease;
 mod live_stats;
+mod park_lengths;
 mod park_state;
 mod ranking;
 mod refusals;

@@ -197,3 +197,56 @@ fn when_every_key_is_parked_the_whole_pool_is_tried_anyway() {
         "a parked pool is still tried"
     );
 }
+
+const FIVE_LEFT: &[(&str, &str)] = &[
+    ("x-ratelimit-limit-requests", "100"),
+    ("x-ratelimit-remaining-requests", "5"),
+];
+const EIGHTY_LEFT: &[(&str, &str)] = &[
+    ("x-ratelimit-limit-requests", "100"),
+    ("x-ratelimit-remaining-requests", "80"),
+];
+
+#[test]
+fn most_remaining_starts_the_next_requests_from_the_key_with_the_most_headroom() {
+    let clock = FakeClock(1_000.into());
+    let w = World::new(&clock, 2, "most_remaining");
+    // Round-robin while nothing is known: k1 answers with 5% left, k2 with 80%.
+    w.upstream.script(
+        "m1",
+        &[Script::OkWith(FIVE_LEFT), Script::OkWith(EIGHTY_LEFT)],
+    );
+    w.run("m1");
+    w.run("m1");
+    for _ in 0..3 {
+        w.run("m1");
+    }
+    assert_eq!(
+        w.upstream.keys_used(),
+        ["p1-k1", "p1-k2", "p1-k2", "p1-k2", "p1-k2"]
+    );
+    // The figures expire 60 s after they were seen: the rotation comes back.
+    clock.advance(60_000);
+    w.run("m1");
+    w.run("m1");
+    let used = w.upstream.keys_used();
+    assert!(used[5..].contains(&"p1-k1".to_owned()), "{used:?}");
+}
+
+#[test]
+fn headroom_is_read_from_every_answer_whatever_the_key_strategy() {
+    let clock = FakeClock(1_000.into());
+    let w = World::new(&clock, 2, "failover");
+    w.upstream.script("m1", &[Script::OkWith(FIVE_LEFT)]);
+    w.run("m1");
+    let rooms = w.state.stats.borrow()["p1"].headrooms();
+    let provider = w.cfg.providers.values().next().unwrap();
+    let key = &provider.keys.iter().next().unwrap().id;
+    assert_eq!(rooms.headroom(key, 1_010), Some(0.05));
+    assert_eq!(rooms.headroom("another", 1_010), None);
+    assert_eq!(
+        w.upstream.keys_used(),
+        ["p1-k1"],
+        "failover keeps its order: only the ranking reads the figure"
+    );
+}

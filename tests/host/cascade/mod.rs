@@ -2,6 +2,7 @@
 
 mod failures;
 mod keys;
+mod park_lengths;
 mod refusals;
 mod retries;
 
