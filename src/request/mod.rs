@@ -9,6 +9,7 @@ pub mod access_token;
 pub mod admit;
 pub mod answer;
 pub mod conversation;
+pub mod deployment;
 pub mod finish;
 pub mod identify;
 pub mod incoming;
