@@ -12,6 +12,7 @@ mod operations;
 mod policy_patch;
 mod stats;
 pub mod store;
+pub mod stored_rule;
 mod tenants;
 mod usage;
 pub mod views;
