@@ -11,6 +11,7 @@ pub mod committed;
 pub mod degraded;
 pub mod grant;
 pub mod grant_book;
+pub mod health_answer;
 pub mod key_pool;
 pub mod provider_state;
 pub mod request_rate;
