@@ -6,6 +6,7 @@ use crate::admin::store::{
     TenantRecord, TenantRow, TenantStore,
 };
 use crate::config::{Alias, AliasName, SettingsOverrides, TenantId};
+use crate::usage::generation::dead_through;
 use serde::Deserialize;
 
 fn tid(t: &TenantId) -> [worker::wasm_bindgen::JsValue; 1] {
@@ -46,10 +47,10 @@ impl Db {
                 &tid(t),
             )
             .await?;
-        Ok(found.into_iter().next().and_then(|r| match r.live {
-            Some(live) => (live as u64).checked_sub(1),
-            None => Some(r.last as u64),
-        }))
+        Ok(found
+            .into_iter()
+            .next()
+            .and_then(|r| dead_through(r.last, r.live)))
     }
 }
 
