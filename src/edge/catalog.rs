@@ -1,12 +1,12 @@
 //! `/v1/models` and `/v1/models/{id}`: the caller's models and aliases as OpenAI model objects
-//! (`routing::model_list`). They come with the cached config, so these routes make no D1 query
+//! (`request::models`). They come with the cached config, so these routes make no D1 query
 //! on a warm isolate.
 
 use super::caller::caller_config;
 use super::deployment::Deployment;
 use super::http::{self, HttpReply};
 use super::metrics::Metrics;
-use crate::routing::model_list::{model_object, model_objects};
+use crate::request::models::{model_object, model_objects};
 use serde_json::json;
 use worker::{Context, Env, Request};
 

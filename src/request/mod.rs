@@ -14,6 +14,7 @@ pub mod finish;
 pub mod identify;
 pub mod incoming;
 pub mod lookup;
+pub mod models;
 pub mod order;
 pub mod ports;
 pub mod read;

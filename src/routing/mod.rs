@@ -8,7 +8,6 @@ mod chain_error;
 pub mod condition;
 mod draw;
 pub mod facts;
-pub mod model_list;
 pub mod observed;
 pub mod open_breakers;
 pub mod pin;

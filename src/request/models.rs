@@ -6,9 +6,9 @@
 //! name is absent from the list and 404 on its own, exactly as a name that does not exist, so a
 //! scoped key learns nothing of the rest of the catalog.
 
-use super::auto::{self, AutoName};
 use crate::api::{ApiError, ErrorKind};
 use crate::config::{KeyPolicy, TenantConfig};
+use crate::routing::auto::{self, AutoName};
 use serde_json::{json, Value};
 
 /// The models and aliases `policy` may use, as OpenAI model objects.
