@@ -65,6 +65,7 @@ mod tests {
             "fast",
             r#"{"capabilities":["chat"],"rank_by":"latency"}"#,
         );
+        add_alias(&mut c, "cheap", r#"{"capabilities":["chat"]}"#);
         add_rule_json(
             &mut c,
             r#"{"name":"coding","match":"smart","chain":["m2"]}"#,
@@ -101,7 +102,7 @@ mod tests {
     fn models_then_aliases_then_auto_names_each_owned_by_whom_serves_it() {
         let all = model_objects(&catalog(), &KeyPolicy::default());
         let listed = ids(&all);
-        assert_eq!(listed[..3], ["m1", "m2", "fast"]);
+        assert_eq!(listed[..4], ["m1", "m2", "cheap", "fast"]);
         assert!(listed.contains(&"auto:coding".to_owned()), "{listed:?}");
         assert_eq!(find(&all, "m1")["owned_by"], "openai");
         assert_eq!(find(&all, "fast")["owned_by"], "cognigate-alias");
