@@ -1,6 +1,6 @@
 //! The catalog store on D1: providers, models, aliases and routing rules.
 
-use super::{changes, js, num, parse_stored, stored_rule, to_stored, Db, RuleRow};
+use super::{changes, js, num, parse_stored, stored_rule, tid, to_stored, Db, RuleRow};
 use crate::admin::store::{
     AliasWrite, CatalogSnapshot, CatalogStore, DepthWrite, ModelWrite, ProviderDelete, StoreError,
     Stored,
@@ -81,10 +81,6 @@ impl Db {
             })
             .collect()
     }
-}
-
-fn tid(t: &TenantId) -> [JsValue; 1] {
-    [js(t.as_str())]
 }
 
 impl CatalogStore for Db {

@@ -42,6 +42,11 @@ pub fn num(n: u64) -> JsValue {
     JsValue::from_f64(n as f64)
 }
 
+/// A statement's one parameter: the tenant id.
+fn tid(t: &crate::config::TenantId) -> [JsValue; 1] {
+    [js(t.as_str())]
+}
+
 /// The worker's D1 database, as the admin store and the request path's reads use it.
 pub struct Db {
     db: D1Database,

@@ -1,6 +1,6 @@
 //! The tenant store on D1: tenants, caller keys, settings and events.
 
-use super::{changes, js, num, parse_stored, to_stored, Db};
+use super::{changes, js, num, parse_stored, tid, to_stored, Db};
 use crate::admin::store::{
     AlertSecretWrite, Created, DepthWrite, EventRow, KeyRow, NewKey, PolicyPatch, Stored,
     TenantRecord, TenantRow, TenantStore,
@@ -8,10 +8,6 @@ use crate::admin::store::{
 use crate::config::{Alias, AliasName, SettingsOverrides, TenantId};
 use crate::usage::generation::dead_through;
 use serde::Deserialize;
-
-fn tid(t: &TenantId) -> [worker::wasm_bindgen::JsValue; 1] {
-    [js(t.as_str())]
-}
 
 #[derive(Deserialize)]
 struct KeyRowStored {
