@@ -4,6 +4,7 @@
 //! admin route only authenticates, reads the body and adapts D1 and the routing objects to the
 //! ports; the in-memory store (`memory`) lets host tests reach every rule.
 
+pub mod access;
 mod catalog;
 mod explain;
 mod explain_query;
@@ -12,6 +13,7 @@ mod operations;
 mod policy_patch;
 mod stats;
 pub mod store;
+pub mod stored_rule;
 mod tenants;
 mod usage;
 pub mod views;

@@ -181,6 +181,25 @@ pub fn decode(segment: &str) -> Result<String, ApiError> {
     String::from_utf8(out).map_err(|_| bad())
 }
 
+/// The path of a serialized WHATWG URL (`Request.url`), as workers-rs's `Request::path` gives
+/// it: special schemes always serialize a path, and `?` and `#` inside it are percent-encoded.
+pub fn path_of(url: &str) -> String {
+    let Some(host_start) = url.find("://").map(|i| i + 3) else {
+        return if url.starts_with('/') {
+            url.to_owned()
+        } else {
+            format!("/{url}")
+        };
+    };
+    match url[host_start..].find('/') {
+        Some(i) => {
+            let path = &url[host_start + i..];
+            path[..path.find(['?', '#']).unwrap_or(path.len())].to_owned()
+        }
+        None => "/".to_owned(),
+    }
+}
+
 /// The OpenAPI 3.1 document (admin and caller routes), served at `/admin/v1/openapi.json`.
 pub const OPENAPI: &str = include_str!("openapi.json");
 
@@ -329,5 +348,21 @@ mod tests {
         assert!(decode("%f").is_err());
         assert!(decode("%+f").is_err(), "a sign is not a hex digit");
         assert_eq!(decode("a%20b").unwrap(), "a b");
+    }
+
+    #[test]
+    fn a_url_path_stops_at_its_query_or_fragment_and_a_bare_host_is_the_root() {
+        assert_eq!(
+            path_of("https://gw.example/v1/messages?beta=true"),
+            "/v1/messages"
+        );
+        assert_eq!(path_of("https://gw.example/v1/models#x"), "/v1/models");
+        assert_eq!(path_of("https://gw.example"), "/");
+        assert_eq!(
+            path_of("http://127.0.0.1:8787/admin/v1/tenants"),
+            "/admin/v1/tenants"
+        );
+        assert_eq!(path_of("/v1/health"), "/v1/health");
+        assert_eq!(path_of("v1/health"), "/v1/health");
     }
 }

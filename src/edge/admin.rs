@@ -9,11 +9,9 @@ use super::routing_object::{call_object, record_transitions, ResetRequest};
 use super::store;
 use crate::admin::store::{LedgerControl, StoreError, Stored};
 use crate::admin::{
-    unauthorized, Admin, CommandError, Context as AdminContext, ExplainControl, Reply,
-    RoutingControl, Verb,
+    Admin, CommandError, Context as AdminContext, ExplainControl, Reply, RoutingControl, Verb,
 };
 use crate::api::{ApiError, Endpoint};
-use crate::callers::auth::{bearer, secrets_match};
 use crate::config::SortedMap;
 use crate::config::{ModelId, ProviderName, TenantConfig, TenantId};
 use crate::health::provider_state::ModelTransition;
@@ -24,26 +22,9 @@ use std::rc::Rc;
 use worker::{Context, Env, Method, Request};
 
 pub(super) fn authorize(req: &Request, env: &Env) -> Result<(), ApiError> {
-    let expected = env
-        .secret("CG_ADMIN")
-        .map(|s| s.to_string())
-        .unwrap_or_default();
+    let admin_key = env.secret("CG_ADMIN").map(|s| s.to_string());
     let given = header(req, "authorization");
-    match bearer(given.as_deref()) {
-        Some(token) if secrets_match(token, &expected) => Ok(()),
-        _ => Err(unauthorized()),
-    }
-}
-
-fn verb(method: &Method) -> Verb {
-    match method {
-        Method::Get => Verb::Get,
-        Method::Post => Verb::Post,
-        Method::Put => Verb::Put,
-        Method::Patch => Verb::Patch,
-        Method::Delete => Verb::Delete,
-        _ => Verb::Other,
-    }
+    crate::admin::access::authorize(given.as_deref(), &admin_key.unwrap_or_default())
 }
 
 pub async fn handle(
@@ -54,7 +35,7 @@ pub async fn handle(
     route: Endpoint,
 ) -> HttpReply {
     authorize(&req, env)?;
-    let verb = verb(&req.method());
+    let verb = Verb::of_method(req.method().as_ref());
     let body = match verb {
         Verb::Post | Verb::Put | Verb::Patch => http::read_body(&req, dep.max_admin_body).await?,
         _ => Vec::new(),

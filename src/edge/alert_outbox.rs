@@ -50,24 +50,9 @@ impl DurableObject for AlertOutbox {
                 if let Some(g) = generation {
                     dropped_older(&call.tenant, outbox.drop_older_generations(g));
                 }
-                let mut body: serde_json::Value =
-                    serde_json::from_str(&call.body).unwrap_or_default();
-                // The record as listed, with its type under the name receivers expect.
-                if let Some(obj) = body.as_object_mut() {
-                    obj.insert("type".into(), call.kind.clone().into());
-                }
-                let id = random_bytes::<12>()
-                    .map(|b| format!("evt_{}", hex::encode(b)))
-                    .unwrap_or_else(|_| format!("evt_{now}"));
-                let dropped = outbox.push(Delivery {
-                    id,
-                    kind: call.kind,
-                    body: body.to_string(),
-                    created_at: now,
-                    attempts: 0,
-                    due_at: now,
-                    generation,
-                });
+                let random = random_bytes::<12>().ok();
+                let queued = Delivery::queued(call.kind, &call.body, random, now, generation);
+                let dropped = outbox.push(queued);
                 if let Some(d) = dropped {
                     fault(Fault::AlertOutboxFull {
                         tenant: &call.tenant,
@@ -233,21 +218,9 @@ async fn post(url: &str, secret: &str, d: &Delivery) -> Attempt {
         ("x-cognigate-event", d.kind.as_str()),
     ];
     match js_fetch::post(url, &headers, d.body.as_bytes(), POST_TIMEOUT_MS, None).await {
-        Posted::Answered { status, .. } if (200..300).contains(&status) => {
-            Attempt::Delivered { status }
-        }
-        Posted::Answered { status, .. } => Attempt::Failed {
-            status: Some(status),
-            error: format!("the webhook answered {status}"),
-        },
-        Posted::Failed(error) => Attempt::Failed {
-            status: None,
-            error,
-        },
-        Posted::TimedOut => Attempt::Failed {
-            status: None,
-            error: format!("no answer within {POST_TIMEOUT_MS} ms"),
-        },
+        Posted::Answered { status, .. } => Attempt::answered(status),
+        Posted::Failed(error) => Attempt::unanswered(Some(error), POST_TIMEOUT_MS),
+        Posted::TimedOut => Attempt::unanswered(None, POST_TIMEOUT_MS),
     }
 }
 

@@ -17,7 +17,7 @@ fn start() {
 #[event(fetch)]
 async fn fetch(req: web_sys::Request, env: Env, ctx: Context) -> Result<Response> {
     let request_id = gateway::new_request_id();
-    let path = http::path_of(&req.url());
+    let path = crate::api::endpoint::path_of(&req.url());
     let surface = Surface::for_path(&path);
     let resp = match route(req, &env, &ctx, &request_id).await {
         // The request's order wrote its ids with the rest of its headers.
@@ -50,26 +50,13 @@ async fn route(
     request_id: &str,
 ) -> std::result::Result<Routed, ApiError> {
     let dep = deployment(env)?;
-    let route = Endpoint::parse(&http::path_of(&req.url()))?;
+    let route = Endpoint::parse(&crate::api::endpoint::path_of(&req.url()))?;
     let method = req.method();
     if crate::api::endpoint::is_unknown_method(&method) {
         return Err(ApiError::method_not_allowed());
     }
     let method = Method::from(method);
-    if let (
-        Method::Post,
-        r @ (Endpoint::ChatCompletions
-        | Endpoint::Messages
-        | Endpoint::Responses
-        | Endpoint::Embeddings),
-    ) = (&method, &route)
-    {
-        let surface = match r {
-            Endpoint::Messages => Surface::Messages,
-            Endpoint::Responses => Surface::Responses,
-            Endpoint::Embeddings => Surface::Embeddings,
-            _ => Surface::Chat,
-        };
+    if let (Method::Post, Some(surface)) = (&method, Surface::of_call(&route)) {
         return own_poll(gateway::serve(surface, req, env, ctx, &dep, request_id))
             .await
             .map(Routed::Named)

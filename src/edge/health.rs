@@ -8,6 +8,7 @@ use super::limits::count_call;
 use super::metrics::Metrics;
 use super::routing_object;
 use super::store;
+use crate::health::health_answer::{breaker_entries, degraded_since, keyed_answer};
 use crate::request::identify::invalid_api_key;
 use crate::surfaces::Surface;
 use serde_json::json;
@@ -34,31 +35,17 @@ pub async fn health(req: Request, env: &Env, ctx: &Context, dep: &Deployment) ->
     let mut breakers = Vec::new();
     for (provider, views) in futures::future::join_all(lookups).await {
         let views = views.map_err(|e| super::d1::storage_error("breaker state", e))?;
-        breakers.extend(views.into_iter().map(|v| {
-            let mut b = json!({"provider": provider, "model": v.view.model, "state": v.view.state});
-            if let Some(until) = v.view.breaker_until {
-                b["breaker_until"] = json!(until);
-            }
-            if let Some(open_ms) = v.open_ms {
-                b["open_ms"] = json!(open_ms);
-            }
-            b
-        }));
+        breakers.extend(breaker_entries(provider.as_str(), views));
     }
     // Read from D1, not the cached config, so it is exact the moment a pass stored it.
-    let degraded = degraded_since(env, tenant)
-        .await
-        .map(|since| json!({"since": since}));
+    let mode = stored_mode(env, tenant).await;
     http::json(
         200,
-        &json!({"status": "ok", "breakers": breakers, "degraded": degraded}),
+        &keyed_answer(breakers, degraded_since(mode.as_deref())),
     )
 }
 
-async fn degraded_since(env: &Env, tenant: &crate::config::TenantId) -> Option<u64> {
+async fn stored_mode(env: &Env, tenant: &crate::config::TenantId) -> Option<String> {
     let db = super::d1::Db::open(env).ok()?;
-    let mode = db.health_mode(tenant).await.ok()??;
-    serde_json::from_str::<crate::health::degraded::DegradedMode>(&mode)
-        .ok()?
-        .since()
+    db.health_mode(tenant).await.ok()?
 }

@@ -104,25 +104,6 @@ pub fn header(req: &impl RawRequest, name: &str) -> Option<String> {
     req.header(name)
 }
 
-/// The path of a serialized WHATWG URL (`Request.url`), as workers-rs's `Request::path` gives
-/// it: special schemes always serialize a path, and `?` and `#` inside it are percent-encoded.
-pub fn path_of(url: &str) -> String {
-    let Some(host_start) = url.find("://").map(|i| i + 3) else {
-        return if url.starts_with('/') {
-            url.to_owned()
-        } else {
-            format!("/{url}")
-        };
-    };
-    match url[host_start..].find('/') {
-        Some(i) => {
-            let path = &url[host_start + i..];
-            path[..path.find(['?', '#']).unwrap_or(path.len())].to_owned()
-        }
-        None => "/".to_owned(),
-    }
-}
-
 /// Reads the body, refusing with 413 past `limit` bytes (checked against Content-Length first,
 /// then while reading, so an unannounced huge body is not buffered either).
 pub async fn read_body(req: &impl RawRequest, limit: usize) -> Result<Vec<u8>, ApiError> {

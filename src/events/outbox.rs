@@ -95,6 +95,35 @@ pub struct Delivery {
 }
 
 impl Delivery {
+    /// A new event, due at once: the record as listed, with its type under the name receivers
+    /// expect (`type`). Its id is `evt_` and `random` in hex, or the time when no random bytes
+    /// could be had.
+    pub fn queued(
+        kind: String,
+        record: &str,
+        random: Option<[u8; 12]>,
+        now: u64,
+        generation: Option<u64>,
+    ) -> Self {
+        let mut body: serde_json::Value = serde_json::from_str(record).unwrap_or_default();
+        if let Some(obj) = body.as_object_mut() {
+            obj.insert("type".into(), kind.clone().into());
+        }
+        let id = random.map_or_else(
+            || format!("evt_{now}"),
+            |b| format!("evt_{}", hex::encode(b)),
+        );
+        Self {
+            id,
+            kind,
+            body: body.to_string(),
+            created_at: now,
+            attempts: 0,
+            due_at: now,
+            generation,
+        }
+    }
+
     /// Whether the delivery belongs to the tenant that holds its id now (of `generation`). A
     /// tenant deleted and created again under the same id takes a newer generation, so its
     /// webhook never receives what was queued for the deleted one.
@@ -110,6 +139,28 @@ pub enum Attempt {
     Delivered { status: u16 },
     /// Any other status (a redirect is one: redirects are not followed), or no answer.
     Failed { status: Option<u16>, error: String },
+}
+
+impl Attempt {
+    /// A receiver's answer: a 2xx delivers; any other status, a redirect included, fails.
+    pub fn answered(status: u16) -> Self {
+        if (200..300).contains(&status) {
+            return Self::Delivered { status };
+        }
+        Self::Failed {
+            status: Some(status),
+            error: format!("the webhook answered {status}"),
+        }
+    }
+
+    /// No answer: the POST failed (`error`), or none came within `timeout_ms` (`None`).
+    pub fn unanswered(error: Option<String>, timeout_ms: u64) -> Self {
+        let error = error.unwrap_or_else(|| format!("no answer within {timeout_ms} ms"));
+        Self::Failed {
+            status: None,
+            error,
+        }
+    }
 }
 
 /// What the events list shows about a delivery.

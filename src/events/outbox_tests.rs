@@ -173,3 +173,59 @@ fn a_delivery_taken_is_not_due_again_until_settled_and_news_queued_meanwhile_is_
     let merged = o.merged_with(stored, &known);
     assert_eq!(merged.ids(), vec!["b".to_owned()]);
 }
+
+#[test]
+fn a_queued_event_carries_its_type_and_is_due_at_once_under_a_random_id() {
+    let d = Delivery::queued(
+        "breaker.opened".into(),
+        r#"{"model":"m1"}"#,
+        Some([0xab; 12]),
+        1_000,
+        Some(3),
+    );
+    assert_eq!(d.id, format!("evt_{}", "ab".repeat(12)));
+    let body: serde_json::Value = serde_json::from_str(&d.body).unwrap();
+    assert_eq!(
+        body,
+        serde_json::json!({"model": "m1", "type": "breaker.opened"})
+    );
+    assert_eq!((d.created_at, d.due_at, d.attempts), (1_000, 1_000, 0));
+    assert_eq!(d.generation, Some(3));
+}
+
+#[test]
+fn without_random_bytes_the_id_is_the_time_and_an_unreadable_record_is_posted_as_null() {
+    let d = Delivery::queued("alert.failed".into(), "not json", None, 42, None);
+    assert_eq!(d.id, "evt_42");
+    assert_eq!(d.body, "null");
+}
+
+#[test]
+fn only_a_2xx_delivers_and_a_redirect_fails_with_its_status() {
+    assert_eq!(Attempt::answered(204), Attempt::Delivered { status: 204 });
+    for status in [302, 404, 500] {
+        assert_eq!(
+            Attempt::answered(status),
+            Attempt::Failed {
+                status: Some(status),
+                error: format!("the webhook answered {status}"),
+            }
+        );
+    }
+}
+
+#[test]
+fn no_answer_fails_without_a_status_naming_the_timeout_or_the_error() {
+    let timed_out = Attempt::unanswered(None, 10_000);
+    assert_eq!(
+        timed_out,
+        Attempt::Failed {
+            status: None,
+            error: "no answer within 10000 ms".into(),
+        }
+    );
+    let refused = Attempt::unanswered(Some("connection refused".into()), 10_000);
+    assert!(
+        matches!(refused, Attempt::Failed { status: None, error } if error == "connection refused")
+    );
+}

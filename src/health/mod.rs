@@ -12,6 +12,7 @@ pub mod degraded;
 pub mod grant;
 pub mod grant_book;
 pub mod headroom;
+pub mod health_answer;
 pub mod key_pool;
 pub mod provider_state;
 pub mod request_rate;

@@ -50,6 +50,19 @@ impl Surface {
         }
     }
 
+    /// The surface a `POST` to `route` is served on when it is a model call (chat completions,
+    /// messages, responses, embeddings); `None` for every other route.
+    pub fn of_call(route: &crate::api::Endpoint) -> Option<Self> {
+        use crate::api::Endpoint;
+        match route {
+            Endpoint::ChatCompletions => Some(Self::Chat),
+            Endpoint::Messages => Some(Self::Messages),
+            Endpoint::Responses => Some(Self::Responses),
+            Endpoint::Embeddings => Some(Self::Embeddings),
+            _ => None,
+        }
+    }
+
     /// The error body callers of this surface expect.
     pub fn error_json(self, err: &crate::api::ApiError) -> String {
         match self {
@@ -68,4 +81,35 @@ pub(crate) fn chat_answer(bytes: &[u8]) -> Result<serde_json::Value, String> {
         return Err("body has no choices".to_owned());
     }
     Ok(c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Surface;
+    use crate::api::Endpoint;
+
+    #[test]
+    fn each_model_call_route_is_served_on_its_own_surface_and_no_other_route_is() {
+        let call = |path: &str| Surface::of_call(&Endpoint::parse(path).unwrap());
+        assert_eq!(call("/v1/chat/completions"), Some(Surface::Chat));
+        assert_eq!(call("/v1/messages"), Some(Surface::Messages));
+        assert_eq!(call("/v1/responses"), Some(Surface::Responses));
+        assert_eq!(call("/v1/embeddings"), Some(Surface::Embeddings));
+        for other in ["/v1/messages/count_tokens", "/v1/models", "/v1/health"] {
+            assert_eq!(call(other), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn a_model_call_route_answers_its_errors_in_the_shape_of_its_path() {
+        for path in [
+            "/v1/chat/completions",
+            "/v1/messages",
+            "/v1/responses",
+            "/v1/embeddings",
+        ] {
+            let served = Surface::of_call(&Endpoint::parse(path).unwrap());
+            assert_eq!(served, Some(Surface::for_path(path)), "{path}");
+        }
+    }
 }

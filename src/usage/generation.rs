@@ -85,6 +85,22 @@ impl GenerationGate {
     }
 }
 
+/// A generation as the tenants table returns it (a number, or null for a row from before
+/// generations were kept): a row without one is generation 0.
+pub fn stored_generation(column: Option<f64>) -> u64 {
+    column.unwrap_or(0.0).max(0.0) as u64
+}
+
+/// The generations of a tenant id that are gone, from the last one it was given (`last`) and
+/// its live row's (`live`, `None` when no tenant holds the id): through the one before the live
+/// row's if it was created again meanwhile, else through the last.
+pub fn dead_through(last: f64, live: Option<f64>) -> Option<u64> {
+    match live {
+        Some(live) => (live as u64).checked_sub(1),
+        None => Some(last as u64),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::GenerationVerdict::*;
@@ -141,5 +157,22 @@ mod tests {
         let mut g = GenerationGate::default();
         g.serve(1);
         assert_eq!(g.verdict(2), ResetThenAccept);
+    }
+
+    #[test]
+    fn a_row_without_a_stored_generation_is_generation_zero() {
+        assert_eq!(super::stored_generation(None), 0);
+        assert_eq!(super::stored_generation(Some(-3.0)), 0);
+        assert_eq!(super::stored_generation(Some(4.0)), 4);
+    }
+
+    #[test]
+    fn a_deleted_id_is_dead_through_its_last_generation_and_a_recreated_one_through_the_one_before_its_live_row(
+    ) {
+        assert_eq!(super::dead_through(3.0, None), Some(3));
+        assert_eq!(super::dead_through(4.0, Some(4.0)), Some(3));
+        // The first generation alive: none is dead yet.
+        assert_eq!(super::dead_through(1.0, Some(1.0)), Some(0));
+        assert_eq!(super::dead_through(1.0, Some(0.0)), None);
     }
 }

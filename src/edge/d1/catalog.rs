@@ -1,14 +1,15 @@
 //! The catalog store on D1: providers, models, aliases and routing rules.
 
-use super::{changes, js, num, parse_stored, stored_rule, to_stored, Db, RuleRow};
+use super::{changes, js, num, parse_stored, stored_rule, tid, to_stored, Db, RuleRow};
 use crate::admin::store::{
     AliasWrite, CatalogSnapshot, CatalogStore, DepthWrite, ModelWrite, ProviderDelete, StoreError,
     Stored,
 };
+use crate::admin::stored_rule::on_refusal_column;
 use crate::config::rule::MAX_RULES;
 use crate::config::{
-    Alias, AliasName, CatalogModel, ModelId, OnRefusal, ProviderName, RouteName, Rule,
-    StoredProvider, TenantId,
+    Alias, AliasName, CatalogModel, ModelId, ProviderName, RouteName, Rule, StoredProvider,
+    TenantId,
 };
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -80,10 +81,6 @@ impl Db {
             })
             .collect()
     }
-}
-
-fn tid(t: &TenantId) -> [JsValue; 1] {
-    [js(t.as_str())]
 }
 
 impl CatalogStore for Db {
@@ -279,10 +276,7 @@ impl CatalogStore for Db {
             .as_ref()
             .map(|w| to_stored(w.json()))
             .transpose()?;
-        let on_refusal = match rule.chain.on_refusal() {
-            OnRefusal::Answer => "answer",
-            OnRefusal::Fallback => "fallback",
-        };
+        let on_refusal = on_refusal_column(rule.chain.on_refusal());
         let r = self
             .run(
                 "INSERT INTO routing_rules (tenant_id, name, match_name, priority, when_json, on_refusal, \

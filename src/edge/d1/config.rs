@@ -5,6 +5,7 @@ use super::{js, num, parse_stored, rows, stored_rule, Db, RuleRow};
 use crate::admin::store::{StoreError, Stored};
 use crate::config::config_rows::ConfigRows;
 use crate::config::{AliasName, CallerKey, TenantId};
+use crate::usage::generation::stored_generation;
 use serde::Deserialize;
 
 impl Db {
@@ -31,7 +32,7 @@ impl Db {
                     tenant: r.tenant_id,
                     id: r.id,
                     policy: std::rc::Rc::new(parse_stored(&r.policy)?),
-                    generation: r.generation.unwrap_or(0.0).max(0.0) as u64,
+                    generation: stored_generation(r.generation),
                 })
             })
             .transpose()

@@ -5,6 +5,7 @@ use super::{js, num, Db};
 use crate::admin::store::Stored;
 use crate::config::TenantId;
 use crate::scheduled::{Visited, Watched};
+use crate::usage::generation::stored_generation;
 use crate::usage::retention::Cutoffs;
 use serde::Deserialize;
 use worker::wasm_bindgen::JsValue;
@@ -20,7 +21,7 @@ pub struct AlertTarget {
 
 impl AlertTarget {
     pub fn generation(&self) -> u64 {
-        self.generation.unwrap_or(0.0).max(0.0) as u64
+        stored_generation(self.generation)
     }
 }
 
@@ -114,7 +115,7 @@ impl Db {
         Ok(rows
             .into_iter()
             .next()
-            .map(|r| r.generation.unwrap_or(0.0).max(0.0) as u64))
+            .map(|r| stored_generation(r.generation)))
     }
 
     /// Retention: events and roll-ups past their cutoffs, and watches of deleted tenants.

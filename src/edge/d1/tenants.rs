@@ -1,16 +1,13 @@
 //! The tenant store on D1: tenants, caller keys, settings and events.
 
-use super::{changes, js, num, parse_stored, to_stored, Db};
+use super::{changes, js, num, parse_stored, tid, to_stored, Db};
 use crate::admin::store::{
     AlertSecretWrite, Created, DepthWrite, EventRow, KeyRow, NewKey, PolicyPatch, Stored,
     TenantRecord, TenantRow, TenantStore,
 };
 use crate::config::{Alias, AliasName, SettingsOverrides, TenantId};
+use crate::usage::generation::dead_through;
 use serde::Deserialize;
-
-fn tid(t: &TenantId) -> [worker::wasm_bindgen::JsValue; 1] {
-    [js(t.as_str())]
-}
 
 #[derive(Deserialize)]
 struct KeyRowStored {
@@ -46,10 +43,10 @@ impl Db {
                 &tid(t),
             )
             .await?;
-        Ok(found.into_iter().next().and_then(|r| match r.live {
-            Some(live) => (live as u64).checked_sub(1),
-            None => Some(r.last as u64),
-        }))
+        Ok(found
+            .into_iter()
+            .next()
+            .and_then(|r| dead_through(r.last, r.live)))
     }
 }
 
