@@ -22,59 +22,90 @@ pub fn is_quota_header(name: &str) -> bool {
         || name.starts_with("anthropic-ratelimit-")
 }
 
-const X_FAMILIES: [(Family, &str); 3] = [
-    (Family::Requests, "-requests"),
-    (Family::Tokens, "-tokens"),
-    (Family::All, ""),
-];
-const ANTHROPIC_FAMILIES: [(Family, &str); 4] = [
-    (Family::Requests, "requests"),
-    (Family::Tokens, "tokens"),
-    (Family::InputTokens, "input-tokens"),
-    (Family::OutputTokens, "output-tokens"),
+/// What one family's headers said: remaining, limit and reset (as read).
+#[derive(Default, Clone, Copy)]
+struct Said<'a> {
+    remaining: Option<&'a str>,
+    limit: Option<&'a str>,
+    reset: Option<&'a str>,
+}
+
+/// Which family and part a header names, for a provider of `kind`: `(family, part)` with part
+/// `remaining`, `limit` or `reset`.
+fn named(kind: ProviderKind, name: &str) -> Option<(Family, &str)> {
+    let (family, part) = match kind {
+        ProviderKind::Openai | ProviderKind::AzureOpenai => {
+            let rest = name.strip_prefix("x-ratelimit-")?;
+            match rest.split_once('-') {
+                None => (Family::All, rest),
+                Some((part, "requests")) => (Family::Requests, part),
+                Some((part, "tokens")) => (Family::Tokens, part),
+                Some(_) => return None,
+            }
+        }
+        ProviderKind::Anthropic => {
+            let (family, part) = name
+                .strip_prefix("anthropic-ratelimit-")?
+                .rsplit_once('-')?;
+            let family = match family {
+                "requests" => Family::Requests,
+                "tokens" => Family::Tokens,
+                "input-tokens" => Family::InputTokens,
+                "output-tokens" => Family::OutputTokens,
+                _ => return None,
+            };
+            (family, part)
+        }
+        ProviderKind::Bedrock | ProviderKind::Vertex | ProviderKind::Gemini => return None,
+    };
+    Some((family, part))
+}
+
+const ORDER: [Family; 5] = [
+    Family::Requests,
+    Family::Tokens,
+    Family::InputTokens,
+    Family::OutputTokens,
+    Family::All,
 ];
 
 /// The figures `headers` report for a provider of `kind`, read at `now`.
 pub fn read(kind: ProviderKind, headers: &[(String, String)], now: u64) -> Vec<Figure> {
-    let value = |name: &str| {
-        headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.trim())
-    };
-    let count = |name: &str| value(name).and_then(whole_number);
-    let mut figures = Vec::new();
-    match kind {
-        ProviderKind::Openai | ProviderKind::AzureOpenai => {
-            for (family, suffix) in X_FAMILIES {
-                let Some(remaining) = count(&format!("x-ratelimit-remaining{suffix}")) else {
-                    continue;
-                };
-                let limit = count(&format!("x-ratelimit-limit{suffix}"));
-                let reset = value(&format!("x-ratelimit-reset{suffix}"))
-                    .and_then(|v| {
-                        whole_number(v)
-                            .map(|s| s.saturating_mul(1000))
-                            .or_else(|| duration_ms(v))
-                    })
-                    .map(|ms| now.saturating_add(ms));
-                figures.push(Figure::read(family, remaining, limit, reset, now));
-            }
-        }
-        ProviderKind::Anthropic => {
-            for (family, name) in ANTHROPIC_FAMILIES {
-                let at = |part: &str| format!("anthropic-ratelimit-{name}-{part}");
-                let Some(remaining) = count(&at("remaining")) else {
-                    continue;
-                };
-                let limit = count(&at("limit"));
-                let reset = value(&at("reset")).and_then(rfc3339_ms);
-                figures.push(Figure::read(family, remaining, limit, reset, now));
-            }
-        }
-        ProviderKind::Bedrock | ProviderKind::Vertex | ProviderKind::Gemini => {}
+    let mut said = [Said::default(); 5];
+    for (name, value) in headers {
+        let name = name.to_ascii_lowercase();
+        let Some((family, part)) = named(kind, &name) else {
+            continue;
+        };
+        let Some(at) = ORDER.iter().position(|f| *f == family) else {
+            continue;
+        };
+        let slot = match part {
+            "remaining" => &mut said[at].remaining,
+            "limit" => &mut said[at].limit,
+            "reset" => &mut said[at].reset,
+            _ => continue,
+        };
+        *slot = Some(value.trim());
     }
-    figures
+    let reset_at = |reset: &str| match kind {
+        ProviderKind::Anthropic => rfc3339_ms(reset),
+        // OpenAI's durations (`1m30s`), or Together's seconds.
+        _ => whole_number(reset)
+            .map(|s| s.saturating_mul(1000))
+            .or_else(|| duration_ms(reset))
+            .map(|ms| now.saturating_add(ms)),
+    };
+    ORDER
+        .iter()
+        .zip(said)
+        .filter_map(|(family, said)| {
+            let remaining = whole_number(said.remaining?)?;
+            let limit = said.limit.and_then(whole_number);
+            let reset = said.reset.and_then(reset_at);
+            Some(Figure::read(*family, remaining, limit, reset, now))
+        })
+        .collect()
 }
 
 /// A count as providers write it: digits, or a number with a fraction (floored).

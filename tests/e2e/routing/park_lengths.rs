@@ -84,9 +84,12 @@ fn rate_limit_cooldown_ms_parks_a_key_after_a_hintless_429() {
 }
 
 #[test]
-fn park_lengths_outside_1_s_to_7_days_are_400_naming_the_field() {
+fn park_lengths_are_1_s_to_7_days_and_outside_them_400_naming_the_field() {
     let gw = Gateway::shared();
     let t = gw.tenant("park-range");
+    let edges = json!({"kind": "openai", "base_url": "https://api.openai.com/v1", "keys": ["sk-1"],
+        "max_park_ms": 1_000, "rate_limit_cooldown_ms": 604_800_000});
+    t.put_ok("/providers/p", edges);
     for (field, bad) in [
         ("max_park_ms", 999),
         ("rate_limit_cooldown_ms", 604_800_001),
