@@ -3,6 +3,7 @@
 pub use super::alerts::{AlertEvent, Alerts, WebhookUrl};
 pub use super::degraded::{DegradedOverrides, DegradedSettings};
 pub use super::open_durations::OpenDurations;
+use super::restriction::{Restriction, RestrictionBody};
 use super::{ConfigError, RouteName};
 use crate::config::{Budget, EndUserLimits};
 use serde::{Deserialize, Serialize};
@@ -42,6 +43,9 @@ pub struct SettingsOverrides {
     /// The response cache (`config::response_cache`); absent is off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache: Option<super::response_cache::CacheSettings>,
+    /// Where a matching request's data may be sent (`config::restriction`); absent is anywhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restrictions: Option<Vec<RestrictionBody>>,
 }
 
 /// The share of ranked requests that explore when the tenant sets none (2%).
@@ -183,6 +187,10 @@ pub struct Settings {
     /// The response cache; absent is off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache: Option<super::response_cache::CacheSettings>,
+    /// Where a matching request's data may be sent; shown as written, absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(not(target_arch = "wasm32"), schemars(with = "Vec<RestrictionBody>"))]
+    pub restrictions: Vec<Restriction>,
     #[serde(flatten)]
     pub limits: TenantLimits,
 }
@@ -196,6 +204,13 @@ fn is_true(b: &bool) -> bool {
 }
 
 impl Settings {
+    /// What the restrictions' conditions read of a request.
+    pub fn restriction_reads(&self) -> super::condition::Reads {
+        self.restrictions
+            .iter()
+            .fold(Default::default(), |r, x| r.with(x.reads()))
+    }
+
     /// The tenant's degraded mode as the request path sees it: while degraded,
     /// exploration is off (ranked names serve their best-ranked model, no stale candidate first).
     pub fn with_degraded_since(mut self, since: Option<u64>) -> Self {
@@ -233,6 +248,7 @@ impl Default for Defaults {
                 alerts: None,
                 degraded_since: None,
                 cache: None,
+                restrictions: Vec::new(),
                 limits: TenantLimits::default(),
             },
             request_budget_ms: 60_000,
@@ -301,6 +317,13 @@ impl Defaults {
             alerts: o.alerts.clone(),
             degraded_since: None,
             cache: o.cache,
+            restrictions: o
+                .restrictions
+                .iter()
+                .flatten()
+                .enumerate()
+                .map(|(i, b)| Restriction::read(b, i))
+                .collect(),
             limits: TenantLimits {
                 budget: o.budget,
                 end_user: o.end_user,

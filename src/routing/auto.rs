@@ -132,6 +132,7 @@ pub fn route<'c>(
         affinity: None,
         on_refusal: OnRefusal::Answer,
         refusal_only: None,
+        restrictions: Vec::new(),
     })
 }
 

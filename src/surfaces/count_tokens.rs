@@ -19,6 +19,8 @@ pub struct CountRequest {
     /// read, so the name resolves as `/v1/messages` would resolve it.
     pub tools: bool,
     pub has_images: bool,
+    /// A coding tool is declared (`surfaces::task`): what `params.task` reads of a count.
+    pub coding_tools: bool,
 }
 
 impl CountRequest {
@@ -41,6 +43,9 @@ impl CountRequest {
         Ok(Self {
             input_tokens: prompt_tokens(&raw),
             tools: super::facts::declares_tools(&raw),
+            coding_tools: raw
+                .raw("tools")
+                .is_some_and(super::task::declares_coding_tool),
             has_images: raw.raw("messages").is_some_and(|m| m.contains("\"image\"")),
             model: raw.model,
         })
