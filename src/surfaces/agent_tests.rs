@@ -81,3 +81,12 @@ fn anything_else_is_unknown() {
     );
     assert_eq!(agent(&[("x-title", "Aider")]), Agent::Unknown);
 }
+
+#[test]
+fn a_condition_accepts_exactly_the_agents_and_tasks_detection_yields() {
+    use crate::config::condition::{AGENTS, TASKS};
+    use crate::routing::facts::Task;
+    let agents: Vec<&str> = Agent::ALL.iter().map(|a| a.as_str()).collect();
+    assert_eq!(agents, AGENTS);
+    assert_eq!([Task::Code.as_str(), Task::Chat.as_str()], TASKS);
+}

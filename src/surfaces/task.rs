@@ -92,13 +92,6 @@ struct Turn<'a> {
 }
 
 #[derive(Deserialize)]
-#[serde(untagged)]
-enum Content {
-    Text(String),
-    Parts(Vec<Part>),
-}
-
-#[derive(Deserialize)]
 struct Part {
     #[serde(default)]
     text: Option<String>,
@@ -107,14 +100,14 @@ struct Part {
 /// The text of the last `user` message: its string content, or its text parts joined by lines.
 pub fn last_user_text(messages: &str) -> Option<String> {
     let turns = serde_json::from_str::<Vec<Turn<'_>>>(messages).ok()?;
-    let content = turns.iter().rev().find(|t| t.role == "user")?.content?;
-    match serde_json::from_str::<Content>(content.get()).ok()? {
-        Content::Text(t) => Some(t),
-        Content::Parts(parts) => {
-            let texts: Vec<String> = parts.into_iter().filter_map(|p| p.text).collect();
-            Some(texts.join("\n"))
-        }
+    let content = turns.iter().rev().find(|t| t.role == "user")?.content?.get();
+    // Read by its first byte rather than an untagged enum, whose buffering costs the module.
+    if content.starts_with('"') {
+        return serde_json::from_str::<String>(content).ok();
     }
+    let parts = serde_json::from_str::<Vec<Part>>(content).ok()?;
+    let texts: Vec<String> = parts.into_iter().filter_map(|p| p.text).collect();
+    Some(texts.join("\n"))
 }
 
 /// A fenced block, or enough code-like lines (`code_like`).
