@@ -11,9 +11,7 @@
 use super::explain_query::ExplainQuery;
 use super::store::Stored;
 use super::{json, Admin, AdminStore, Answer, CommandError, ObjectControl};
-use crate::admin::views::{
-    AppliedRestriction, CandidateDecision, CandidateView, Explanation, LiveStats,
-};
+use crate::admin::views::{CandidateDecision, CandidateView, Explanation, LiveStats};
 use crate::cascade::context_window::Fit;
 use crate::cascade::precheck::{decide, Check, Decision};
 use crate::cascade::{acquire_request, Limits};
@@ -103,16 +101,16 @@ fn client(q: &ExplainQuery) -> (Task, Agent) {
     (task, agent)
 }
 
-/// The restrictions the request would match, as written, each with its index.
-fn applied_views(cfg: &TenantConfig, applied: &[usize]) -> Vec<AppliedRestriction> {
+/// The restrictions the request would match, each as written with its `index` first.
+fn applied_views(cfg: &TenantConfig, applied: &[usize]) -> Vec<serde_json::Value> {
     applied
         .iter()
         .filter_map(|&i| {
-            let r = cfg.settings.restrictions.get(i)?;
-            Some(AppliedRestriction {
-                index: i,
-                restriction: r.body().clone(),
-            })
+            let mut shown = serde_json::Map::new();
+            shown.insert("index".into(), i.into());
+            let body = cfg.settings.restrictions.get(i)?.body().as_object()?;
+            shown.extend(body.iter().map(|(k, v)| (k.clone(), v.clone())));
+            Some(serde_json::Value::Object(shown))
         })
         .collect()
 }

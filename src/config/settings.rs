@@ -3,7 +3,7 @@
 pub use super::alerts::{AlertEvent, Alerts, WebhookUrl};
 pub use super::degraded::{DegradedOverrides, DegradedSettings};
 pub use super::open_durations::OpenDurations;
-use super::restriction::{Restriction, RestrictionBody};
+use super::restriction::Restriction;
 use super::{ConfigError, RouteName};
 use crate::config::{Budget, EndUserLimits};
 use serde::{Deserialize, Serialize};
@@ -43,9 +43,14 @@ pub struct SettingsOverrides {
     /// The response cache (`config::response_cache`); absent is off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache: Option<super::response_cache::CacheSettings>,
-    /// Where a matching request's data may be sent (`config::restriction`); absent is anywhere.
+    /// Where a matching request's data may be sent (`config::restriction`, which reads it);
+    /// absent or null is anywhere.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub restrictions: Option<Vec<RestrictionBody>>,
+    #[cfg_attr(
+        not(target_arch = "wasm32"),
+        schemars(with = "Option<Vec<super::restriction::RestrictionBody>>")
+    )]
+    pub restrictions: Option<serde_json::Value>,
 }
 
 /// The share of ranked requests that explore when the tenant sets none (2%).
@@ -189,7 +194,10 @@ pub struct Settings {
     pub cache: Option<super::response_cache::CacheSettings>,
     /// Where a matching request's data may be sent; shown as written, absent when none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[cfg_attr(not(target_arch = "wasm32"), schemars(with = "Vec<RestrictionBody>"))]
+    #[cfg_attr(
+        not(target_arch = "wasm32"),
+        schemars(with = "Vec<super::restriction::RestrictionBody>")
+    )]
     pub restrictions: Vec<Restriction>,
     #[serde(flatten)]
     pub limits: TenantLimits,
@@ -317,13 +325,7 @@ impl Defaults {
             alerts: o.alerts.clone(),
             degraded_since: None,
             cache: o.cache,
-            restrictions: o
-                .restrictions
-                .iter()
-                .flatten()
-                .enumerate()
-                .map(|(i, b)| Restriction::read(b, i))
-                .collect(),
+            restrictions: super::restriction::read_all(o.restrictions.as_ref()),
             limits: TenantLimits {
                 budget: o.budget,
                 end_user: o.end_user,

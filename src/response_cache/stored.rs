@@ -80,11 +80,11 @@ mod tests {
 
     #[test]
     fn a_cached_answer_serves_a_restricted_request_only_if_produced_inside_the_restriction() {
-        use crate::config::admin_body::parse_body;
         use crate::config::restriction::Restriction;
         let mut cfg = crate::routing::test_config::cfg();
-        let pii = br#"{"when":{"metadata.data_class":"pii"},"allowed_platforms":["bedrock"]}"#;
-        cfg.settings.restrictions = vec![Restriction::parse(parse_body(pii).unwrap(), 0).unwrap()];
+        let pii = serde_json::json!({"when": {"metadata.data_class": "pii"},
+            "allowed_platforms": ["bedrock"]});
+        cfg.settings.restrictions = vec![Restriction::parse(&pii, 0).unwrap()];
         let entry = |platform: Option<&str>| StoredMeta {
             model: "m".into(),
             provider: "openai".into(),

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::config::admin_body::{parse_body, ProviderBody};
-use crate::config::restriction::{Restriction, RestrictionBody};
+use crate::config::restriction::Restriction;
 use crate::config::{Defaults, ProviderName, SortedMap, TenantId};
 use crate::routing::facts::{Agent, Endpoint, Task};
 use crate::routing::test_config::{add_alias, add_model, add_rule_json};
@@ -39,9 +39,7 @@ fn tenant(restrictions: &[&str]) -> TenantConfig {
     c.settings.restrictions = restrictions
         .iter()
         .enumerate()
-        .map(|(i, r)| {
-            Restriction::parse(parse_body::<RestrictionBody>(r.as_bytes()).unwrap(), i).unwrap()
-        })
+        .map(|(i, r)| Restriction::parse(&serde_json::from_str(r).unwrap(), i).unwrap())
         .collect();
     c
 }

@@ -15,9 +15,8 @@
 
 use crate::api::ChatRequest;
 use crate::routing::facts::{Agent, Task};
-use serde::Deserialize;
 use serde_json::value::RawValue;
-use std::borrow::Cow;
+use serde_json::Value;
 
 /// Tool names that mark coding work (compared case-insensitively).
 pub const CODING_TOOLS: [&str; 12] = [
@@ -57,57 +56,35 @@ pub fn task(chat: &ChatRequest, agent: Agent) -> Task {
     }
 }
 
-#[derive(Deserialize)]
-struct Tool<'a> {
-    #[serde(borrow, default)]
-    function: Option<Named<'a>>,
-    #[serde(borrow, default)]
-    name: Option<Cow<'a, str>>,
-}
-
-#[derive(Deserialize)]
-struct Named<'a> {
-    #[serde(borrow)]
-    name: Cow<'a, str>,
-}
-
 /// `tools` (the chat view's `{"type":"function","function":{"name":…}}`, or a bare `name`)
-/// names a coding tool.
+/// names a coding tool. Read as a `Value`, whose reader the module has anyway.
 pub fn declares_coding_tool(tools: &str) -> bool {
-    let Ok(tools) = serde_json::from_str::<Vec<Tool<'_>>>(tools) else {
+    let Ok(Value::Array(tools)) = serde_json::from_str::<Value>(tools) else {
         return false;
     };
     tools.iter().any(|t| {
-        let name = t.function.as_ref().map(|f| &f.name).or(t.name.as_ref());
+        let name = t["function"]["name"].as_str().or(t["name"].as_str());
         name.is_some_and(|n| CODING_TOOLS.iter().any(|c| n.eq_ignore_ascii_case(c)))
     })
 }
 
-#[derive(Deserialize)]
-struct Turn<'a> {
-    #[serde(borrow)]
-    role: Cow<'a, str>,
-    #[serde(borrow, default)]
-    content: Option<&'a RawValue>,
-}
-
-#[derive(Deserialize)]
-struct Part {
-    #[serde(default)]
-    text: Option<String>,
-}
-
 /// The text of the last `user` message: its string content, or its text parts joined by lines.
+/// The turns are split as raw text, and only those from the end back to the last user turn are
+/// parsed.
 pub fn last_user_text(messages: &str) -> Option<String> {
-    let turns = serde_json::from_str::<Vec<Turn<'_>>>(messages).ok()?;
-    let content = turns.iter().rev().find(|t| t.role == "user")?.content?.get();
-    // Read by its first byte rather than an untagged enum, whose buffering costs the module.
-    if content.starts_with('"') {
-        return serde_json::from_str::<String>(content).ok();
+    let turns = serde_json::from_str::<Vec<&RawValue>>(messages).ok()?;
+    let user = turns.iter().rev().find_map(|t| {
+        let turn = serde_json::from_str::<Value>(t.get()).ok()?;
+        (turn["role"] == "user").then_some(turn)
+    })?;
+    match &user["content"] {
+        Value::String(text) => Some(text.clone()),
+        Value::Array(parts) => {
+            let texts: Vec<&str> = parts.iter().filter_map(|p| p["text"].as_str()).collect();
+            Some(texts.join("\n"))
+        }
+        _ => None,
     }
-    let parts = serde_json::from_str::<Vec<Part>>(content).ok()?;
-    let texts: Vec<String> = parts.into_iter().filter_map(|p| p.text).collect();
-    Some(texts.join("\n"))
 }
 
 /// A fenced block, or enough code-like lines (`code_like`).

@@ -16,13 +16,18 @@ pub struct Explanation {
     pub agent: &'static str,
     /// The tenant's data restrictions this request matches: every candidate lies inside all of
     /// them. Empty when none applies.
-    pub restrictions: Vec<AppliedRestriction>,
+    #[cfg_attr(
+        not(target_arch = "wasm32"),
+        schemars(with = "Vec<AppliedRestriction>")
+    )]
+    pub restrictions: Vec<serde_json::Value>,
     pub candidates: Vec<CandidateView>,
 }
 
-/// A restriction that applies, as written, with its place in `settings.restrictions`.
-#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// A restriction that applies, as written, with its place in `settings.restrictions` (the
+/// document's shape; the answer writes it as that JSON object).
+#[cfg(not(target_arch = "wasm32"))]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct AppliedRestriction {
     pub index: usize,
     #[serde(flatten)]

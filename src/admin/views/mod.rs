@@ -12,9 +12,9 @@ mod tenants;
 pub use crate::governance::usage_query::{UsageGroupView, UsageView};
 pub use crate::routing::stats::view::{BreakerState, ParkedKey, StatsRow, TenantStats};
 pub use catalog::{AliasView, KeyRef, ModelView, ProviderView, RuleView, WrittenRuleView};
-pub use explain::{
-    AppliedRestriction, CandidateDecision, CandidateView, Explanation, LiveStats, SkipReason,
-};
+#[cfg(not(target_arch = "wasm32"))]
+pub use explain::AppliedRestriction;
+pub use explain::{CandidateDecision, CandidateView, Explanation, LiveStats, SkipReason};
 pub use operations::{ClosedBreaker, EventView, ResetView};
 pub use tenants::{
     Deleted, KeyView, List, NewKeyView, PolicyView, SpendView, TenantSummary, TenantView,
