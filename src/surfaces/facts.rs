@@ -111,7 +111,8 @@ pub fn count_facts(
     };
     let agent = reads.agent.then(|| super::agent::detect(headers));
     let task = agent.filter(|_| reads.task).map(|a| {
-        if a.codes() || count.coding_tools {
+        let tools = count.tools_json.as_deref();
+        if a.codes() || tools.is_some_and(super::task::declares_coding_tool) {
             crate::routing::facts::Task::Code
         } else {
             crate::routing::facts::Task::Chat
@@ -142,6 +143,7 @@ pub fn endpoint(surface: Surface) -> Endpoint {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::routing::facts::{Agent, Task};
 
     fn inbound(surface: Surface, body: &str) -> Inbound {
         Inbound::parse(surface, body.as_bytes().to_vec(), 1_000, None, None).unwrap()
@@ -211,7 +213,12 @@ mod tests {
             (Endpoint::Messages, true, true, false, None)
         );
         assert_eq!(f.metadata.get("team").map(String::as_str), Some("x"));
+        assert_eq!((f.task, f.agent), (Some(Task::Chat), Some(Agent::Unknown)));
         assert!(count_facts(&count, ALL, &meta(Some("[]"))).is_err());
+        let bash = r#"{"model":"best","tools":[{"name":"Bash","input_schema":{}}],"messages":[]}"#;
+        let count = CountRequest::parse(bash.as_bytes().to_vec(), 1_000, None).unwrap();
+        let f = count_facts(&count, ALL, &meta(None)).unwrap().unwrap();
+        assert_eq!(f.task, Some(Task::Code), "a count is judged by its tools");
     }
 
     #[test]
