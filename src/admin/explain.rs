@@ -19,7 +19,7 @@ use crate::config::SortedMap;
 use crate::config::{ProviderName, TenantConfig, TenantId};
 use crate::health::provider_state::BreakerStatus;
 use crate::routing::auto::{self, AutoName};
-use crate::routing::facts::RequestFacts;
+use crate::routing::facts::{Agent, RequestFacts, Task};
 use crate::routing::rank::{headroom_factor, scores, Ranked, Ranking};
 use crate::routing::resolve::{alias_model, alias_ranking, lookup, Target};
 use crate::routing::stats::isolate_stats::ProviderStats;
@@ -68,9 +68,10 @@ impl Observed for SnapshotView {
     }
 }
 
-/// The facts a request with these query values would bring (none when no rule reads any).
+/// The facts a request with these query values would bring (none when no condition reads any).
 fn facts(cfg: &TenantConfig, q: &ExplainQuery) -> Option<RequestFacts> {
-    let reads = cfg.rules.reads();
+    let reads = cfg.reads();
+    let (task, agent) = client(q);
     reads.any.then(|| RequestFacts {
         model: q.model.clone(),
         stream: q.stream,
@@ -83,7 +84,35 @@ fn facts(cfg: &TenantConfig, q: &ExplainQuery) -> Option<RequestFacts> {
             .clone()
             .filter(|_| reads.metadata)
             .unwrap_or_default(),
+        task: Some(task),
+        agent: Some(agent),
     })
+}
+
+/// The query's task and agent: an agent not given is `unknown`, a task not given follows the
+/// agent (`code` for a coding agent, else `chat`), as a request without other signals is.
+fn client(q: &ExplainQuery) -> (Task, Agent) {
+    let agent = q.agent.unwrap_or(Agent::Unknown);
+    let task = q.task.unwrap_or(if agent.codes() {
+        Task::Code
+    } else {
+        Task::Chat
+    });
+    (task, agent)
+}
+
+/// The restrictions the request would match, each as written with its `index` first.
+fn applied_views(cfg: &TenantConfig, applied: &[usize]) -> Vec<serde_json::Value> {
+    applied
+        .iter()
+        .filter_map(|&i| {
+            let mut shown = serde_json::Map::new();
+            shown.insert("index".into(), i.into());
+            let body = cfg.settings.restrictions.get(i)?.body().as_object()?;
+            shown.extend(body.iter().map(|(k, v)| (k.clone(), v.clone())));
+            Some(serde_json::Value::Object(shown))
+        })
+        .collect()
 }
 
 /// The dry run: the chain `q` would get, each candidate with the cascade's decision.
@@ -105,6 +134,8 @@ pub fn explain(
         now_ms: dry.now_ms,
     };
     let facts = facts(cfg, q);
+    let applied = crate::routing::restriction::applied(cfg, facts.as_ref());
+    let (task, agent) = client(q);
     let input = RouteInput {
         observed: &view,
         now_ms: dry.now_ms,
@@ -121,6 +152,9 @@ pub fn explain(
         Err(ChainError::NoCandidates { .. }) => {
             return Ok(Explanation {
                 model: q.model.clone(),
+                task: task.as_str(),
+                agent: agent.as_str(),
+                restrictions: applied_views(cfg, &applied),
                 candidates: Vec::new(),
             })
         }
@@ -175,6 +209,9 @@ pub fn explain(
         .collect();
     Ok(Explanation {
         model: q.model.clone(),
+        task: task.as_str(),
+        agent: agent.as_str(),
+        restrictions: applied_views(cfg, &route.restrictions),
         candidates,
     })
 }

@@ -5,7 +5,7 @@
 use crate::api::endpoint::decode;
 use crate::api::{ApiError, ErrorKind};
 use crate::config::SortedMap;
-use crate::routing::facts::Endpoint;
+use crate::routing::facts::{Agent, Endpoint, Task};
 use crate::surfaces::facts::parse_metadata;
 
 /// What `GET /admin/v1/tenants/{t}/explain` was asked.
@@ -17,6 +17,10 @@ pub struct ExplainQuery {
     pub endpoint: Endpoint,
     /// The labels a request would send in `X-CogniGate-Metadata`.
     pub metadata: Option<SortedMap<String, String>>,
+    /// `params.task` and `params.agent` as a request would be detected; absent, the agent is
+    /// `unknown` and the task follows it (`code` for a coding agent, else `chat`).
+    pub task: Option<Task>,
+    pub agent: Option<Agent>,
 }
 
 fn bad(param: &str, why: &str) -> ApiError {
@@ -82,7 +86,20 @@ impl ExplainQuery {
                 })
             })
             .transpose()?;
+        let task = value(query, "task")?
+            .map(|t| Task::parse(&t).ok_or_else(|| bad("task", "must be code or chat")))
+            .transpose()?;
+        let agent = value(query, "agent")?
+            .map(|a| {
+                Agent::parse(&a).ok_or_else(|| {
+                    let all: Vec<&str> = Agent::ALL.iter().map(|a| a.as_str()).collect();
+                    bad("agent", &format!("must be one of {}", all.join(", ")))
+                })
+            })
+            .transpose()?;
         Ok(Self {
+            task,
+            agent,
             model,
             stream: flag(query, "stream")?,
             tools: flag(query, "tools")?,
@@ -120,6 +137,17 @@ mod tests {
     }
 
     #[test]
+    fn explain_takes_the_task_and_agent_a_request_would_be_detected_with() {
+        let q = ExplainQuery::parse(Some("model=a&task=code&agent=claude-code")).unwrap();
+        assert_eq!(
+            (q.task, q.agent),
+            (Some(Task::Code), Some(Agent::ClaudeCode))
+        );
+        let q = ExplainQuery::parse(Some("model=a")).unwrap();
+        assert_eq!((q.task, q.agent), (None, None));
+    }
+
+    #[test]
     fn a_bad_query_value_is_a_400_naming_its_parameter() {
         assert_eq!(param("model=a&stream=maybe").as_deref(), Some("stream"));
         assert_eq!(param("model=a&tools=1").as_deref(), Some("tools"));
@@ -132,6 +160,8 @@ mod tests {
             Some("metadata")
         );
         assert_eq!(param("model=a&endpoint=fax").as_deref(), Some("endpoint"));
+        assert_eq!(param("model=a&task=poetry").as_deref(), Some("task"));
+        assert_eq!(param("model=a&agent=cursor").as_deref(), Some("agent"));
         assert_eq!(param("stream=true").as_deref(), Some("model"));
         assert_eq!(param("model=a&model=b").as_deref(), Some("model"));
         let e = ExplainQuery::parse(Some("model=a&stream=maybe")).unwrap_err();

@@ -56,6 +56,8 @@ pub enum ErrorKind {
     UnknownPlatform,
     /// The key's `models` does not list the requested name.
     ModelNotAllowed,
+    /// A pin asks for providers outside a data restriction the request matches.
+    Restricted,
     /// The key's budget for the current period is spent.
     BudgetExceeded,
     TenantBudgetExceeded,
@@ -99,6 +101,7 @@ impl ErrorKind {
             Self::UnknownProvider => (400, Bad, "unknown_provider"),
             Self::UnknownPlatform => (400, Bad, "unknown_platform"),
             Self::ModelNotAllowed => (403, ErrorType::PermissionError, "model_not_allowed"),
+            Self::Restricted => (403, ErrorType::PermissionError, "restricted"),
             Self::BudgetExceeded => (402, Quota, "budget_exceeded"),
             Self::TenantBudgetExceeded => (402, Quota, "tenant_budget_exceeded"),
             Self::EndUserBudgetExceeded => (402, Quota, "end_user_budget_exceeded"),

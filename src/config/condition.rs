@@ -4,12 +4,15 @@
 //!
 //! The language: an object of clauses, all of which must hold (several keys mean all of them).
 //! A key is a field (`params.model`, `params.stream`, `params.tools`, `params.max_tokens`,
-//! `params.has_images`, `params.endpoint`, `metadata.<key>`) whose value is a bare value (`$eq`)
+//! `params.has_images`, `params.endpoint`, `params.task`, `params.agent`, `metadata.<key>`;
+//! `condition_field`) whose value is a bare value (`$eq`)
 //! or an object of operators (`$eq $ne $gt $gte $lt $lte $in $nin $regex $exists`, all of which
 //! must hold), or a combinator (`$and`/`$or`: a non-empty array of conditions; `$not`: one
 //! condition). Every refusal names the JSON path of the problem under `when`
 //! (`when.$and[0].params.max_tokens`).
 
+use super::condition_field::Kind;
+pub use super::condition_field::{Field, AGENTS, ENDPOINTS, KEYS, TASKS};
 use super::condition_pattern::{pattern, Pattern};
 use super::ConfigError;
 use serde_json::{Map, Value};
@@ -28,61 +31,6 @@ pub const REGEX_SIZE_LIMIT: usize = 64 * 1024;
 pub const MAX_LIST_VALUES: usize = 64;
 /// The longest `metadata.<key>` key, in bytes.
 pub const MAX_METADATA_KEY: usize = 64;
-
-/// What a request field is, for the operators it admits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Str,
-    Bool,
-    Num,
-    /// A string from a closed set (`params.endpoint`).
-    Endpoint,
-}
-
-/// The closed set of `params.endpoint` values (`embeddings` too: it is a surface that routes).
-pub const ENDPOINTS: [&str; 4] = ["chat", "messages", "responses", "embeddings"];
-
-/// A field a condition reads.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Field {
-    Model,
-    Stream,
-    Tools,
-    MaxTokens,
-    HasImages,
-    Endpoint,
-    Metadata(String),
-}
-
-impl Field {
-    fn parse(key: &str) -> Option<Self> {
-        Some(match key {
-            "params.model" => Self::Model,
-            "params.stream" => Self::Stream,
-            "params.tools" => Self::Tools,
-            "params.max_tokens" => Self::MaxTokens,
-            "params.has_images" => Self::HasImages,
-            "params.endpoint" => Self::Endpoint,
-            _ => {
-                let k = key.strip_prefix("metadata.")?;
-                let printable = k.chars().all(|c| !c.is_control());
-                if k.is_empty() || k.len() > MAX_METADATA_KEY || !printable {
-                    return None;
-                }
-                Self::Metadata(k.to_owned())
-            }
-        })
-    }
-
-    fn kind(&self) -> Kind {
-        match self {
-            Self::Model | Self::Metadata(_) => Kind::Str,
-            Self::Stream | Self::Tools | Self::HasImages => Kind::Bool,
-            Self::MaxTokens => Kind::Num,
-            Self::Endpoint => Kind::Endpoint,
-        }
-    }
-}
 
 /// A value a field is compared with (its kind checked against the field's when written).
 #[derive(Debug, Clone, PartialEq)]
@@ -125,6 +73,10 @@ pub struct Reads {
     pub has_images: bool,
     /// Some rule reads `params.stream`: a streamed and a plain request may take other routes.
     pub stream: bool,
+    /// Some condition reads `params.task`: only then are the tools and last turn scanned.
+    pub task: bool,
+    /// Some condition reads `params.agent` (or `params.task`, which a coding agent decides).
+    pub agent: bool,
 }
 
 impl Reads {
@@ -134,6 +86,8 @@ impl Reads {
             metadata: self.metadata || other.metadata,
             has_images: self.has_images || other.has_images,
             stream: self.stream || other.stream,
+            task: self.task || other.task,
+            agent: self.agent || other.agent,
         }
     }
 }
@@ -183,6 +137,8 @@ fn note_reads(c: &Condition, reads: &mut Reads) {
         Condition::Test(Field::Metadata(_), _) => reads.metadata = true,
         Condition::Test(Field::HasImages, _) => reads.has_images = true,
         Condition::Test(Field::Stream, _) => reads.stream = true,
+        Condition::Test(Field::Task, _) => (reads.task, reads.agent) = (true, true),
+        Condition::Test(Field::Agent, _) => reads.agent = true,
         Condition::Test(..) => {}
     }
 }
@@ -222,9 +178,8 @@ fn object(
             },
             k if k.starts_with('$') => return Err(bad(&at, format!("unknown operator '{k}'"))),
             k => {
-                let field = Field::parse(k).ok_or_else(|| {
-                    bad(&at, format!("unknown key '{k}': use params.model, params.stream, params.tools, params.max_tokens, params.has_images, params.endpoint or metadata.<key>"))
-                })?;
+                let field = Field::parse(k)
+                    .ok_or_else(|| bad(&at, format!("unknown key '{k}': use {KEYS}")))?;
                 tests(field, value, &at, clauses)?
             }
         };
@@ -338,7 +293,7 @@ fn test(field: &Field, op: &str, v: &Value, at: &str) -> Result<Test, ConfigErro
             }
         }
         "$regex" => {
-            if !matches!(kind, Kind::Str | Kind::Endpoint) {
+            if !matches!(kind, Kind::Str | Kind::OneOf(_)) {
                 return Err(bad(at, "$regex applies to string fields only"));
             }
             let Value::String(p) = v else {
@@ -357,10 +312,10 @@ fn test(field: &Field, op: &str, v: &Value, at: &str) -> Result<Test, ConfigErro
 fn scalar(kind: Kind, v: &Value, at: &str) -> Result<Scalar, ConfigError> {
     match (kind, v) {
         (Kind::Str, Value::String(s)) => Ok(Scalar::Str(s.clone())),
-        (Kind::Endpoint, Value::String(s)) if ENDPOINTS.contains(&s.as_str()) => {
+        (Kind::OneOf(set), Value::String(s)) if set.contains(&s.as_str()) => {
             Ok(Scalar::Str(s.clone()))
         }
-        (Kind::Endpoint, _) => Err(bad(at, format!("must be one of {}", ENDPOINTS.join(", ")))),
+        (Kind::OneOf(set), _) => Err(bad(at, format!("must be one of {}", set.join(", ")))),
         (Kind::Bool, Value::Bool(b)) => Ok(Scalar::Bool(*b)),
         (Kind::Num, Value::Number(n)) => n
             .as_f64()

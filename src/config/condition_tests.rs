@@ -162,3 +162,26 @@ fn more_than_32_clauses_are_refused() {
         format!("when.$or[{MAX_CLAUSES}].params.max_tokens.$ne")
     );
 }
+
+#[test]
+fn params_task_and_params_agent_take_only_the_values_the_gateway_detects() {
+    let w = when(json!({"params.task": "code", "params.agent": {"$in": ["claude-code", "codex"]}}))
+        .unwrap();
+    assert!(w.reads().task && w.reads().agent && !w.reads().metadata);
+    let agent_only = when(json!({"params.agent": {"$regex": "^openai-"}})).unwrap();
+    assert!(agent_only.reads().agent && !agent_only.reads().task);
+    assert_eq!(
+        refused_at(json!({"params.task": "poetry"})),
+        "when.params.task"
+    );
+    assert_eq!(
+        refused_at(json!({"params.agent": {"$in": ["codex", "cursor"]}})),
+        "when.params.agent.$in[1]"
+    );
+    assert_eq!(
+        refused_at(json!({"params.task": {"$gt": 1}})),
+        "when.params.task.$gt"
+    );
+    let e = when(json!({"params.task": true})).unwrap_err().to_string();
+    assert!(e.contains("must be one of code, chat"), "{e}");
+}

@@ -3,6 +3,7 @@
 pub use super::alerts::{AlertEvent, Alerts, WebhookUrl};
 pub use super::degraded::{DegradedOverrides, DegradedSettings};
 pub use super::open_durations::OpenDurations;
+use super::restriction::Restriction;
 use super::{ConfigError, RouteName};
 use crate::config::{Budget, EndUserLimits};
 use serde::{Deserialize, Serialize};
@@ -48,6 +49,14 @@ pub struct SettingsOverrides {
     /// Trace export to the tenant's OTLP receiver (`config::otel`); absent is off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub otel: Option<super::otel::OtelSettings>,
+    /// Where a matching request's data may be sent (`config::restriction`, which reads it);
+    /// absent or null is anywhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        not(target_arch = "wasm32"),
+        schemars(with = "Option<Vec<super::restriction::RestrictionBody>>")
+    )]
+    pub restrictions: Option<serde_json::Value>,
 }
 
 /// The share of ranked requests that explore when the tenant sets none (2%).
@@ -211,6 +220,13 @@ pub struct Settings {
     /// Trace export, its header values never shown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub otel: Option<super::otel::OtelShown>,
+    /// Where a matching request's data may be sent; shown as written, absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(
+        not(target_arch = "wasm32"),
+        schemars(with = "Vec<super::restriction::RestrictionBody>")
+    )]
+    pub restrictions: Vec<Restriction>,
     #[serde(flatten)]
     pub limits: TenantLimits,
 }
@@ -224,6 +240,13 @@ fn is_true(b: &bool) -> bool {
 }
 
 impl Settings {
+    /// What the restrictions' conditions read of a request.
+    pub fn restriction_reads(&self) -> super::condition::Reads {
+        self.restrictions
+            .iter()
+            .fold(Default::default(), |r, x| r.with(x.reads()))
+    }
+
     /// The tenant's degraded mode as the request path sees it: while degraded,
     /// exploration is off (ranked names serve their best-ranked model, no stale candidate first).
     pub fn with_degraded_since(mut self, since: Option<u64>) -> Self {
@@ -263,6 +286,7 @@ impl Default for Defaults {
                 degraded_since: None,
                 cache: None,
                 otel: None,
+                restrictions: Vec::new(),
                 limits: TenantLimits::default(),
             },
             request_budget_ms: 60_000,
@@ -335,6 +359,7 @@ impl Defaults {
             degraded_since: None,
             cache: o.cache,
             otel: o.otel.as_ref().map(super::otel::OtelSettings::shown),
+            restrictions: super::restriction::read_all(o.restrictions.as_ref()),
             limits: TenantLimits {
                 budget: o.budget,
                 end_user: o.end_user,

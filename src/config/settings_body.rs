@@ -61,5 +61,8 @@ pub fn validate_settings(o: SettingsOverrides) -> Result<SettingsOverrides, Conf
     o.alerts.as_ref().map(|a| a.validate()).transpose()?;
     crate::config::policy::validate_tenant_limits(o.budget, o.end_user)?;
     o.cache.map(|c| c.validate()).transpose()?;
+    if let Some(r) = &o.restrictions {
+        super::restriction::validate(r)?;
+    }
     Ok(o)
 }

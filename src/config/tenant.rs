@@ -29,6 +29,12 @@ pub struct TenantConfig {
 }
 
 impl TenantConfig {
+    /// What the conditions of the tenant's rules and restrictions read of a request: the facts
+    /// the request path computes.
+    pub fn reads(&self) -> super::condition::Reads {
+        self.rules.reads().with(self.settings.restriction_reads())
+    }
+
     /// A tenant with nothing configured yet.
     pub fn empty(tenant: TenantId, settings: Settings) -> Self {
         Self {

@@ -41,12 +41,12 @@ pub async fn count_tokens(
     allowed(&key, &count.model)?;
     // The `auto` names rank only what the key may use, here as on the request itself.
     let may_use = |m: &ModelId| key.policy.allows(m.as_str());
-    let pins = [pin::HEADER, pin::PLATFORM_HEADER].map(|h| http::header(&req, h));
-    let pinned = pin::parse(&cfg, pins[0].as_deref(), pins[1].as_deref());
+    // The pins and facts `/v1/messages` would route by, so the name resolves the same way.
+    let headers = http::CallerRequest::new(Clone::clone(req.inner()));
+    let header = |h: &str| crate::request::Incoming::header(&headers, h);
+    let pinned = pin::parse(&cfg, header(pin::HEADER), header(pin::PLATFORM_HEADER));
     let pinned = pinned.map_err(|e| chain_error(&e))?;
-    // The facts `/v1/messages` would route by, so the name resolves the same way.
-    let metadata = http::header(&req, "x-cognigate-metadata");
-    let facts = count_facts(&count, cfg.rules.reads(), metadata.as_deref())?;
+    let facts = count_facts(&count, cfg.reads(), &header)?;
     let input = RouteInput {
         may_use: &may_use,
         pin: pinned.as_ref(),

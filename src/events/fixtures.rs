@@ -140,6 +140,8 @@ impl Inputs {
             request_id: "req_9",
             tenant: T,
             requested: "fast",
+            task: None,
+            agent: None,
             outcome: "exhausted",
             status: 502,
             attempts: &self.attempts,

@@ -12,6 +12,10 @@ pub struct RequestLog<'a> {
     pub request_id: &'a str,
     pub tenant: &'a str,
     pub requested: &'a str,
+    /// `params.task` and `params.agent` (`code`, `claude-code`, ...), when the request's facts
+    /// detected them (a condition of the tenant reads them).
+    pub task: Option<&'a str>,
+    pub agent: Option<&'a str>,
     /// `served`, `refused`, `exhausted`, `cancelled` or `rejected` (refused before routing);
     /// `refusal_applied` or `refusal_unavailable` for an answer after a safety refusal.
     pub outcome: &'a str,
@@ -64,6 +68,10 @@ struct Line<'a> {
     surface: &'a str,
     tenant: &'a str,
     requested: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    task: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    agent: Option<&'a str>,
     outcome: &'a str,
     status: u16,
     attempts: Vec<TryLine<'a>>,
@@ -144,6 +152,8 @@ impl RequestLog<'_> {
             surface: self.surface,
             tenant: truncated(self.tenant, MAX_NAME_BYTES),
             requested: truncated(self.requested, MAX_NAME_BYTES),
+            task: self.task,
+            agent: self.agent,
             outcome: self.outcome,
             status: self.status,
             attempts,
@@ -182,6 +192,8 @@ mod tests {
             request_id: "req_1",
             tenant: "acme",
             requested,
+            task: None,
+            agent: None,
             outcome,
             status,
             attempts,
@@ -289,6 +301,8 @@ mod tests {
             request_id: "req_1",
             tenant: "acme",
             requested: "m",
+            task: Some("code"),
+            agent: Some("claude-code"),
             outcome: "served",
             status: 200,
             attempts: &[],
@@ -305,6 +319,36 @@ mod tests {
         assert_eq!(with["usage"]["prompt_tokens"], 12);
         assert_eq!(with["usage"]["completion_tokens"], 3);
         assert_eq!(with["usage"]["cost_usd"], 0.001);
+    }
+
+    #[test]
+    fn the_log_line_carries_the_task_and_agent_when_detected_and_omits_them_otherwise() {
+        let mut log = RequestLog {
+            surface: "messages",
+            request_id: "req_1",
+            tenant: "acme",
+            requested: "work",
+            task: Some("code"),
+            agent: Some("claude-code"),
+            outcome: "served",
+            status: 200,
+            attempts: &[],
+            total_ms: 4,
+            d1_queries: 0,
+            durable_object_calls: 0,
+            usage: None,
+        };
+        let line = log.to_line();
+        assert!(
+            line.contains(r#""requested":"work","task":"code","agent":"claude-code","outcome""#),
+            "{line}"
+        );
+        (log.task, log.agent) = (None, None);
+        let line = log.to_json();
+        assert!(
+            line.get("task").is_none() && line.get("agent").is_none(),
+            "{line}"
+        );
     }
 
     #[test]

@@ -179,6 +179,7 @@ pub async fn answer<P: Ports>(
                             content_type: &content_type,
                             bytes: &bytes,
                             served_by: (by.model, by.provider, by.depth),
+                            platform: by.platform,
                             cost_usd,
                         };
                         write.store(p.cache(), answered, now);
@@ -222,6 +223,7 @@ pub async fn answer<P: Ports>(
                         surface,
                         model: serving_model.cloned(),
                         served_by: (by.model.to_owned(), by.provider.to_owned(), by.depth),
+                        platform: by.platform,
                     });
                     Body::Relay(Box::new(super::reply::Relay {
                         start,

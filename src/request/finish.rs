@@ -47,6 +47,8 @@ impl Finish<'_> {
             request_id: self.request_id,
             tenant: self.progress.tenant.as_ref().map_or("", |t| t.as_str()),
             requested: self.progress.requested.as_deref().unwrap_or(""),
+            task: self.progress.task,
+            agent: self.progress.agent,
             outcome: ended.outcome,
             status: ended.status,
             attempts: ended.attempts,

@@ -85,8 +85,7 @@ impl Plan {
             .iter()
             .any(|r| r.when.is_some());
         let facts = if conditional {
-            let metadata = incoming.header("x-cognigate-metadata");
-            crate::surfaces::facts::facts(inbound, cfg.rules.reads(), metadata)?
+            crate::surfaces::facts::facts(inbound, cfg.reads(), &|h| incoming.header(h))?
         } else {
             None
         };
@@ -157,11 +156,12 @@ pub struct Hit<S> {
     pub meta: StoredMeta,
 }
 
-/// The stored answer, if there is a fresh one this request can be served from. Otherwise the
-/// pending usage back. A request that does not use the cache reads nothing, not even the clock.
+/// The stored answer, if there is a fresh one this request can be served from (and, under a
+/// data restriction, one `inside` says was produced within it). Otherwise the pending usage
+/// back. A request that does not use the cache reads nothing, not even the clock.
 pub async fn lookup<S>(
     (store, clock): (&impl CacheStore, &impl Clock),
-    plan: &Plan,
+    (plan, inside): (&Plan, &dyn Fn(&StoredMeta) -> bool),
     inbound: &Inbound,
     prompt_estimate: u64,
     pending: PendingUsage,
@@ -171,7 +171,7 @@ pub async fn lookup<S>(
     };
     let found = store.get(key).await;
     let now = clock.now_ms();
-    let Some((meta, body)) = found.filter(|(m, _)| m.fresh(now)) else {
+    let Some((meta, body)) = found.filter(|(m, _)| m.fresh(now) && inside(m)) else {
         return Err(pending);
     };
     // Built whole before its usage is recorded: stored data this request cannot be answered
@@ -264,6 +264,8 @@ pub struct Answered<'a> {
     pub bytes: &'a [u8],
     /// Model, provider and fallback depth.
     pub served_by: (&'a str, &'a str, usize),
+    /// The serving provider's platform.
+    pub platform: Option<&'a str>,
     pub cost_usd: f64,
 }
 
@@ -284,6 +286,7 @@ impl CacheWrite {
             expires_at_ms: now.saturating_add(u64::from(self.ttl_s) * 1_000),
             cost_usd: a.cost_usd,
             depth,
+            platform: a.platform.map(str::to_owned),
         };
         store.put(self, meta, a.bytes.to_vec());
     }

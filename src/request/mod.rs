@@ -57,6 +57,10 @@ pub struct Progress {
     pub requested: Option<String>,
     /// `requested` is a name the tenant configured (`routing::configured_name`).
     pub requested_configured: bool,
+    /// `params.task` and `params.agent`, once resolve detected them (only when a condition of
+    /// the tenant reads them).
+    pub task: Option<&'static str>,
+    pub agent: Option<&'static str>,
 }
 
 /// A request past its first three stages: a known caller, a body within its limits, a model

@@ -14,6 +14,7 @@ use super::{front, BodyLimits, Incoming, Progress, Scoped};
 use crate::api::ApiError;
 use crate::cascade::{Cascade, Clock, Limits};
 use crate::metrics::counts::MetricOutcome;
+use crate::response_cache::stored::produced_inside;
 use crate::surfaces::Surface;
 use crate::traces::traced::{context_of, Traced};
 
@@ -132,7 +133,10 @@ async fn run<P: Ports>(
         truncate_oldest,
         prompt_estimate,
         need,
+        client: (task, agent),
     } = resolved?;
+    finish.progress.task = task.map(|t| t.as_str());
+    finish.progress.agent = agent.map(|a| a.as_str());
     let plan = Plan::of(incoming, (&cfg, &key), &inbound, digest)?;
     let limits = &cfg.settings.limits;
     let admitting = Admitting {
@@ -152,9 +156,10 @@ async fn run<P: Ports>(
             return Ok(Reached::Early(reply, "limited"));
         }
     };
+    let inside = |m: &_| produced_inside(m, &cfg, &route.restrictions);
     let looked = lookup(
         (p.cache(), p.clock()),
-        &plan,
+        (&plan, &inside),
         &inbound,
         prompt_estimate,
         pending,

@@ -63,6 +63,8 @@ pub struct StreamStore {
     pub model: Option<CatalogModel>,
     /// Model, provider and fallback depth.
     pub served_by: (String, String, usize),
+    /// The serving provider's platform.
+    pub platform: Option<&'static str>,
 }
 
 impl<S> Reply<S> {

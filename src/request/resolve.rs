@@ -10,6 +10,7 @@ use crate::cascade::RefusalPolicy;
 use crate::config::{CallerKey, ModelId, TenantConfig};
 use crate::governance::{billable_answers, Need, Price};
 use crate::routing::affinity::AffinityMemory;
+use crate::routing::facts::{Agent, Task};
 use crate::routing::{build_chain, pin, Candidate, Observed, Route, RouteInput};
 use crate::surfaces::facts::facts;
 use crate::surfaces::Inbound;
@@ -38,6 +39,8 @@ pub struct Resolved<'c> {
     pub prompt_estimate: u64,
     /// What admission holds for the request (`reservation`).
     pub need: Need,
+    /// `params.task` and `params.agent`, when a condition made the facts detect them.
+    pub client: (Option<Task>, Option<Agent>),
 }
 
 /// The route of `inbound` for `key`; an unknown name or a bad pin is refused here, before any
@@ -49,9 +52,9 @@ pub fn resolve<'c, O: Observed>(
     inbound: &Inbound,
     view: &View<'_, O>,
 ) -> Result<Resolved<'c>, ApiError> {
-    let metadata = incoming.header("x-cognigate-metadata");
-    let facts = facts(inbound, cfg.rules.reads(), metadata)?;
+    let facts = facts(inbound, cfg.reads(), &|h| incoming.header(h))?;
     let conversation = Conversation::of(cfg, inbound, facts.as_ref());
+    let client = facts.as_ref().map_or((None, None), |f| (f.task, f.agent));
     let remembered = conversation
         .as_ref()
         .and_then(|c| c.remembered(view.memory));
@@ -83,6 +86,7 @@ pub fn resolve<'c, O: Observed>(
         prompt_estimate,
         need,
         route,
+        client,
     })
 }
 

@@ -17,6 +17,7 @@ pub struct StreamCopy {
     model: Option<CatalogModel>,
     /// Model, provider and fallback depth.
     served_by: (String, String, usize),
+    platform: Option<&'static str>,
     ttl_s: u32,
 }
 
@@ -28,6 +29,7 @@ impl StreamCopy {
             surface: store.surface,
             model: store.model,
             served_by: store.served_by,
+            platform: store.platform,
             ttl_s: store.write.ttl_s,
         };
         (copy, store.write)
@@ -58,6 +60,7 @@ impl StreamCopy {
             expires_at_ms: now.saturating_add(u64::from(self.ttl_s) * 1_000),
             cost_usd,
             depth,
+            platform: self.platform.map(str::to_owned),
         };
         Some((meta, body))
     }

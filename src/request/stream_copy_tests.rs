@@ -16,6 +16,7 @@ fn copy(ttl_s: u32) -> StreamCopy {
         surface: Surface::Chat,
         model: Some(m.validate(ModelId::parse("m").unwrap()).unwrap()),
         served_by: ("m".into(), "p".into(), 1),
+        platform: Some("direct"),
     };
     let (copy, write) = StreamCopy::of(store);
     assert_eq!((write.key.as_str(), write.ttl_s), ("k", ttl_s));

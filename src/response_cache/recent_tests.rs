@@ -9,6 +9,7 @@ fn meta(expires_at_ms: u64) -> StoredMeta {
         expires_at_ms,
         cost_usd: 0.5,
         depth: 0,
+        platform: None,
     }
 }
 

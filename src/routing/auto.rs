@@ -135,6 +135,7 @@ pub fn route<'c>(
         affinity: None,
         on_refusal: OnRefusal::Answer,
         refusal_only: None,
+        restrictions: Vec::new(),
     })
 }
 

@@ -17,23 +17,7 @@ pub struct Candidate<'c> {
     pub provider: &'c Provider,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, displaydoc::Display)]
-pub enum ChainError {
-    /// The model '{0}' does not exist.
-    UnknownName(String),
-    /// No routing candidate is available for '{name}': {reasons}.
-    NoCandidates { name: String, reasons: String },
-    /// '{0}' names no ranked chain: use auto, auto:balanced, auto:fast, auto:cheap, auto:smart, auto:reliable or auto:<routing rule>.
-    UnknownChain(String),
-    /// This API key may use none of the models '{0}' ranks.
-    NoneAllowed(String),
-    /// X-CogniGate-Pin-Provider names '{0}', which is not a provider of this tenant.
-    UnknownProvider(String),
-    /// X-CogniGate-Pin-Platform names '{0}', which is not a platform: use direct, bedrock, vertex, azure or custom.
-    UnknownPlatform(String),
-}
-
-impl std::error::Error for ChainError {}
+pub use super::chain_error::ChainError;
 
 /// What a request brings to its chain besides the name: what was measured, the time,
 /// its random draw, the caller's scope and the conversation's remembered model.
@@ -96,6 +80,9 @@ pub struct Route<'c> {
     /// Asked only after a refusal, once the chain's own later positions are spent (an alias
     /// requested on its own: its runner-up; `routing::refusal`).
     pub refusal_only: Option<Candidate<'c>>,
+    /// The tenant's restrictions the request matched (indices into `settings.restrictions`):
+    /// every candidate lies inside all of them (`routing::restriction`).
+    pub restrictions: Vec<usize>,
 }
 
 pub fn build_chain<'c>(
@@ -103,12 +90,23 @@ pub fn build_chain<'c>(
     requested: &str,
     input: &RouteInput<'_>,
 ) -> Result<Route<'c>, ChainError> {
-    if let Some(auto) = super::auto::parse(requested) {
-        return super::auto::route(cfg, requested, auto, input);
-    }
-    // The first of the name's rules whose `when` holds; none, as if no rule existed.
-    let rule = super::condition::matched_rule(cfg, requested, input.facts).map(|r| &r.chain);
-    walk(cfg, requested, rule, input)
+    let applied = super::restriction::applied(cfg, input.facts);
+    // A restriction narrows the request as a pin does, wherever its candidates come from.
+    let narrowed = super::restriction::narrow(cfg, input.pin, &applied)?;
+    let input = &RouteInput {
+        pin: narrowed.as_ref().or(input.pin),
+        ..*input
+    };
+    let mut route = match super::auto::parse(requested) {
+        Some(auto) => super::auto::route(cfg, requested, auto, input)?,
+        // The first of the name's rules whose `when` holds; none, as if no rule existed.
+        None => {
+            let rule = super::condition::matched_rule(cfg, requested, input.facts);
+            walk(cfg, requested, rule.map(|r| &r.chain), input)?
+        }
+    };
+    route.restrictions = applied;
+    Ok(route)
 }
 
 /// The chain of `requested` given the rule that applies (`None`: its model or alias alone).
@@ -160,6 +158,7 @@ pub(super) fn walk<'c>(
         affinity,
         on_refusal: refusal::on_refusal(cfg, requested, rule),
         refusal_only,
+        restrictions: Vec::new(),
     })
 }
 

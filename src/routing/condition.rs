@@ -47,6 +47,8 @@ fn fact<'f>(field: &Field, facts: Option<&'f RequestFacts>) -> Option<Fact<'f>> 
         Field::Tools => Fact::Bool(f.tools),
         Field::HasImages => Fact::Bool(f.has_images),
         Field::Endpoint => Fact::Str(f.endpoint.as_str()),
+        Field::Task => Fact::Str(f.task?.as_str()),
+        Field::Agent => Fact::Str(f.agent?.as_str()),
         Field::MaxTokens => Fact::Num(f.max_tokens? as f64),
         Field::Metadata(k) => Fact::Str(f.metadata.get(k)?),
     })

@@ -17,6 +17,8 @@ fn facts() -> RequestFacts {
         has_images: false,
         endpoint: Endpoint::Chat,
         metadata: SortedMap::from([("team".to_owned(), "search".to_owned())]),
+        task: Some(crate::routing::facts::Task::Code),
+        agent: Some(crate::routing::facts::Agent::ClaudeCode),
     }
 }
 
@@ -36,6 +38,7 @@ fn each_operator_compares_the_fact_it_names() {
         json!({"params.max_tokens": {"$nin": [1, 2]}}),
         json!({"params.model": {"$regex": "^be"}}),
         json!({"params.endpoint": "chat"}),
+        json!({"params.task": "code", "params.agent": {"$in": ["claude-code", "codex"]}}),
         json!({"metadata.team": "search", "metadata.tier": {"$exists": false}}),
         json!({"$or": [{"params.stream": true}, {"params.tools": true}]}),
         json!({"$not": {"metadata.team": "ads"}}),

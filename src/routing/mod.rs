@@ -16,6 +16,7 @@ mod pin_tests;
 pub mod rank;
 pub mod refusal;
 pub mod resolve;
+pub mod restriction;
 pub mod spread;
 #[cfg(test)]
 mod spread_tests;

@@ -29,17 +29,24 @@ pub struct Pin {
     admitted: Vec<ProviderName>,
     provider: Option<ProviderName>,
     platform: Option<Platform>,
+    /// The data restrictions that narrowed it (`routing::restriction`), as messages name them.
+    restricted_by: Option<String>,
 }
 
 impl fmt::Display for Pin {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (&self.provider, self.platform) {
-            (Some(p), None) => write!(f, "{HEADER} '{p}'"),
-            (None, Some(p)) => write!(f, "{PLATFORM_HEADER} '{}'", p.as_str()),
-            (Some(p), Some(pl)) => {
-                write!(f, "{PLATFORM_HEADER} '{}' with {HEADER} '{p}'", pl.as_str())
+        match (&self.provider, self.platform, &self.restricted_by) {
+            (Some(p), None, _) => write!(f, "{HEADER} '{p}'")?,
+            (None, Some(p), _) => write!(f, "{PLATFORM_HEADER} '{}'", p.as_str())?,
+            (Some(p), Some(pl), _) => {
+                write!(f, "{PLATFORM_HEADER} '{}' with {HEADER} '{p}'", pl.as_str())?
             }
-            (None, None) => f.write_str("the pin"),
+            (None, None, Some(r)) => return f.write_str(r),
+            (None, None, None) => return f.write_str("the pin"),
+        }
+        match &self.restricted_by {
+            Some(r) => write!(f, " within {r}"),
+            None => Ok(()),
         }
     }
 }
@@ -87,7 +94,42 @@ pub fn parse(
         admitted,
         provider,
         platform,
+        restricted_by: None,
     }))
+}
+
+/// `pin` (or no pin) narrowed to the providers `inside` admits, named `by` in messages. A pin
+/// that admits providers, none of them inside, is `Restricted`: the caller asked for a place
+/// the request's data may not go.
+pub(super) fn within(
+    cfg: &TenantConfig,
+    pin: Option<&Pin>,
+    inside: impl Fn(&ProviderName, &crate::config::Provider) -> bool,
+    by: String,
+) -> Result<Pin, ChainError> {
+    let admitted: Vec<ProviderName> = cfg
+        .providers
+        .iter()
+        .filter(|(name, p)| inside(name, p) && pin.is_none_or(|pin| pin.admitted.contains(name)))
+        .map(|(name, _)| name.clone())
+        .collect();
+    if let Some(pin) = pin.filter(|p| !p.admitted.is_empty() && admitted.is_empty()) {
+        return Err(ChainError::Restricted {
+            pin: pin.to_string(),
+            restrictions: by,
+            param: if pin.provider.is_some() {
+                HEADER
+            } else {
+                PLATFORM_HEADER
+            },
+        });
+    }
+    Ok(Pin {
+        admitted,
+        provider: pin.and_then(|p| p.provider.clone()),
+        platform: pin.and_then(|p| p.platform),
+        restricted_by: Some(by),
+    })
 }
 
 /// Whether a request pinned to `pin` (if any) may use `model`.
@@ -108,7 +150,10 @@ pub fn elsewhere(model: &CatalogModel, pin: &Pin) -> String {
             "model '{id}' is on provider '{on}', not the pinned '{p}' on platform '{}'",
             pl.as_str()
         ),
-        (None, None) => format!("model '{id}' is on provider '{on}'"),
+        (None, None) => match &pin.restricted_by {
+            Some(r) => format!("model '{id}' is on provider '{on}', outside {r}"),
+            None => format!("model '{id}' is on provider '{on}'"),
+        },
     }
 }
 

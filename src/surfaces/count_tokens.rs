@@ -19,6 +19,9 @@ pub struct CountRequest {
     /// read, so the name resolves as `/v1/messages` would resolve it.
     pub tools: bool,
     pub has_images: bool,
+    /// The `tools` as sent, kept for `params.task` (`surfaces::task`), which scans them only
+    /// when a condition reads the task and the client is no coding agent.
+    pub tools_json: Option<String>,
 }
 
 impl CountRequest {
@@ -41,6 +44,7 @@ impl CountRequest {
         Ok(Self {
             input_tokens: prompt_tokens(&raw),
             tools: super::facts::declares_tools(&raw),
+            tools_json: raw.raw("tools").map(str::to_owned),
             has_images: raw.raw("messages").is_some_and(|m| m.contains("\"image\"")),
             model: raw.model,
         })

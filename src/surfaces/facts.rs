@@ -1,7 +1,8 @@
-//! A request's facts for routing rules' conditions, built at the boundary from the
-//! parsed request (its chat view, which every surface has) and the `X-CogniGate-Metadata`
-//! header. Only what the tenant's rules read is computed: a tenant with no `when` builds nothing,
-//! and the header costs its presence check unless a caller sends it.
+//! A request's facts for the conditions of routing rules and restrictions, built at the
+//! boundary from the parsed request (its chat view, which every surface has), the client's
+//! headers and the `X-CogniGate-Metadata` header. Only what the tenant's conditions read is
+//! computed: a tenant with no `when` builds nothing, the header costs its presence check unless
+//! a caller sends it, and the client and task are detected only when a condition reads them.
 
 use super::count_tokens::CountRequest;
 use super::{Inbound, Surface};
@@ -10,8 +11,13 @@ use crate::config::condition::Reads;
 use crate::config::SortedMap;
 use crate::routing::facts::{Endpoint, RequestFacts};
 
+/// A request's headers by lower-case name, as the request path reads them.
+pub type Headers<'a, 'h> = &'a dyn Fn(&str) -> Option<&'h str>;
+
 /// The header's name, as errors name it.
 pub const METADATA_HEADER: &str = "X-CogniGate-Metadata";
+/// The header as the request path looks it up.
+pub const METADATA_NAME: &str = "x-cognigate-metadata";
 /// The largest header value accepted, in bytes.
 pub const MAX_METADATA_BYTES: usize = 2048;
 
@@ -34,16 +40,20 @@ pub fn parse_metadata(raw: &str) -> Result<SortedMap<String, String>, ApiError> 
         .map_err(|_| bad_metadata("a JSON object of string values"))
 }
 
-/// The facts the tenant's rules read (`reads`), or `None` when none has a `when`.
+/// The facts the tenant's conditions read (`reads`), or `None` when none has a `when`.
 pub fn facts(
     inbound: &Inbound,
     reads: Reads,
-    metadata_header: Option<&str>,
+    headers: Headers<'_, '_>,
 ) -> Result<Option<RequestFacts>, ApiError> {
-    let Some(metadata) = labels(reads, metadata_header)? else {
+    let Some(metadata) = labels(reads, headers(METADATA_NAME))? else {
         return Ok(None);
     };
     let chat = inbound.chat();
+    let agent = reads.agent.then(|| super::agent::detect(headers));
+    let task = agent
+        .filter(|_| reads.task)
+        .map(|a| super::task::task(chat, a));
     let tools = declares_tools(chat);
     let max_tokens = ["max_completion_tokens", "max_tokens"]
         .iter()
@@ -61,6 +71,8 @@ pub fn facts(
                 .is_some_and(|m| m.contains("\"image_url\"")),
         endpoint: endpoint(inbound.surface()),
         metadata,
+        task,
+        agent,
     }))
 }
 
@@ -87,15 +99,25 @@ pub fn declares_tools(req: &ChatRequest) -> bool {
 }
 
 /// The facts of a `/v1/messages/count_tokens` request: what the Messages request it counts
-/// would have, but `stream` (false) and `max_tokens` (absent: a count needs none).
+/// would have, but `stream` (false), `max_tokens` (absent: a count needs none) and the task,
+/// judged by its tools and client alone (`code` when they say so, else `chat`).
 pub fn count_facts(
     count: &CountRequest,
     reads: Reads,
-    metadata_header: Option<&str>,
+    headers: Headers<'_, '_>,
 ) -> Result<Option<RequestFacts>, ApiError> {
-    let Some(metadata) = labels(reads, metadata_header)? else {
+    let Some(metadata) = labels(reads, headers(METADATA_NAME))? else {
         return Ok(None);
     };
+    let agent = reads.agent.then(|| super::agent::detect(headers));
+    let task = agent.filter(|_| reads.task).map(|a| {
+        let tools = count.tools_json.as_deref();
+        if a.codes() || tools.is_some_and(super::task::declares_coding_tool) {
+            crate::routing::facts::Task::Code
+        } else {
+            crate::routing::facts::Task::Chat
+        }
+    });
     Ok(Some(RequestFacts {
         model: count.model.clone(),
         stream: false,
@@ -104,6 +126,8 @@ pub fn count_facts(
         has_images: count.has_images,
         endpoint: Endpoint::Messages,
         metadata,
+        task,
+        agent,
     }))
 }
 
@@ -119,6 +143,7 @@ pub fn endpoint(surface: Surface) -> Endpoint {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::routing::facts::{Agent, Task};
 
     fn inbound(surface: Surface, body: &str) -> Inbound {
         Inbound::parse(surface, body.as_bytes().to_vec(), 1_000, None, None).unwrap()
@@ -129,7 +154,14 @@ mod tests {
         metadata: true,
         has_images: true,
         stream: true,
+        task: true,
+        agent: true,
     };
+
+    /// Headers holding only `X-CogniGate-Metadata: <m>`, when given.
+    fn meta<'h>(m: Option<&'h str>) -> impl Fn(&str) -> Option<&'h str> {
+        move |name: &str| m.filter(|_| name == METADATA_NAME)
+    }
 
     #[test]
     fn the_metadata_header_is_a_json_object_of_strings_of_at_most_2_kib() {
@@ -160,12 +192,12 @@ mod tests {
     #[test]
     fn a_tenant_with_no_when_builds_no_facts_but_a_bad_header_is_still_refused() {
         let i = inbound(Surface::Chat, r#"{"model":"best","messages":[]}"#);
-        assert_eq!(facts(&i, Reads::default(), None).unwrap(), None);
+        assert_eq!(facts(&i, Reads::default(), &meta(None)).unwrap(), None);
         assert_eq!(
-            facts(&i, Reads::default(), Some(r#"{"team":"x"}"#)).unwrap(),
+            facts(&i, Reads::default(), &meta(Some(r#"{"team":"x"}"#))).unwrap(),
             None
         );
-        assert!(facts(&i, Reads::default(), Some("nope")).is_err());
+        assert!(facts(&i, Reads::default(), &meta(Some("nope"))).is_err());
     }
 
     #[test]
@@ -173,7 +205,7 @@ mod tests {
         let body = r#"{"model":"best","tools":[{"name":"f","input_schema":{}}],
             "messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AA"}}]}]}"#;
         let count = CountRequest::parse(body.as_bytes().to_vec(), 1_000, None).unwrap();
-        let f = count_facts(&count, ALL, Some(r#"{"team":"x"}"#))
+        let f = count_facts(&count, ALL, &meta(Some(r#"{"team":"x"}"#)))
             .unwrap()
             .unwrap();
         assert_eq!(
@@ -181,7 +213,12 @@ mod tests {
             (Endpoint::Messages, true, true, false, None)
         );
         assert_eq!(f.metadata.get("team").map(String::as_str), Some("x"));
-        assert!(count_facts(&count, ALL, Some("[]")).is_err());
+        assert_eq!((f.task, f.agent), (Some(Task::Chat), Some(Agent::Unknown)));
+        assert!(count_facts(&count, ALL, &meta(Some("[]"))).is_err());
+        let bash = r#"{"model":"best","tools":[{"name":"Bash","input_schema":{}}],"messages":[]}"#;
+        let count = CountRequest::parse(bash.as_bytes().to_vec(), 1_000, None).unwrap();
+        let f = count_facts(&count, ALL, &meta(None)).unwrap().unwrap();
+        assert_eq!(f.task, Some(Task::Code), "a count is judged by its tools");
     }
 
     #[test]
@@ -191,7 +228,7 @@ mod tests {
             r#"{"model":"best","stream":true,"max_tokens":300,"tools":[{"type":"function","function":{"name":"f"}}],
                "messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:x"}}]}]}"#,
         );
-        let f = facts(&chat, ALL, Some(r#"{"team":"search"}"#))
+        let f = facts(&chat, ALL, &meta(Some(r#"{"team":"search"}"#)))
             .unwrap()
             .unwrap();
         assert_eq!(
@@ -210,13 +247,13 @@ mod tests {
             Surface::Chat,
             r#"{"model":"best","tools":[],"messages":[{"role":"user","content":"say \"image_url\""}]}"#,
         );
-        let f = facts(&plain, ALL, None).unwrap().unwrap();
+        let f = facts(&plain, ALL, &meta(None)).unwrap().unwrap();
         assert_eq!((f.tools, f.has_images, f.max_tokens), (false, false, None));
         let messages = inbound(
             Surface::Messages,
             r#"{"model":"best","max_tokens":50,"tools":[{"name":"f","input_schema":{}}],"messages":[{"role":"user","content":"x"}]}"#,
         );
-        let f = facts(&messages, ALL, None).unwrap().unwrap();
+        let f = facts(&messages, ALL, &meta(None)).unwrap().unwrap();
         assert_eq!(
             (f.endpoint, f.tools, f.max_tokens),
             (Endpoint::Messages, true, Some(50))
@@ -225,7 +262,7 @@ mod tests {
             Surface::Responses,
             r#"{"model":"best","input":"x","max_output_tokens":70}"#,
         );
-        let f = facts(&responses, ALL, None).unwrap().unwrap();
+        let f = facts(&responses, ALL, &meta(None)).unwrap().unwrap();
         assert_eq!(
             (f.endpoint, f.tools, f.max_tokens),
             (Endpoint::Responses, false, Some(70))

@@ -3,6 +3,7 @@
 //! candidate gets the body its provider family speaks, and the answer leaves in the surface's own
 //! shape. Everything here is pure; the wasm edge only wires it.
 
+pub mod agent;
 pub mod count_tokens;
 pub mod errors;
 pub mod facts;
@@ -16,6 +17,7 @@ pub mod prefix;
 pub mod responses_request;
 pub mod responses_response;
 pub mod responses_stream;
+pub mod task;
 
 pub use inbound::Inbound;
 pub use output::Encoder;

@@ -10,7 +10,28 @@ use serde::Serialize;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Explanation {
     pub model: String,
+    /// `params.task` and `params.agent` as the dry run read them (the `task` and `agent` query
+    /// parameters; absent, `unknown` and the task that agent implies).
+    pub task: &'static str,
+    pub agent: &'static str,
+    /// The tenant's data restrictions this request matches: every candidate lies inside all of
+    /// them. Empty when none applies.
+    #[cfg_attr(
+        not(target_arch = "wasm32"),
+        schemars(with = "Vec<AppliedRestriction>")
+    )]
+    pub restrictions: Vec<serde_json::Value>,
     pub candidates: Vec<CandidateView>,
+}
+
+/// A restriction that applies, as written, with its place in `settings.restrictions` (the
+/// document's shape; the answer writes it as that JSON object).
+#[cfg(not(target_arch = "wasm32"))]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct AppliedRestriction {
+    pub index: usize,
+    #[serde(flatten)]
+    pub restriction: crate::config::restriction::RestrictionBody,
 }
 
 /// `try`: a request would send to it (unless one before it serves); `skip`: never sent.

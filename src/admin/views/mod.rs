@@ -12,6 +12,8 @@ mod tenants;
 pub use crate::governance::usage_query::{UsageGroupView, UsageView};
 pub use crate::routing::stats::view::{BreakerState, ParkedKey, StatsRow, TenantStats};
 pub use catalog::{AliasView, KeyRef, ModelView, ProviderView, RuleView, WrittenRuleView};
+#[cfg(not(target_arch = "wasm32"))]
+pub use explain::AppliedRestriction;
 pub use explain::{CandidateDecision, CandidateView, Explanation, LiveStats, SkipReason};
 pub use operations::{ClosedBreaker, EventView, ResetView};
 pub use tenants::{

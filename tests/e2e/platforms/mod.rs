@@ -6,4 +6,5 @@ mod bedrock;
 mod claude_chain;
 mod gemini;
 mod pin;
+mod restrictions;
 mod vertex;

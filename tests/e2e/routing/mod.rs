@@ -2,6 +2,7 @@
 //! retries, refusals, grants and live stats.
 
 mod cascade;
+mod client_conditions;
 mod conditions;
 mod explain;
 mod headroom;

@@ -93,6 +93,8 @@ fn facts() -> impl Strategy<Value = Option<RequestFacts>> {
                 metadata: team
                     .map(|t| [("team".to_owned(), t.to_owned())].into_iter().collect())
                     .unwrap_or_default(),
+                task: None,
+                agent: None,
             },
         );
     prop::option::of(f)
