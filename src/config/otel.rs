@@ -35,10 +35,14 @@ impl OtelProtocol {
     }
 }
 
-/// One header's value: as written (a literal or a secret's name), or as stored (sealed).
-#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
-#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(untagged)]
+/// One header's value: as written (a literal or a secret's name), or as stored (sealed). Read
+/// and written by hand (`header_value`): a derived untagged reader costs the module far more.
+#[cfg_attr(
+    not(target_arch = "wasm32"),
+    derive(schemars::JsonSchema),
+    schemars(untagged)
+)]
+#[derive(Clone, PartialEq, Eq)]
 pub enum OtelHeader {
     /// A value as a PUT carries it; sealed before it is stored.
     Literal(String),
@@ -47,6 +51,40 @@ pub enum OtelHeader {
     /// A literal value as stored: never read from a request body.
     #[cfg_attr(not(target_arch = "wasm32"), schemars(skip))]
     Sealed { sealed: String },
+}
+
+impl Serialize for OtelHeader {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let (key, value) = match self {
+            Self::Literal(v) => return s.serialize_str(v),
+            Self::Secret { secret } => ("secret", secret),
+            Self::Sealed { sealed } => ("sealed", sealed),
+        };
+        let mut map = s.serialize_map(Some(1))?;
+        map.serialize_entry(key, value)?;
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for OtelHeader {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        header_value(serde_json::Value::deserialize(d)?).map_err(serde::de::Error::custom)
+    }
+}
+
+/// A header value as JSON: a string, `{"secret": "NAME"}` or (stored) `{"sealed": "v1:…"}`.
+fn header_value(v: serde_json::Value) -> Result<OtelHeader, &'static str> {
+    use serde_json::Value::{Object, String as Text};
+    match v {
+        Text(s) => Ok(OtelHeader::Literal(s)),
+        Object(m) if m.len() == 1 => match m.into_iter().next() {
+            Some((k, Text(secret))) if k == "secret" => Ok(OtelHeader::Secret { secret }),
+            Some((k, Text(sealed))) if k == "sealed" => Ok(OtelHeader::Sealed { sealed }),
+            _ => Err("a header value is a string or {\"secret\": \"NAME\"}"),
+        },
+        _ => Err("a header value is a string or {\"secret\": \"NAME\"}"),
+    }
 }
 
 impl fmt::Debug for OtelHeader {
@@ -118,16 +156,16 @@ pub struct OtelSettings {
 
 /// How the settings GET shows a header: its secret's name, or only that a value is sealed.
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
 pub enum OtelHeaderShown {
     Secret { secret: String },
     Sealed { sealed: bool },
 }
 
-/// `otel` as the settings GET shows it: no header value.
+/// `otel` as the settings GET shows it: no header value (never read back).
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct OtelShown {
     pub endpoint: String,

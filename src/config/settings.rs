@@ -217,8 +217,8 @@ pub struct Settings {
     /// The response cache; absent is off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache: Option<super::response_cache::CacheSettings>,
-    /// Trace export, its header values never shown.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Trace export, its header values never shown (and never read back).
+    #[serde(default, skip_deserializing, skip_serializing_if = "Option::is_none")]
     pub otel: Option<super::otel::OtelShown>,
     /// Where a matching request's data may be sent; shown as written, absent when none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
