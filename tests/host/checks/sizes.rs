@@ -12,8 +12,10 @@ use std::path::{Path, PathBuf};
 /// decision: a Vertex service account needs WebCrypto's RS256 signature and a token `fetch`,
 /// which only the edge can do; its rules went to the core (`request::access_token`,
 /// `providers::google_token`), with the tenant config's assembly (`config::config_rows`) and one
-/// shared POST, and the 33 lines left are that adapter.
-const EDGE_LINES_CEILING: usize = 7_773;
+/// shared POST, and the 33 lines left are that adapter. The trace export's POST and the
+/// `traceparent` each call carries then came in under it, paid for by decisions moved to the
+/// core (deployment vars, stored rules, admin access, the health answer, the outbox's delivery).
+const EDGE_LINES_CEILING: usize = 7_659;
 /// The longest a Rust file of `src/` or `tests/` may be.
 const FILE_LINES_CEILING: usize = 400;
 
