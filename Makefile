@@ -22,9 +22,12 @@ WASM_OPT_CACHE := $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)/wasm-opt
 # the fair tenant tables), raised to 955,000 as that decision; 1,000,593 with the cloud platforms
 # served (Bedrock's Converse with SigV4 and the AWS event stream, Gemini's generateContent, their
 # stream translators, the kinds' fields and key forms), raised to 1,010,000 as that decision;
-# 1,010,676 with Vertex's token exchange and Gemini embeddings, raised to 1,015,000 as that decision. The hot-path goal, 500,000 bytes,
+# 1,010,676 with Vertex's token exchange and Gemini embeddings, raised to 1,015,000 as that decision;
+# 1,070,168 with trace export (spans, their JSON and protobuf, the otel setting: +32.0 KB),
+# credentials by remaining quota (+12.9 KB), task, agent and restrictions (+15.7 KB), raised to
+# 1,075,000 as that decision (docs/benchmark.md, "Module size"). The hot-path goal, 500,000 bytes,
 # is not met: see docs/benchmark.md for where the bytes are.
-WASM_GZ_BUDGET := 1015000
+WASM_GZ_BUDGET := 1075000
 
 .PHONY: setup build size-check dev test test-long schemathesis bench profile print-wasm-opt-flags lint host-test e2e clean
 
