@@ -7,18 +7,20 @@
 
 /// The value `get(name)` gives, from the text: names compare case-insensitively, as `get` does.
 pub fn find<'a>(lines: &'a str, name: &str) -> Option<&'a str> {
+    pairs(lines)
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v)
+}
+
+/// Every `(name, value)` of the text, in the runtime's order.
+pub fn pairs(lines: &str) -> impl Iterator<Item = (&str, &str)> {
     let mut parts = lines.split('\n');
-    while let (Some(n), Some(v)) = (parts.next(), parts.next()) {
-        if n.eq_ignore_ascii_case(name) {
-            return Some(v);
-        }
-    }
-    None
+    std::iter::from_fn(move || Some((parts.next()?, parts.next()?)))
 }
 
 #[cfg(test)]
 mod tests {
-    use super::find;
+    use super::{find, pairs};
 
     const LINES: &str = "authorization\nBearer k\ncontent-length\n42\nx-empty\n\n";
 
@@ -35,5 +37,18 @@ mod tests {
         assert_eq!(find(LINES, "Bearer k"), None);
         assert_eq!(find(LINES, "42"), None);
         assert_eq!(find("", "authorization"), None);
+    }
+
+    #[test]
+    fn every_pair_is_read_in_order() {
+        let all: Vec<_> = pairs(LINES).collect();
+        assert_eq!(
+            all,
+            [
+                ("authorization", "Bearer k"),
+                ("content-length", "42"),
+                ("x-empty", "")
+            ]
+        );
     }
 }

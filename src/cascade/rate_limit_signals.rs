@@ -10,6 +10,15 @@ use serde::Deserialize;
 /// The response headers a signal may read: `x-ratelimit-reset-*`, `anthropic-ratelimit-*-reset`
 /// and `retry-after-ms`, and the quota headers headroom is read from (`quota_headers`).
 /// The edge keeps only these (names lowercased), so nothing else of a response is held.
+/// The signal headers of an answer's headers as one text (`api::header_lines`), read in one
+/// crossing of the runtime's boundary rather than one per header.
+pub fn signal_pairs(lines: &str) -> Vec<(String, String)> {
+    crate::api::header_lines::pairs(lines)
+        .filter(|(name, _)| is_signal_header(name))
+        .map(|(n, v)| (n.to_owned(), v.to_owned()))
+        .collect()
+}
+
 pub fn is_signal_header(name: &str) -> bool {
     let name = name.to_ascii_lowercase();
     if super::quota_headers::is_quota_header(&name) {

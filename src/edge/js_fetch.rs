@@ -101,6 +101,9 @@ extern "C" {
 
     /// Every header of `request`, `name\nvalue\n` each, in one call (`api::header_lines`).
     pub fn header_lines(request: &web_sys::Request) -> String;
+    /// The same of an answer.
+    #[wasm_bindgen(js_name = header_lines)]
+    pub fn answer_header_lines(response: &web_sys::Response) -> String;
 
     /// `headers.set(name, value)` for each `name\nvalue\n` of `lines`, in order.
     #[wasm_bindgen(catch)]

@@ -1,18 +1,10 @@
 //! The upstream side of the rate-limit signals: which response headers are kept for the
 //! core (`cascade::rate_limit_signals` decides what they mean), and the `rate_limited_200` check.
 
-use crate::cascade::rate_limit_signals::{is_rate_limited_body, is_signal_header};
+use crate::api::header_lines;
+use crate::cascade::rate_limit_signals::{is_rate_limited_body, signal_pairs};
 use crate::cascade::UpstreamReply;
 use crate::config::{Provider, RateLimitSignal};
-use worker::Headers;
-
-/// The reset headers of a response, and nothing else of it.
-pub fn signal_headers(headers: &Headers) -> Vec<(String, String)> {
-    headers
-        .entries()
-        .filter(|(name, _)| is_signal_header(name))
-        .collect()
-}
 
 /// What a 2xx needs to become a 429 under `rate_limited_200`; `None` when the provider does not
 /// read that signal (the spec: a 2xx is an answer or broken, never a rate limit).
@@ -22,13 +14,14 @@ pub struct RateLimited200 {
 }
 
 impl RateLimited200 {
-    pub fn of(provider: &Provider, headers: &Headers) -> Option<Self> {
+    /// `lines`: the answer's headers as one text (`api::header_lines`).
+    pub fn of(provider: &Provider, lines: &str) -> Option<Self> {
         provider
             .resilience
             .reads(RateLimitSignal::RateLimited200)
             .then(|| Self {
-                retry_after: headers.get("retry-after").ok().flatten(),
-                headers: signal_headers(headers),
+                retry_after: header_lines::find(lines, "retry-after").map(str::to_owned),
+                headers: signal_pairs(lines),
             })
     }
 

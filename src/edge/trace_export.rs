@@ -7,15 +7,12 @@ use super::isolate::isolate;
 use super::js_fetch::{self, Posted};
 use crate::config::otel::OtelExport;
 use crate::config::TenantId;
-use crate::traces::export::{deliver as deliver_all, Collector, Sent};
+use crate::traces::export::{
+    deliver as deliver_all, Collector, Sent, BATCH_WAIT_MS, POST_TIMEOUT_MS,
+};
 use crate::traces::span::Span;
-use std::cell::RefCell;
-use std::future::Future;
-use std::pin::Pin;
-use worker::Env;
-
-/// How long one POST may take; a hung receiver is given up on after it.
-const POST_TIMEOUT_MS: u64 = 10_000;
+use std::{cell::RefCell, future::Future, pin::Pin, time::Duration};
+use worker::{Delay, Env};
 
 /// Adds a request's spans; answers the delivery to run under `waitUntil` when none runs.
 pub fn add(
@@ -35,6 +32,7 @@ pub fn add(
     let work = deliver.is_some() || receiver.1.borrow().is_some();
     work.then_some(async move {
         if let Some(exports) = deliver {
+            Delay::from(Duration::from_millis(BATCH_WAIT_MS)).await;
             deliver_all(&exports, &tenant, &receiver).await;
         }
         // A count of dropped spans goes with the tenant's metrics, under the same `waitUntil`.

@@ -5,9 +5,11 @@ use super::google_token::token_for;
 use super::http::now_ms;
 use super::js_fetch::{self, Fetched, Whole};
 use super::own_poll::own_poll;
-use super::signals::{signal_headers, RateLimited200};
+use super::signals::RateLimited200;
+use crate::api::header_lines;
 use crate::cascade::body_limit::{Capped, MAX_ERROR_BODY, MAX_SUCCESS_BODY};
 use crate::cascade::context_window::{fit, fitted_request, Fit};
+use crate::cascade::rate_limit_signals::signal_pairs;
 use crate::cascade::{Call, UpstreamReply};
 use crate::config::Provider;
 use crate::providers::{self, Answer, Dialect, StreamDecoder};
@@ -21,7 +23,7 @@ use crate::usage::StreamUsage;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use worker::js_sys::Uint8Array;
-use worker::{web_sys, AbortController, Headers};
+use worker::{web_sys, AbortController};
 
 pub use super::upstream_body::{StreamStart, UpstreamBody};
 
@@ -155,14 +157,16 @@ impl crate::cascade::Upstream for FetchUpstream<'_> {
                 }
             };
         let status = resp.status();
-        *self.quota.borrow_mut() = signal_headers(&Headers(resp.headers()));
+        // The answer's headers in one crossing: its quota figures, and its signals when it fails.
+        let lines = js_fetch::answer_header_lines(&resp);
+        *self.quota.borrow_mut() = signal_pairs(&lines);
         let timing = (started, headers_at.saturating_sub(started));
         // Body reads get what is left of the same timeout, never a fresh one.
         let deadline = started.saturating_add(call.timeout_ms);
         // Each way on is polled as a function of its own (own_poll.rs): an isolate compiles the
         // read its first answer takes, not all three.
         if !(200..300).contains(&status) {
-            let reply = own_poll(failed(resp, status, controller, deadline)).await;
+            let reply = own_poll(failed(resp, (status, &lines), controller, deadline)).await;
             return refused_status(self.request, call.provider, self.refusals, reply);
         }
         let kind = Dialect::of(call.provider);
@@ -191,7 +195,7 @@ impl crate::cascade::Upstream for FetchUpstream<'_> {
             ))
             .await
         } else {
-            let rate_limited = RateLimited200::of(call.provider, &Headers(resp.headers()));
+            let rate_limited = RateLimited200::of(call.provider, &lines);
             let read = |bytes| self.request.read_answer(kind, bytes, now_ms() / 1000);
             let times = (deadline, timing.1);
             let watch = self.refusals.then_some(kind);
@@ -237,13 +241,12 @@ impl FetchUpstream<'_> {
 /// within the call's timeout: a body that stalls is the candidate's `timeout`.
 async fn failed(
     resp: web_sys::Response,
-    status: u16,
+    (status, lines): (u16, &str),
     controller: AbortController,
     deadline: u64,
 ) -> UpstreamReply<UpstreamBody> {
-    let resp_headers = Headers(resp.headers());
-    let retry_after = resp_headers.get("retry-after").ok().flatten();
-    let headers = signal_headers(&resp_headers);
+    let retry_after = header_lines::find(lines, "retry-after").map(str::to_owned);
+    let headers = signal_pairs(lines);
     let text = match read_bounded(&resp, Capped::new(MAX_ERROR_BODY), deadline, Capped::full).await
     {
         Bounded::Read(buf) => {

@@ -1,6 +1,6 @@
 //! An isolate's spans waiting for their tenant's receiver. Spans are added as requests end; one
-//! delivery per tenant runs at a time under `waitUntil` and takes what waits in batches, so
-//! concurrent requests share a POST and a quiet tenant's spans go at once. What a delivery did
+//! delivery per tenant runs at a time under `waitUntil`, waits `BATCH_WAIT_MS`, then takes what
+//! waits in batches, so the requests of that second share a POST. What a delivery did
 //! not get taken is dropped and counted: a receiver that fails or hangs costs requests nothing
 //! and holds no memory.
 
@@ -9,6 +9,11 @@ use crate::config::otel::OtelExport;
 use crate::config::{SortedMap, TenantId};
 use std::cell::RefCell;
 
+/// A delivery waits this long before its first POST, so that the requests of that second share
+/// it: a POST per request would cost a busy tenant one more fetch per request.
+pub const BATCH_WAIT_MS: u64 = 1_000;
+/// How long one POST may take; a hung receiver is given up on after it (and not tried again).
+pub const POST_TIMEOUT_MS: u64 = 10_000;
 /// Spans one POST carries at most.
 pub const MAX_BATCH: usize = 512;
 /// Spans an isolate holds for one tenant at most; past it the oldest are dropped (and counted).
