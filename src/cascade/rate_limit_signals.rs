@@ -19,6 +19,12 @@ pub fn signal_pairs(lines: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// An answer's `Retry-After` and signal headers, from its headers as one text.
+pub fn of_answer(lines: &str) -> (Option<String>, Vec<(String, String)>) {
+    let retry_after = crate::api::header_lines::find(lines, "retry-after").map(str::to_owned);
+    (retry_after, signal_pairs(lines))
+}
+
 pub fn is_signal_header(name: &str) -> bool {
     let name = name.to_ascii_lowercase();
     if super::quota_headers::is_quota_header(&name) {
@@ -326,5 +332,15 @@ mod tests {
             br#"{"id":"x","choices":[{"message":{"content":"rate_limit"}}]}"#
         ));
         assert!(!is_rate_limited_body(b"not json"));
+    }
+
+    #[test]
+    fn an_answers_signals_are_read_from_its_headers_as_one_text() {
+        let lines = "content-type\napplication/json\nretry-after\n7\nx-ratelimit-reset-requests\n1s\nx-amzn-errortype\nThrottlingException\n";
+        let (retry_after, kept) = of_answer(lines);
+        assert_eq!(retry_after.as_deref(), Some("7"));
+        let names: Vec<&str> = kept.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["x-ratelimit-reset-requests", "x-amzn-errortype"]);
+        assert_eq!(of_answer("").0, None);
     }
 }

@@ -108,10 +108,9 @@ impl<'a> Ports for RequestPorts<'a> {
     }
 
     fn upstream<'s>(&'s self, inbound: &'s Inbound, s: Sending<'s>) -> FetchUpstream<'s> {
-        FetchUpstream::new(inbound, s.prompt_estimate)
+        FetchUpstream::new(inbound, s.prompt_estimate, s.trace)
             .guarding(s.guard, s.truncate_oldest)
             .watching_refusals(s.watch_refusals)
-            .tracing(s.trace)
     }
 
     fn observed<'s>(&'s self, tenant: &'s TenantId, now_ms: u64) -> WithOpenBreakers<'s> {

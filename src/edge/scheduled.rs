@@ -112,6 +112,6 @@ impl<'p> Ports for PassPorts<'p> {
         &WorkerClock
     }
     fn upstream<'a>(&'a self, probe: &'a Inbound, prompt_estimate: u64) -> FetchUpstream<'a> {
-        FetchUpstream::new(probe, prompt_estimate)
+        FetchUpstream::new(probe, prompt_estimate, None)
     }
 }

@@ -1,8 +1,7 @@
 //! The upstream side of the rate-limit signals: which response headers are kept for the
 //! core (`cascade::rate_limit_signals` decides what they mean), and the `rate_limited_200` check.
 
-use crate::api::header_lines;
-use crate::cascade::rate_limit_signals::{is_rate_limited_body, signal_pairs};
+use crate::cascade::rate_limit_signals::{is_rate_limited_body, of_answer, signal_pairs};
 use crate::cascade::UpstreamReply;
 use crate::config::{Provider, RateLimitSignal};
 
@@ -20,7 +19,7 @@ impl RateLimited200 {
             .resilience
             .reads(RateLimitSignal::RateLimited200)
             .then(|| Self {
-                retry_after: header_lines::find(lines, "retry-after").map(str::to_owned),
+                retry_after: of_answer(lines).0,
                 headers: signal_pairs(lines),
             })
     }

@@ -6,10 +6,9 @@ use super::http::now_ms;
 use super::js_fetch::{self, Fetched, Whole};
 use super::own_poll::own_poll;
 use super::signals::RateLimited200;
-use crate::api::header_lines;
 use crate::cascade::body_limit::{Capped, MAX_ERROR_BODY, MAX_SUCCESS_BODY};
 use crate::cascade::context_window::{fit, fitted_request, Fit};
-use crate::cascade::rate_limit_signals::signal_pairs;
+use crate::cascade::rate_limit_signals::{of_answer, signal_pairs};
 use crate::cascade::{Call, UpstreamReply};
 use crate::config::Provider;
 use crate::providers::{self, Answer, Dialect, StreamDecoder};
@@ -49,22 +48,21 @@ pub struct FetchUpstream<'a> {
 type CandidateBody = (String, String);
 
 impl<'a> FetchUpstream<'a> {
-    pub fn new(request: &'a Inbound, prompt_estimate: u64) -> Self {
+    pub fn new(
+        request: &'a Inbound,
+        prompt_estimate: u64,
+        trace: Option<&'a TraceContext>,
+    ) -> Self {
         Self {
             request,
             prompt_estimate,
             body: RefCell::new(None),
             window: (false, false),
             refusals: false,
-            trace: None,
+            trace,
             calls: Cell::new(0),
             quota: RefCell::default(),
         }
-    }
-
-    pub fn tracing(mut self, trace: Option<&'a TraceContext>) -> Self {
-        self.trace = trace;
-        self
     }
 
     /// Reads answers for a safety refusal: only for a name with `on_refusal: fallback`.
@@ -157,7 +155,6 @@ impl crate::cascade::Upstream for FetchUpstream<'_> {
                 }
             };
         let status = resp.status();
-        // The answer's headers in one crossing: its quota figures, and its signals when it fails.
         let lines = js_fetch::answer_header_lines(&resp);
         *self.quota.borrow_mut() = signal_pairs(&lines);
         let timing = (started, headers_at.saturating_sub(started));
@@ -245,8 +242,7 @@ async fn failed(
     controller: AbortController,
     deadline: u64,
 ) -> UpstreamReply<UpstreamBody> {
-    let retry_after = header_lines::find(lines, "retry-after").map(str::to_owned);
-    let headers = signal_pairs(lines);
+    let (retry_after, headers) = of_answer(lines);
     let text = match read_bounded(&resp, Capped::new(MAX_ERROR_BODY), deadline, Capped::full).await
     {
         Bounded::Read(buf) => {
