@@ -297,6 +297,22 @@ mod tests {
         assert!(line.get("usage").is_none(), "unknown usage is absent");
         assert_eq!(line_of("m", "exhausted", 502, &[])["level"], "warn");
         let with = RequestLog {
+            usage: Some(LogUsage {
+                prompt_tokens: 12,
+                completion_tokens: 3,
+                cost_usd: Some(0.001),
+            }),
+            ..served_log()
+        }
+        .to_json();
+        assert_eq!(with["usage"]["prompt_tokens"], 12);
+        assert_eq!(with["usage"]["completion_tokens"], 3);
+        assert_eq!(with["usage"]["cost_usd"], 0.001);
+    }
+
+    /// A served request's line, with a task and an agent detected and no usage.
+    fn served_log() -> RequestLog<'static> {
+        RequestLog {
             surface: "chat_completions",
             request_id: "req_1",
             tenant: "acme",
@@ -309,34 +325,15 @@ mod tests {
             total_ms: 4,
             d1_queries: 0,
             durable_object_calls: 0,
-            usage: Some(LogUsage {
-                prompt_tokens: 12,
-                completion_tokens: 3,
-                cost_usd: Some(0.001),
-            }),
+            usage: None,
         }
-        .to_json();
-        assert_eq!(with["usage"]["prompt_tokens"], 12);
-        assert_eq!(with["usage"]["completion_tokens"], 3);
-        assert_eq!(with["usage"]["cost_usd"], 0.001);
     }
 
     #[test]
     fn the_log_line_carries_the_task_and_agent_when_detected_and_omits_them_otherwise() {
         let mut log = RequestLog {
-            surface: "messages",
-            request_id: "req_1",
-            tenant: "acme",
             requested: "work",
-            task: Some("code"),
-            agent: Some("claude-code"),
-            outcome: "served",
-            status: 200,
-            attempts: &[],
-            total_ms: 4,
-            d1_queries: 0,
-            durable_object_calls: 0,
-            usage: None,
+            ..served_log()
         };
         let line = log.to_line();
         assert!(

@@ -1,24 +1,8 @@
 //! The headroom factor in the `score` rank and the `auto` strategies.
 
+use super::tests::{model, NOW};
 use super::*;
-use crate::config::{Capability, ModelId, ProviderName};
 use crate::routing::auto::Strategy;
-
-const NOW: u64 = 10_000_000;
-
-fn model(id: &str, price: f64) -> CatalogModel {
-    CatalogModel {
-        id: ModelId::parse(id).unwrap(),
-        provider: ProviderName::parse("p").unwrap(),
-        upstream_model: id.to_owned(),
-        capabilities: vec![Capability::parse("chat").unwrap()].into(),
-        context_window: 8000,
-        input_price_per_mtok: price / 2.0,
-        output_price_per_mtok: price / 2.0,
-        cached_input_price_per_mtok: None,
-        max_output_tokens: None,
-    }
-}
 
 fn with(latency: f64, headroom: Option<f64>) -> Option<ModelHealth> {
     Some(ModelHealth {

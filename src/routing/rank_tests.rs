@@ -1,9 +1,9 @@
 use super::*;
 use crate::config::{Capability, ModelId, ProviderName};
 
-const NOW: u64 = 10_000_000;
+pub(super) const NOW: u64 = 10_000_000;
 
-fn model(id: &str, price: f64) -> CatalogModel {
+pub(super) fn model(id: &str, price: f64) -> CatalogModel {
     CatalogModel {
         id: ModelId::parse(id).unwrap(),
         provider: ProviderName::parse("p").unwrap(),
