@@ -16,19 +16,9 @@ fn with(latency: f64, headroom: Option<f64>) -> Option<ModelHealth> {
     })
 }
 
+/// The ranked order with no exploration draw.
 fn order(models: &[(CatalogModel, Option<ModelHealth>)], how: &Ranking) -> Vec<String> {
-    let set = models
-        .iter()
-        .map(|(m, h)| Ranked {
-            model: m,
-            tier: 0,
-            health: *h,
-        })
-        .collect();
-    rank(set, how, NOW, 0)
-        .into_iter()
-        .map(|m| m.id.to_string())
-        .collect()
+    super::tests::order(models, how, 0)
 }
 
 fn ranking(rank_by: RankBy, threshold: Option<f64>) -> Ranking {

@@ -35,7 +35,11 @@ fn by(rank_by: RankBy) -> Ranking {
     }
 }
 
-fn order(models: &[(CatalogModel, Option<ModelHealth>)], how: &Ranking, draw: u64) -> Vec<String> {
+pub(super) fn order(
+    models: &[(CatalogModel, Option<ModelHealth>)],
+    how: &Ranking,
+    draw: u64,
+) -> Vec<String> {
     let set = models
         .iter()
         .map(|(m, h)| Ranked {

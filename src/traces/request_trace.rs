@@ -20,7 +20,6 @@ pub struct RequestParams {
 #[derive(Debug, Clone, PartialEq)]
 pub struct RequestTrace {
     pub context: TraceContext,
-    pub tenant: String,
     /// `gen_ai.operation.name`: `chat` or `embeddings`.
     pub operation: &'static str,
     pub requested: String,
@@ -87,7 +86,7 @@ fn ns(ms: u64) -> u64 {
 impl RequestTrace {
     /// The request's spans: the request span first, then each upstream call's.
     pub fn spans(&self, cfg: &TenantConfig, end: &Ending<'_>) -> Vec<Span> {
-        let mut spans = vec![self.request_span(end)];
+        let mut spans = vec![self.request_span(cfg, end)];
         let mut call = 0u32;
         for (i, attempt) in end.attempts.iter().enumerate() {
             let last = attempt.tries.len().saturating_sub(1);
@@ -105,7 +104,7 @@ impl RequestTrace {
         spans
     }
 
-    fn request_span(&self, end: &Ending<'_>) -> Span {
+    fn request_span(&self, cfg: &TenantConfig, end: &Ending<'_>) -> Span {
         let served = end.served.and_then(|i| end.attempts.get(i));
         let first = end.attempts.first();
         let routed_from = first
@@ -119,7 +118,7 @@ impl RequestTrace {
         attrs = self.params(attrs);
         attrs = response(attrs, served.is_some(), &end.response);
         attrs = attrs
-            .str("cognigate.tenant", self.tenant.clone())
+            .str("cognigate.tenant", cfg.tenant.as_str())
             .opt_int("cognigate.fallback_depth", depth)
             .bool("cognigate.fallback_used", depth.is_some_and(|d| d > 0))
             .opt_str("cognigate.routed_from", routed_from)

@@ -34,7 +34,6 @@ fn attempt(provider: &str, model: &str, tries: Vec<KeyTry>) -> CandidateAttempt 
 fn trace(capture: Option<&str>) -> RequestTrace {
     RequestTrace {
         context: TraceContext::begin(Some(PARENT), Some("k=v"), "req_1", 1.0),
-        tenant: "t".into(),
         operation: "chat",
         requested: "smart".into(),
         params: RequestParams {

@@ -67,7 +67,6 @@ impl Traced {
         let capture = cfg.otel.as_ref().is_some_and(|o| o.capture_content);
         let trace = RequestTrace {
             context: context.clone(),
-            tenant: cfg.tenant.to_string(),
             operation: operation(surface),
             requested: chat.model.clone(),
             params: request_params(chat),
