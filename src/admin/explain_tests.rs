@@ -36,6 +36,7 @@ fn tripped(model: &str) -> RoutingSnapshot {
             },
             probe: None,
             breaker: Defaults::default().settings.breaker,
+            scheduled: None,
         };
         st.report(&report, NOW - 10 + i);
     }

@@ -10,6 +10,8 @@ use crate::config::{AliasName, ModelId, NameError, ProviderName, RouteName, Tena
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Endpoint {
     Health,
+    /// `GET /v1/providers/health`: the providers a caller key reaches, as their state shows them.
+    ProvidersHealth,
     ListModels,
     /// `GET /v1/models/metrics`: the live stats of the models the key may use.
     ModelMetrics,
@@ -60,6 +62,7 @@ impl Endpoint {
         !matches!(
             self,
             Self::Health
+                | Self::ProvidersHealth
                 | Self::ListModels
                 | Self::ModelMetrics
                 | Self::RetrieveModel(_)
@@ -100,6 +103,7 @@ impl Endpoint {
         let segments: Vec<&str> = path.trim_end_matches('/').split('/').skip(1).collect();
         match segments.as_slice() {
             ["v1", "health"] => Ok(Self::Health),
+            ["v1", "providers", "health"] => Ok(Self::ProvidersHealth),
             ["v1", "models"] => Ok(Self::ListModels),
             ["v1", "chat", "completions"] => Ok(Self::ChatCompletions),
             ["v1", "messages"] => Ok(Self::Messages),

@@ -50,6 +50,7 @@ pub const CALLER_OPERATIONS: &[(&str, &str)] = &[
     ("get", "/v1/models/metrics"),
     ("get", "/v1/models/{model}"),
     ("get", "/v1/health"),
+    ("get", "/v1/providers/health"),
 ];
 
 /// The console's files: public, no credential, documented with the rest.

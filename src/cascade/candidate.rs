@@ -121,6 +121,7 @@ impl<S: RoutingState, U: Upstream, C: Clock> Cascade<'_, S, U, C> {
                 verdict: Verdict::Neutral,
                 probe,
                 breaker: self.limits.breaker,
+                scheduled: None,
             };
             let provider = &candidate.provider.name;
             match end {

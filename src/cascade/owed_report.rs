@@ -62,6 +62,7 @@ mod tests {
                     open_duration_ms: 60_000,
                     open_durations_ms: OpenDurations::SINGLE,
                 },
+                scheduled: None,
             },
         }
     }

@@ -4,6 +4,7 @@ use super::deployment::deployment;
 use super::own_poll::own_poll;
 use super::{admin, count_tokens, gateway, health, http};
 use crate::api::{ApiError, Endpoint};
+use crate::request::health_route::HealthRoute;
 use crate::surfaces::Surface;
 use worker::{event, web_sys, Context, Env, Method, Request, Response, Result};
 
@@ -77,7 +78,9 @@ async fn route(
         (Method::Get, Endpoint::RetrieveModel(id)) => {
             own_poll(super::catalog::retrieve_model(req, env, ctx, &dep, &id)).await
         }
-        (Method::Get, Endpoint::Health) => own_poll(health::health(req, env, ctx, &dep)).await,
+        (Method::Get, r @ (Endpoint::Health | Endpoint::ProvidersHealth)) => {
+            own_poll(health::health(req, env, ctx, &dep, HealthRoute::of(&r))).await
+        }
         (Method::Get, Endpoint::Console(file)) => super::console::serve(file),
         (Method::Get, Endpoint::Metrics) => own_poll(super::metrics_route::metrics(req, env)).await,
         (_, r) if r.is_admin() => own_poll(admin::handle(req, env, ctx, &dep, r)).await,

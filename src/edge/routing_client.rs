@@ -9,9 +9,8 @@ use super::metrics::Metrics;
 use crate::cascade::RoutingState;
 use crate::config::{ProviderName, TenantId};
 use crate::health::provider_state::ModelTransition;
-use crate::health::{
-    jittered, AcquireRequest, BreakerHealth, Gate, Lease, LocalAdmission, ReportRequest,
-};
+use crate::health::provider_state::PassView;
+use crate::health::{jittered, AcquireRequest, Gate, Lease, LocalAdmission, ReportRequest};
 use crate::routing::stats::isolate_stats::ProviderStats;
 use crate::routing::stats::stats_book::{AcquireAnswer, AcquireCall, ReportAnswer, ReportCall};
 use serde::de::DeserializeOwned;
@@ -290,7 +289,15 @@ pub(super) fn transition_event(
     (kind, at, event.to_line())
 }
 
-/// Every breaker of `provider` that is not closed.
-pub async fn breakers(env: &Env, tenant: &TenantId, provider: &str) -> Result<Vec<BreakerHealth>> {
-    call_object(env, tenant, provider, Method::Get, "/breakers", None).await
+/// The provider as the scheduled pass and `/v1/providers/health` read it.
+pub async fn pass_view(env: &Env, tenant: &TenantId, provider: &ProviderName) -> Result<PassView> {
+    call_object(
+        env,
+        tenant,
+        provider.as_str(),
+        Method::Get,
+        "/pass_view",
+        None,
+    )
+    .await
 }

@@ -13,12 +13,11 @@ use crate::routing::stats::routing_snapshot::RoutingSnapshot;
 use crate::routing::stats::stats_book::{
     AcquireAnswer, AcquireCall, Gauges, ReportStats, StatsBook, StatsPush, StatsSnapshot,
 };
-use crate::scheduled::PassView;
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use worker::{durable_object, DurableObject, Env, Method, Request, Response, Result, State};
 
-pub use super::routing_client::{breakers, call_object, record_transitions};
+pub use super::routing_client::{call_object, record_transitions};
 
 const STORAGE_KEY: &str = "state";
 /// The live stats under their own key: only a call that brings outcomes writes them.
@@ -72,7 +71,6 @@ impl DurableObject for RoutingObject {
             // The scheduled pass's probe and its view of the provider.
             (Method::Post, "/probe") => own_poll(self.probe(req, now)).await,
             (Method::Get, "/pass_view") => self.pass_view(now),
-            (Method::Get, "/breakers") => self.breakers(now),
             (Method::Post, "/wipe") => own_poll(self.wipe()).await,
             _ => Response::error("no such routing-object route", 404),
         }
@@ -132,18 +130,8 @@ impl RoutingObject {
     #[inline(never)]
     fn pass_view(&self, now: u64) -> Result<Response> {
         let mem = self.mem.borrow();
-        let view = mem.get().map(|st| PassView {
-            breakers: st.health(now),
-            parked: st.parked_count(now),
-        });
+        let view = mem.get().map(|st| st.pass_view(now));
         Response::from_json(&view.unwrap_or_default())
-    }
-
-    #[inline(never)]
-    fn breakers(&self, now: u64) -> Result<Response> {
-        let mem = self.mem.borrow();
-        let views = mem.get().map(|st| st.health(now)).unwrap_or_default();
-        Response::from_json(&views)
     }
 }
 

@@ -20,8 +20,7 @@ impl ProviderStates for RoutingObjects<'_> {
         tenant: &TenantId,
         provider: &ProviderName,
     ) -> worker::Result<PassView> {
-        let path = "/pass_view";
-        call_object(self.env, tenant, provider.as_str(), Method::Get, path, None).await
+        super::routing_client::pass_view(self.env, tenant, provider).await
     }
 
     async fn acquire_probe(

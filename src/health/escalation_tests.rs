@@ -32,6 +32,7 @@ fn report(verdict: Verdict, probe: Option<u64>, breaker: BreakerSettings) -> Rep
         verdict,
         probe,
         breaker,
+        scheduled: None,
     }
 }
 

@@ -14,6 +14,8 @@ pub mod grant_book;
 pub mod headroom;
 pub mod health_answer;
 pub mod key_pool;
+pub mod probe_record;
+pub mod provider_health;
 pub mod provider_state;
 pub mod request_rate;
 pub mod wire;
@@ -33,5 +35,6 @@ pub fn safe_after(now: u64, ms: u64) -> u64 {
 }
 
 pub use provider_state::{
-    AcquireRequest, BreakerHealth, BreakerView, Lease, Park, ProviderState, ReportRequest, Verdict,
+    AcquireRequest, BreakerHealth, BreakerView, Lease, Park, PassView, ProviderState,
+    ReportRequest, Verdict,
 };

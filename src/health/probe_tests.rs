@@ -33,6 +33,7 @@ fn report(verdict: Verdict, probe: Option<u64>) -> ReportRequest {
         verdict,
         probe,
         breaker: settings(),
+        scheduled: None,
     }
 }
 
@@ -146,4 +147,25 @@ fn a_degraded_request_leaves_the_due_probe_to_the_scheduled_pass() {
         ProviderState::default().acquire(&leave, 0).admission,
         Gate::Pass
     );
+}
+
+#[test]
+fn only_a_scheduled_probes_report_enters_the_probe_record_and_a_users_probe_does_not() {
+    let mut st = tripped();
+    let lease = st.acquire(&acquire(), 1_000);
+    st.report(&report(Verdict::Success, token(&lease)), 1_050);
+    assert_eq!(
+        st.pass_view(1_050).probes,
+        None,
+        "a user's probe is traffic"
+    );
+    let mut st = tripped();
+    let lease = st.acquire_probe(&acquire(), 1_000);
+    let mut scheduled = report(fail(), token(&lease));
+    scheduled.scheduled = Some(ScheduledProbe { at: 1_000, ms: 40 });
+    st.report(&scheduled, 1_040);
+    let record = st.pass_view(1_040).probes.expect("recorded");
+    assert!(!record.reachable);
+    assert_eq!((record.last_probe_at, record.last_probe_ms), (1_000, 40));
+    assert_eq!(record.consecutive_failures, 1);
 }

@@ -5,6 +5,7 @@
 use super::breaker::{Breaker, Gate, Transition};
 use super::grant::{Grant, GRANT_BLOCK};
 use super::key_pool::KeyPool;
+use super::probe_record::{ProbeRecord, ScheduledProbe};
 use super::request_rate::RequestRate;
 use super::safe_after;
 use crate::config::SortedMap;
@@ -31,6 +32,9 @@ pub struct ProviderState {
     /// an evicted object forgets at most one minute of counting.
     #[serde(skip)]
     rate: RequestRate,
+    /// The scheduled probes' record; absent until the first one reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    probes: Option<ProbeRecord>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -105,6 +109,9 @@ pub struct ReportRequest {
     #[serde(default)]
     pub probe: Option<u64>,
     pub breaker: BreakerSettings,
+    /// Set by the scheduled pass on its own probe's report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduled: Option<ScheduledProbe>,
 }
 
 impl ReportRequest {
@@ -117,22 +124,6 @@ impl ReportRequest {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum BreakerStatus {
-    Open,
-    HalfOpen,
-}
-
-/// A breaker that is not closed, as `/v1/health` shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BreakerView {
-    pub model: ModelId,
-    pub state: BreakerStatus,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub breaker_until: Option<u64>,
-}
-
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ModelTransition {
     pub model: ModelId,
@@ -141,15 +132,6 @@ pub struct ModelTransition {
     #[serde(flatten)]
     pub transition: Transition,
     /// On `breaker.opened`: the open duration in force.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub open_ms: Option<u64>,
-}
-
-/// A breaker's health view with the open duration in force (`open_ms`) while it is open.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BreakerHealth {
-    #[serde(flatten)]
-    pub view: BreakerView,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub open_ms: Option<u64>,
 }
@@ -230,6 +212,10 @@ impl ProviderState {
     }
 
     pub fn report(&mut self, req: &ReportRequest, now: u64) -> Vec<ModelTransition> {
+        if let Some(probe) = req.scheduled {
+            let served = req.verdict == Verdict::Success;
+            self.probes = Some(ProbeRecord::after(self.probes, probe, served));
+        }
         for park in &req.parks {
             self.keys.park(&park.key, park.until, now);
         }
@@ -311,39 +297,6 @@ impl ProviderState {
             .collect()
     }
 
-    pub fn not_closed(&self, now: u64) -> Vec<BreakerView> {
-        self.breakers
-            .iter()
-            .filter_map(|(model, b)| {
-                let (state, breaker_until) = match *b {
-                    Breaker::Closed { .. } => return None,
-                    Breaker::Open { until } if now < until => (BreakerStatus::Open, Some(until)),
-                    Breaker::Open { .. } | Breaker::HalfOpen { .. } => {
-                        (BreakerStatus::HalfOpen, None)
-                    }
-                };
-                Some(BreakerView {
-                    model: model.clone(),
-                    state,
-                    breaker_until,
-                })
-            })
-            .collect()
-    }
-
-    /// `not_closed` with the open duration in force on each open breaker (`/v1/health`).
-    pub fn health(&self, now: u64) -> Vec<BreakerHealth> {
-        self.not_closed(now)
-            .into_iter()
-            .map(|view| BreakerHealth {
-                open_ms: (view.state == BreakerStatus::Open)
-                    .then(|| self.escalation.get(&view.model).map(|e| e.open_ms))
-                    .flatten(),
-                view,
-            })
-            .collect()
-    }
-
     pub fn parked_until(&self, key: &str) -> Option<u64> {
         self.keys.parked_until(key)
     }
@@ -385,6 +338,10 @@ impl ProviderState {
         }
     }
 }
+
+#[path = "provider_views.rs"]
+mod views;
+pub use views::{BreakerHealth, BreakerStatus, BreakerView, PassView};
 
 #[cfg(test)]
 #[path = "provider_state_tests.rs"]

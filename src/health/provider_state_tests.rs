@@ -96,6 +96,7 @@ fn failure(model: &str) -> ReportRequest {
         },
         probe: None,
         breaker: S,
+        scheduled: None,
     }
 }
 

@@ -11,6 +11,7 @@ pub mod answer;
 pub mod conversation;
 pub mod deployment;
 pub mod finish;
+pub mod health_route;
 pub mod identify;
 pub mod incoming;
 pub mod lookup;

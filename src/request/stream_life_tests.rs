@@ -28,6 +28,7 @@ fn owed_report(probe: Option<u64>) -> OwedReport {
                 open_duration_ms: 60_000,
                 open_durations_ms: OpenDurations::SINGLE,
             },
+            scheduled: None,
         },
     }
 }

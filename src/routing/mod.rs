@@ -14,6 +14,7 @@ pub mod pin;
 #[cfg(test)]
 mod pin_tests;
 pub mod rank;
+pub mod reach;
 pub mod refusal;
 pub mod resolve;
 pub mod restriction;

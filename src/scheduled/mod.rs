@@ -8,7 +8,8 @@ pub mod ports;
 pub mod probe;
 pub mod visit;
 
-pub use ports::{Alerts, Loaded, PassStore, PassView, Ports, ProviderStates, Visited, Watched};
+pub use crate::health::PassView;
+pub use ports::{Alerts, Loaded, PassStore, Ports, ProviderStates, Visited, Watched};
 pub use probe::ProbeLimits;
 
 use crate::config::TenantId;

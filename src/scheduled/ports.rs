@@ -5,10 +5,10 @@
 use crate::cascade::{Clock, Upstream};
 use crate::config::{ProviderName, TenantConfig, TenantId};
 use crate::events::EventSink;
-use crate::health::{AcquireRequest, BreakerHealth, Lease, ReportRequest};
+use crate::health::{AcquireRequest, Lease, PassView, ReportRequest};
 use crate::surfaces::Inbound;
 use crate::usage::retention::Cutoffs;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use std::fmt::Display;
 
 /// A watched tenant and its stored degraded-mode state (JSON, or none while healthy).
@@ -46,14 +46,6 @@ pub trait PassStore {
     async fn config(&self, tenant: &TenantId) -> Loaded;
     /// After a visit: its time, the mode if it changed, and whether the watch stays.
     async fn visited(&self, tenant: &TenantId, visit: Visited);
-}
-
-/// What the scheduled pass reads of one provider: its breakers not closed and how many
-/// of its keys are parked now.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PassView {
-    pub breakers: Vec<BreakerHealth>,
-    pub parked: usize,
 }
 
 /// The tenant's routing objects, one per provider.

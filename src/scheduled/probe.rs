@@ -7,6 +7,7 @@ use super::ports::{Alerts, Ports, ProviderStates};
 use crate::cascade::{send_owed, Cascade, Clock, Ending, Limits, RoutingState};
 use crate::config::{CatalogModel, Provider, ProviderName, TenantConfig, TenantId};
 use crate::events::{Alert, Event};
+use crate::health::probe_record::ScheduledProbe;
 use crate::health::{AcquireRequest, Gate, Lease, ReportRequest};
 use crate::routing::Candidate;
 use crate::surfaces::{Inbound, Surface};
@@ -22,13 +23,16 @@ pub struct ProbeLimits {
     pub max_park_ms: u64,
 }
 
-/// The routing port of a scheduled probe: `/probe` for the acquire, failing closed.
-pub struct ProbeState<'a, R> {
+/// The routing port of a scheduled probe: `/probe` for the acquire, failing closed; its report
+/// carries when the probe was sent and how long it took, for the provider's probe record.
+pub struct ProbeState<'a, R, C> {
     pub routing: &'a R,
     pub tenant: &'a TenantId,
+    pub clock: &'a C,
+    pub sent_at: u64,
 }
 
-impl<R: ProviderStates> RoutingState for ProbeState<'_, R> {
+impl<R: ProviderStates, C: Clock> RoutingState for ProbeState<'_, R, C> {
     async fn acquire(&self, provider: &ProviderName, req: AcquireRequest) -> Lease {
         let lease = self.routing.acquire_probe(self.tenant, provider, req).await;
         // Unreachable: no probe.
@@ -39,7 +43,12 @@ impl<R: ProviderStates> RoutingState for ProbeState<'_, R> {
         })
     }
 
-    async fn report(&self, provider: &ProviderName, req: ReportRequest) {
+    async fn report(&self, provider: &ProviderName, mut req: ReportRequest) {
+        let ms = self.clock.now_ms().saturating_sub(self.sent_at);
+        req.scheduled = Some(ScheduledProbe {
+            at: self.sent_at,
+            ms,
+        });
         self.routing.report(self.tenant, provider, req).await;
     }
 }
@@ -70,6 +79,8 @@ pub async fn probe<P: Ports>(
     let state = ProbeState {
         routing: ports.routing(),
         tenant: &cfg.tenant,
+        clock: ports.clock(),
+        sent_at: ports.clock().now_ms(),
     };
     let cascade = Cascade {
         state: &state,

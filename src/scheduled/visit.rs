@@ -2,13 +2,14 @@
 //! half-open probe (`probe`), then the tenant's degraded mode is decided from its providers'
 //! state and stored with its watch.
 
-use super::ports::{Alerts, Loaded, PassStore, PassView, Ports, ProviderStates, Visited};
+use super::ports::{Alerts, Loaded, PassStore, Ports, ProviderStates, Visited};
 use super::probe::{probe, ProbeLimits};
 use crate::config::settings::DegradedSettings;
 use crate::config::{Provider, TenantConfig, TenantId};
 use crate::events::{Alert, Event, EventSink, Fault};
 use crate::health::degraded::{provider_usable, DegradedMode, DegradedTransition, ProviderCount};
 use crate::health::provider_state::BreakerStatus;
+use crate::health::PassView;
 
 pub async fn visit<P: Ports>(
     ports: &P,

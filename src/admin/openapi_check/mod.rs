@@ -24,6 +24,7 @@ use crate::config::KeyPolicyChange;
 use crate::config::{
     AliasName, ModelId, ProviderName, RouteName, Settings, SettingsOverrides, TenantId,
 };
+use crate::health::provider_health::ProviderHealth;
 use schemars::generate::SchemaSettings;
 use schemars::JsonSchema;
 use serde_json::Value;
@@ -163,6 +164,7 @@ const OPERATIONS: &[Op] = &[
     op("get", "/v1/models/metrics", None, "200", Some(resp::<L<StatsRow>>)),
     op("get", "/v1/models/{model}", None, "200", None),
     op("get", "/v1/health", None, "200", None),
+    op("get", "/v1/providers/health", None, "200", Some(resp::<L<ProviderHealth>>)),
     op("get", "/console", None, "200", None),
     op("get", "/console/app.js", None, "200", None),
     op("get", "/console/app.css", None, "200", None),

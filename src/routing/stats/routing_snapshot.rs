@@ -83,6 +83,7 @@ mod tests {
             verdict,
             probe: None,
             breaker: S,
+            scheduled: None,
         }
     }
 

@@ -79,6 +79,7 @@ fn the_snapshot_carries_only_models_with_stats_or_a_breaker_not_closed() {
             },
             probe: None,
             breaker: S,
+            scheduled: None,
         },
         100,
     );
@@ -126,6 +127,7 @@ fn parked_share_is_the_share_of_keys_parked_now_and_rpm_share_the_minute_used() 
             verdict: Verdict::Neutral,
             probe: None,
             breaker: S,
+            scheduled: None,
         },
         30,
     );
@@ -181,6 +183,7 @@ fn a_report_answer_is_read_from_an_older_object_and_a_newer_one() {
         verdict: Verdict::Neutral,
         probe: None,
         breaker: S,
+        scheduled: None,
     };
     let push = StatsPush::default();
     let sent = serde_json::to_string(&ReportCall {

@@ -190,6 +190,7 @@ mod tests {
                     open_duration_ms: 5_000,
                     open_durations_ms: OpenDurations::SINGLE,
                 },
+                scheduled: None,
             },
             1_000,
         );

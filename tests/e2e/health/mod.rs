@@ -4,3 +4,4 @@ mod active_health;
 mod alerts_hardening;
 mod breakers;
 mod faults;
+mod providers_health;

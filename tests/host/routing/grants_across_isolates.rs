@@ -89,6 +89,7 @@ impl Isolate {
                 },
                 probe,
                 breaker: BREAKER,
+                scheduled: None,
             },
             now,
         );

@@ -5,6 +5,7 @@ use super::pass::{pass, NOW};
 use super::world::{Stored, World};
 use cognigate::events::{Alert, Event};
 use cognigate::health::degraded::DegradedTransition;
+use cognigate::health::probe_record::ProbeRecord;
 use cognigate::scheduled::Visited;
 
 /// `acme` watched, m1 on p1 past its open duration (due), m2 on p2 tripped a second ago.
@@ -152,4 +153,29 @@ fn a_healthy_tenant_with_every_breaker_closed_leaves_the_watch_list() {
     };
     assert_eq!(w.visits.borrow()[0].1, left);
     assert!(w.watch.borrow().is_empty());
+}
+
+/// The probe record `acme`'s `provider` object keeps.
+fn probes(w: &World, provider: &str) -> Option<ProbeRecord> {
+    let states = w.states.borrow();
+    let st = states
+        .get(&format!("acme/{provider}"))
+        .cloned()
+        .unwrap_or_default();
+    st.pass_view(w.clock.0.get()).probes
+}
+
+#[test]
+fn a_scheduled_probes_report_records_its_verdict_send_time_and_duration_on_the_provider() {
+    let w = one_due();
+    w.upstream_status.set(503);
+    pass(&w);
+    let failed = ProbeRecord {
+        reachable: false,
+        last_probe_at: NOW,
+        last_probe_ms: 10,
+        consecutive_failures: 1,
+    };
+    assert_eq!(probes(&w, "p1"), Some(failed));
+    assert_eq!(probes(&w, "p2"), None, "the breaker not due was not probed");
 }

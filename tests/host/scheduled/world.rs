@@ -48,7 +48,7 @@ pub struct World {
     /// Config reads not yet answered by a `visited` (the visits in flight), and the most seen.
     pub in_flight: Cell<usize>,
     pub most_in_flight: Cell<usize>,
-    states: RefCell<BTreeMap<String, ProviderState>>,
+    pub states: RefCell<BTreeMap<String, ProviderState>>,
     /// `tenant/provider` objects whose pass view cannot be read.
     pub unreadable_views: RefCell<BTreeSet<String>>,
     /// The probe slot cannot be reached.
@@ -101,6 +101,7 @@ impl World {
             },
             probe: None,
             breaker: cfg.settings.breaker,
+            scheduled: None,
         };
         let mut states = self.states.borrow_mut();
         let st = states.entry(format!("{tenant}/{provider}")).or_default();
@@ -247,10 +248,7 @@ impl ProviderStates for World {
         let now = self.clock.0.get();
         let states = self.states.borrow();
         let st = states.get(&key).cloned().unwrap_or_default();
-        Ok(PassView {
-            breakers: st.health(now),
-            parked: st.parked_count(now),
-        })
+        Ok(st.pass_view(now))
     }
 
     async fn acquire_probe(
