@@ -206,6 +206,9 @@ pub struct ModelBody {
     pub cached_input_price_per_mtok: Option<f64>,
     #[serde(default)]
     pub max_output_tokens: Option<u32>,
+    /// A model id of the same tenant, tried when this one fails over; it need not exist yet.
+    #[serde(default)]
+    pub fallback_model: Option<ModelId>,
 }
 
 fn price(field: &str, v: f64) -> Result<f64, ConfigError> {
@@ -250,6 +253,12 @@ impl ModelBody {
                 "must be 1 to 1000000",
             ));
         }
+        if self.fallback_model.as_ref() == Some(&id) {
+            return Err(ConfigError::invalid(
+                "fallback_model",
+                "must name another model, not the model itself",
+            ));
+        }
         let caps = match self.capabilities {
             Some(caps) => caps,
             None => Capability::parse("chat").into_iter().collect(),
@@ -267,6 +276,7 @@ impl ModelBody {
                 .map(|p| price("cached_input_price_per_mtok", p))
                 .transpose()?,
             max_output_tokens: self.max_output_tokens,
+            fallback_model: self.fallback_model,
         })
     }
 }

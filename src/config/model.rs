@@ -21,6 +21,10 @@ pub struct CatalogModel {
     /// `max_tokens` for APIs that require one (Anthropic) when the request sets none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_output_tokens: Option<u32>,
+    /// The model tried next when this one fails over (`routing::fallback_link`); never the
+    /// model itself. Kept in the stored spec, so older rows read as `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback_model: Option<ModelId>,
 }
 
 impl CatalogModel {
