@@ -11,7 +11,7 @@ use crate::admin::views::{
 use crate::config::admin_body::{parse_body, AliasBody, ModelBody, ProviderBody, RuleBody};
 use crate::config::rule::MAX_RULES;
 use crate::config::{
-    AliasName, ConfigError, ModelId, ProviderName, RouteName, TenantConfig, TenantId,
+    AliasName, CatalogModel, ConfigError, ModelId, ProviderName, RouteName, TenantConfig, TenantId,
 };
 use crate::routing::dead_entries;
 
@@ -71,22 +71,36 @@ impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
 
     pub(super) async fn list_models(&self, t: &TenantId) -> Answer {
         let models = self.store.list_models(t).await?;
-        let data = models.iter().map(ModelView::from).collect();
+        let exists = |id: &ModelId| models.iter().any(|m| m.id == *id);
+        let data = models.iter().map(|m| ModelView::new(m, exists)).collect();
         json(200, &List { data })
     }
 
     pub(super) async fn get_model(&self, t: &TenantId, m: &ModelId) -> Answer {
         let found = self.store.model(t, m).await?;
         let model = found.ok_or_else(|| not_found(&format!("The model '{m}'")))?;
-        json(200, &ModelView::from(&model))
+        let exists = self.link_exists(t, &model).await?;
+        json(200, &ModelView::new(&model, |_| exists))
+    }
+
+    /// Whether the model's `fallback_model` names a model the tenant has (true without a link).
+    async fn link_exists(&self, t: &TenantId, m: &CatalogModel) -> Result<bool, CommandError> {
+        Ok(match &m.fallback_model {
+            Some(link) => self.store.model(t, link).await?.is_some(),
+            None => true,
+        })
     }
 
     /// The provider must exist and the id must not be an alias, both judged by the store at
-    /// the moment of the write.
+    /// the moment of the write. A `fallback_model` naming no model yet is written (a loop, or a
+    /// model added later) and shown as missing.
     pub(super) async fn put_model(&self, t: &TenantId, id: ModelId, body: &[u8]) -> Answer {
         let model = parse_body::<ModelBody>(body).and_then(|b| b.validate(id))?;
         match self.store.put_model(t, &model, self.cx.now).await? {
-            ModelWrite::Written => json(200, &ModelView::from(&model)),
+            ModelWrite::Written => {
+                let exists = self.link_exists(t, &model).await?;
+                json(200, &ModelView::new(&model, |_| exists))
+            }
             ModelWrite::NoSuchProvider => Err(ConfigError::invalid(
                 "provider",
                 format!("provider '{}' does not exist", model.provider),

@@ -170,11 +170,17 @@ pub fn explain(
         degraded: cfg.settings.degraded_since.is_some() && cfg.settings.probes,
     };
     let origins = origins(cfg, q, &input, &route.candidates);
+    // The chain's last positions came from links or the tenant fallback, each its own position.
+    let linked_from = route.candidates.len() - route.appended.len();
     let candidates = route
         .candidates
         .iter()
         .zip(origins)
-        .map(|(c, origin)| {
+        .enumerate()
+        .map(|(i, (c, origin))| {
+            let via = i
+                .checked_sub(linked_from)
+                .and_then(|k| route.appended.get(k).copied());
             let fresh = RoutingSnapshot::default();
             let snap = dry
                 .snapshots
@@ -190,9 +196,10 @@ pub fn explain(
                 parked_until: snap.pool_parked_until(&c.provider.key_ids(), dry.now_ms),
             };
             let decision = decide(&check, dry.now_ms);
-            let (score, stats) = origin.ranked.unzip();
+            // A linked position was not chosen by a ranking, whatever the name ranks.
+            let (score, stats) = origin.ranked.filter(|_| via.is_none()).unzip();
             CandidateView {
-                position: origin.position,
+                position: if via.is_some() { i } else { origin.position },
                 model: c.model.id.to_string(),
                 provider: c.provider.name.to_string(),
                 decision: match decision {
@@ -204,6 +211,7 @@ pub fn explain(
                 breaker_until: breaker_until(snap, c, dry.now_ms),
                 score,
                 stats,
+                via,
             }
         })
         .collect();

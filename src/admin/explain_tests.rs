@@ -260,3 +260,37 @@ fn in_degraded_mode_a_due_breaker_is_explained_as_skipped_for_the_scheduled_prob
     c.settings = c.settings.clone().with_degraded_since(Some(NOW));
     assert_eq!(later(&c), ("skip", Some("breaker_open"), None));
 }
+
+#[test]
+fn links_and_the_tenant_fallback_are_shown_as_chain_positions_with_why() {
+    let mut c = cfg();
+    add_model(&mut c, "a", "openai", 1.0);
+    add_model(&mut c, "b", "together", 2.0);
+    add_model(&mut c, "safe", "together", 3.0);
+    if let Some(m) = c.models.get_mut("a") {
+        m.fallback_model = ModelId::parse("b").ok();
+    }
+    c.settings.fallback_model = crate::config::RouteName::parse("safe").ok();
+    let none = SortedMap::new();
+    let shown = |q: &str| {
+        run(&c, q, &none)
+            .candidates
+            .iter()
+            .map(|x| (x.position, x.model.clone(), x.via.map(|v| v.as_str())))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        shown("model=a"),
+        [
+            (0, "a".to_owned(), None),
+            (1, "b".to_owned(), Some("fallback_model"))
+        ]
+    );
+    assert_eq!(
+        shown("model=b"),
+        [
+            (0, "b".to_owned(), None),
+            (1, "safe".to_owned(), Some("tenant_fallback"))
+        ]
+    );
+}

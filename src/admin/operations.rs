@@ -8,7 +8,7 @@ use super::{
 use crate::admin::views::{ClosedBreaker, EventView, List, ResetView};
 use crate::api::{ApiError, ErrorKind};
 use crate::config::admin_body::{parse_body, parse_optional_body, validate_settings, BreakerReset};
-use crate::config::{ConfigError, Rule, SettingsOverrides, TenantId};
+use crate::config::{ConfigError, RouteName, Rule, SettingsOverrides, TenantId};
 
 /// Events listed per request at most; a caller pages on with `since`.
 const EVENTS_PAGE: u32 = 1000;
@@ -33,6 +33,9 @@ impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
         let mut overrides = parse_body::<SettingsOverrides>(body).and_then(validate_settings)?;
         if let Some(a) = &overrides.alerts {
             a.webhook_url.check_reach(self.cx.allow_http_upstreams)?;
+        }
+        if let Some(name) = &overrides.fallback_model {
+            self.check_fallback_model(t, name).await?;
         }
         if let Some(otel) = overrides.otel.take() {
             otel.validate(self.cx.allow_http_upstreams)?;
@@ -76,6 +79,32 @@ impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
             a.secret = Some(plain);
         }
         json(200, &effective)
+    }
+
+    /// The tenant fallback must name a model or an alias the tenant has when it is written; one
+    /// deleted later is skipped by routing like a dead link.
+    async fn check_fallback_model(
+        &self,
+        t: &TenantId,
+        name: &RouteName,
+    ) -> Result<(), CommandError> {
+        let catalog = self.store.catalog(t).await?;
+        let known = catalog
+            .models
+            .iter()
+            .any(|m| m.id.as_str() == name.as_str())
+            || catalog
+                .aliases
+                .iter()
+                .any(|(a, _)| a.as_str() == name.as_str());
+        if known {
+            return Ok(());
+        }
+        Err(ConfigError::invalid(
+            "fallback_model",
+            format!("'{name}' is neither a model nor an alias of the tenant"),
+        )
+        .into())
     }
 
     /// A new signing secret when this PUT sets a `webhook_url` the tenant did not have (the

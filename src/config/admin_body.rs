@@ -19,16 +19,6 @@ use super::{
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
-/// The provider `p` of an admin body's JSON, its keys literal: the tests' one way to make one.
-#[cfg(test)]
-pub fn test_provider(body: &str) -> super::Provider {
-    let b: ProviderBody = parse_body(body.as_bytes()).unwrap();
-    b.validate(ProviderName::parse("p").unwrap())
-        .unwrap()
-        .resolve(|_| None)
-        .unwrap()
-}
-
 /// Parses JSON into `T`, naming the field that failed (`breaker.window_ms: invalid type ...`), by
 /// the rules of `strict_json` (a struct is an object, `17.0` is an integer). One reader for every
 /// admin type: only `T`'s own reading code is instantiated per type.
@@ -206,6 +196,8 @@ pub struct ModelBody {
     pub cached_input_price_per_mtok: Option<f64>,
     #[serde(default)]
     pub max_output_tokens: Option<u32>,
+    #[serde(default)]
+    pub fallback_model: Option<ModelId>,
 }
 
 fn price(field: &str, v: f64) -> Result<f64, ConfigError> {
@@ -228,6 +220,7 @@ impl ModelBody {
     /// A model with no `capabilities` is a chat model: that is what this gateway serves.
     pub fn validate(self, id: ModelId) -> Result<CatalogModel, ConfigError> {
         refuse_reserved("id", id.as_str())?;
+        let fallback_model = super::model::other_model(&id, self.fallback_model)?;
         let upstream_model = self.upstream_model.unwrap_or_else(|| id.to_string());
         if upstream_model.is_empty()
             || upstream_model.chars().count() > 256
@@ -267,6 +260,7 @@ impl ModelBody {
                 .map(|p| price("cached_input_price_per_mtok", p))
                 .transpose()?,
             max_output_tokens: self.max_output_tokens,
+            fallback_model,
         })
     }
 }

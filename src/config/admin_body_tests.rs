@@ -156,3 +156,17 @@ fn upstream_model_and_key_lengths_count_characters_as_their_messages_say() {
         "keys: each key must be 1 to 1024 characters"
     );
 }
+
+#[test]
+fn a_model_naming_itself_as_its_fallback_model_is_refused_and_any_other_id_is_kept() {
+    let id = ModelId::parse("a").unwrap();
+    let body = br#"{"provider":"p","context_window":8000,"fallback_model":"a"}"#;
+    let e = err_of(parse_body::<ModelBody>(body).and_then(|b| b.validate(id.clone())));
+    assert!(e.starts_with("fallback_model: "), "{e}");
+    let body = br#"{"provider":"p","context_window":8000,"fallback_model":"not-yet"}"#;
+    let m = parse_body::<ModelBody>(body).and_then(|b| b.validate(id));
+    assert_eq!(
+        m.ok().and_then(|m| m.fallback_model).map(|l| l.to_string()),
+        Some("not-yet".to_owned())
+    );
+}

@@ -2,6 +2,7 @@
 
 use super::capabilities::CapabilitySet;
 use super::names::{Capability, ModelId, ProviderName};
+use super::ConfigError;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -21,6 +22,10 @@ pub struct CatalogModel {
     /// `max_tokens` for APIs that require one (Anthropic) when the request sets none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_output_tokens: Option<u32>,
+    /// The model tried next when this one fails over (`routing::fallback_link`); never the
+    /// model itself. Kept in the stored spec, so older rows read as `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback_model: Option<ModelId>,
 }
 
 impl CatalogModel {
@@ -32,4 +37,17 @@ impl CatalogModel {
     pub fn has_capability(&self, wanted: &Capability) -> bool {
         self.capabilities.contains(wanted)
     }
+}
+
+/// A model's `fallback_model` as written: any id of the tenant, one that does not exist yet
+/// included (a loop is written one model at a time), but never the model itself, which would be
+/// a link that adds nothing.
+pub fn other_model(id: &ModelId, link: Option<ModelId>) -> Result<Option<ModelId>, ConfigError> {
+    if link.as_ref() == Some(id) {
+        return Err(ConfigError::invalid(
+            "fallback_model",
+            "must name another model, not the model itself",
+        ));
+    }
+    Ok(link)
 }

@@ -206,6 +206,17 @@ impl Provider {
     }
 }
 
+/// The provider `p` of an admin body's JSON, its keys literal: the tests' one way to make one.
+#[cfg(test)]
+pub fn test_provider(body: &str) -> Provider {
+    use super::admin_body::{parse_body, ProviderBody};
+    let b: ProviderBody = parse_body(body.as_bytes()).unwrap();
+    b.validate(ProviderName::parse("p").unwrap())
+        .unwrap()
+        .resolve(|_| None)
+        .unwrap()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

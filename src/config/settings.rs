@@ -28,6 +28,10 @@ pub struct SettingsOverrides {
     pub end_user: Option<EndUserSettings>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_model: Option<RouteName>,
+    /// A model id or alias appended after a chain that has no link of its own
+    /// (`routing::fallback_link`); checked against the catalog when written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback_model: Option<RouteName>,
     /// The share of ranked requests that try a candidate with stale stats first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exploration_share: Option<f64>,
@@ -185,6 +189,10 @@ impl BreakerSettings {
 pub struct Settings {
     pub max_fallback_depth: u32,
     pub breaker: BreakerSettings,
+    /// Tried after a chain that has no link of its own, unless a rule matched; absent when
+    /// unset. A name deleted since it was written is skipped like a dead link.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback_model: Option<RouteName>,
     /// The spec sends every request to every candidate, so the guard is opt-in per tenant (the
     /// request header `X-CogniGate-Truncate: oldest` turns it on for that request).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -277,6 +285,7 @@ impl Default for Defaults {
                     open_duration_ms: 60_000,
                     open_durations_ms: OpenDurations::SINGLE,
                 },
+                fallback_model: None,
                 context_window_guard: false,
                 exploration_share: DEFAULT_EXPLORATION_SHARE,
                 headroom_threshold: DEFAULT_HEADROOM_THRESHOLD,
@@ -341,6 +350,7 @@ impl Defaults {
                 open_duration_ms: o.breaker.open_duration_ms.unwrap_or(b.open_duration_ms),
                 open_durations_ms: o.breaker.open_durations_ms.unwrap_or(b.open_durations_ms),
             },
+            fallback_model: o.fallback_model.clone(),
             context_window_guard: o
                 .context_window_guard
                 .unwrap_or(self.settings.context_window_guard),

@@ -99,7 +99,7 @@ fn paths_and_messages_are_serde_path_to_error_s() {
         + check::<ModelBody>(json!({"provider": "a", "upstream_model": "a",
             "capabilities": ["tools"], "context_window": 1, "input_price_per_mtok": 1.5,
             "output_price_per_mtok": 1.5, "cached_input_price_per_mtok": 1.5,
-            "max_output_tokens": 1}))
+            "max_output_tokens": 1, "fallback_model": "b"}))
         + check::<AliasBody>(json!({"pin": "a", "capabilities": ["tools"],
             "min_context_window": 1, "provider_preference": ["a"], "cost_tier": "cheapest",
             "rank_by": "price", "weights": {"success": 1.5, "latency": 1.5, "ttfb": 1.5,
@@ -112,7 +112,7 @@ fn paths_and_messages_are_serde_path_to_error_s() {
             {"error_threshold": 1, "window_ms": 1, "open_duration_ms": 1,
             "open_durations_ms": [1, 2]}, "context_window_guard": true, "budget": budget,
             "end_user": {"budget": budget, "rpm": 1, "required": true}, "default_model": "a",
-            "exploration_share": 0.5, "probes": true, "degraded": {"healthy_ratio": 0.5,
+            "fallback_model": "a", "exploration_share": 0.5, "probes": true, "degraded": {"healthy_ratio": 0.5,
             "entry_grace_ms": 1, "exit_grace_ms": 1, "min_providers": 1}, "alerts":
             {"webhook_url": "https://x/h", "events": ["breaker.opened"]}, "cache":
             {"ttl_s": 1, "max_ttl_s": 1}}))

@@ -1,5 +1,5 @@
 use super::*;
-use crate::config::admin_body::test_provider as provider;
+use crate::config::provider::test_provider as provider;
 use crate::config::Provider;
 
 fn key(p: &Provider) -> &ProviderKey {

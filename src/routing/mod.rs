@@ -8,6 +8,7 @@ mod chain_error;
 pub mod condition;
 mod draw;
 pub mod facts;
+pub mod fallback_link;
 pub mod observed;
 pub mod open_breakers;
 pub mod pin;

@@ -157,10 +157,18 @@ pub struct ModelView<'a> {
     pub cached_input_price_per_mtok: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_output_tokens: Option<u32>,
+    /// The model tried when this one fails over; absent when it has no link.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fallback_model: Option<&'a ModelId>,
+    /// Present whenever `fallback_model` is: `true` while the tenant has no model of that id
+    /// (the link is dead and ends the chain there).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fallback_model_missing: Option<bool>,
 }
 
-impl<'a> From<&'a CatalogModel> for ModelView<'a> {
-    fn from(m: &'a CatalogModel) -> Self {
+impl<'a> ModelView<'a> {
+    /// The model, its link judged by `exists` (whether the tenant has a model of that id).
+    pub fn new(m: &'a CatalogModel, exists: impl Fn(&ModelId) -> bool) -> Self {
         Self {
             id: &m.id,
             provider: &m.provider,
@@ -171,6 +179,8 @@ impl<'a> From<&'a CatalogModel> for ModelView<'a> {
             output_price_per_mtok: m.output_price_per_mtok,
             cached_input_price_per_mtok: m.cached_input_price_per_mtok,
             max_output_tokens: m.max_output_tokens,
+            fallback_model: m.fallback_model.as_ref(),
+            fallback_model_missing: m.fallback_model.as_ref().map(|l| !exists(l)),
         }
     }
 }

@@ -68,6 +68,10 @@ pub struct CandidateView {
     /// Where a ranking chose it: its score in the ranked set (0 to 1, higher is better).
     pub score: Option<f64>,
     pub stats: Option<LiveStats>,
+    /// Why a position follows the model the name resolved to: `fallback_model` (the link of
+    /// the position before it) or `tenant_fallback` (the tenant's setting); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub via: Option<crate::routing::fallback_link::Via>,
 }
 
 /// The live stats behind a score (`routing::ModelHealth`).

@@ -33,7 +33,7 @@ mod tests {
     }
 
     fn model(m: &CatalogModel) -> Value {
-        serde_json::to_value(ModelView::from(m)).unwrap()
+        serde_json::to_value(ModelView::new(m, |_| true)).unwrap()
     }
 
     fn alias(name: &AliasName, a: &Alias) -> Value {

@@ -5,6 +5,7 @@ mod cascade;
 mod client_conditions;
 mod conditions;
 mod explain;
+mod fallback_links;
 mod headroom;
 mod lease;
 mod live_stats;
