@@ -63,3 +63,17 @@ fn a_scoped_key_reaches_only_the_providers_of_the_models_its_names_can_reach() {
 fn an_alias_reaches_every_model_it_may_resolve_to() {
     assert_eq!(reached(&tenant(), &only(&["any"])), ["a", "b", "c", "d"]);
 }
+
+#[test]
+fn a_name_no_rule_holds_also_reaches_where_its_links_lead_and_the_tenant_fallback() {
+    let mut c = tenant();
+    c.models.get_mut("ma").unwrap().fallback_model =
+        Some(crate::config::ModelId::parse("mb").unwrap());
+    assert_eq!(reached(&c, &only(&["ma"])), ["a", "b"]);
+    c.settings.fallback_model = Some(RouteName::parse("md").unwrap());
+    assert_eq!(reached(&c, &only(&["ma"])), ["a", "b", "d"]);
+    // A rule's chain is used as written: mc's link is not followed from `code`.
+    c.models.get_mut("mc").unwrap().fallback_model =
+        Some(crate::config::ModelId::parse("ma").unwrap());
+    assert_eq!(reached(&c, &only(&["code"])), ["b", "c"]);
+}
