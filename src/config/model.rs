@@ -21,6 +21,18 @@ pub struct CatalogModel {
     /// `max_tokens` for APIs that require one (Anthropic) when the request sets none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_output_tokens: Option<u32>,
+    /// The shortest prefix (tokens) the provider caches: an injected prompt-cache mark whose
+    /// prefix the gateway estimates shorter is left out (the provider would ignore it, and it
+    /// takes one of the request's few mark slots). Older rows read as the default.
+    #[serde(default = "default_min_cache_tokens")]
+    pub min_cache_tokens: u32,
+}
+
+/// `min_cache_tokens` when a model sets none: Anthropic's smallest published minimum.
+pub const DEFAULT_MIN_CACHE_TOKENS: u32 = 1_024;
+
+fn default_min_cache_tokens() -> u32 {
+    DEFAULT_MIN_CACHE_TOKENS
 }
 
 impl CatalogModel {

@@ -4,8 +4,8 @@ use crate::config::alias::{RankBy, Weights};
 use crate::config::{condition::When, Rule};
 use crate::config::{
     Alias, AliasName, CapabilitySet, CatalogModel, Chain, CostTier, KeyStrategy, ModelId,
-    OnRefusal, Platform, ProviderKind, ProviderName, Publisher, RateLimitSignal, RetryPolicy,
-    RouteName, StoredKey, StoredProvider,
+    OnRefusal, Platform, PromptCache, ProviderKind, ProviderName, Publisher, RateLimitSignal,
+    RetryPolicy, RouteName, StoredKey, StoredProvider,
 };
 use crate::health::headroom::Headrooms;
 use serde::Serialize;
@@ -157,6 +157,7 @@ pub struct ModelView<'a> {
     pub cached_input_price_per_mtok: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_output_tokens: Option<u32>,
+    pub min_cache_tokens: u32,
 }
 
 impl<'a> From<&'a CatalogModel> for ModelView<'a> {
@@ -171,6 +172,7 @@ impl<'a> From<&'a CatalogModel> for ModelView<'a> {
             output_price_per_mtok: m.output_price_per_mtok,
             cached_input_price_per_mtok: m.cached_input_price_per_mtok,
             max_output_tokens: m.max_output_tokens,
+            min_cache_tokens: m.min_cache_tokens,
         }
     }
 }
@@ -201,6 +203,8 @@ pub struct AliasView<'a> {
     pub prefer_newest_version: bool,
     #[serde(skip_serializing_if = "OnRefusal::is_answer")]
     pub on_refusal: OnRefusal,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt_cache: Option<PromptCache>,
 }
 
 impl<'a> AliasView<'a> {
@@ -218,6 +222,7 @@ impl<'a> AliasView<'a> {
             cache_ttl_s: a.cache_ttl_s,
             prefer_newest_version: a.prefer_newest_version,
             on_refusal: a.on_refusal,
+            prompt_cache: a.prompt_cache,
         }
     }
 }
@@ -240,6 +245,8 @@ pub struct RuleView<'a> {
     pub cache_ttl_s: Option<u32>,
     #[serde(skip_serializing_if = "OnRefusal::is_answer")]
     pub on_refusal: OnRefusal,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt_cache: Option<PromptCache>,
 }
 
 impl<'a> RuleView<'a> {
@@ -253,6 +260,7 @@ impl<'a> RuleView<'a> {
             cache_affinity_s: rule.chain.cache_affinity_s(),
             cache_ttl_s: rule.chain.cache_ttl_s(),
             on_refusal: rule.chain.on_refusal(),
+            prompt_cache: rule.chain.prompt_cache(),
         }
     }
 }
@@ -275,6 +283,8 @@ pub struct WrittenRuleView<'a> {
     pub cache_ttl_s: Option<u32>,
     #[serde(skip_serializing_if = "OnRefusal::is_answer")]
     pub on_refusal: OnRefusal,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt_cache: Option<PromptCache>,
     pub warnings: Vec<String>,
 }
 
@@ -290,6 +300,7 @@ impl<'a> WrittenRuleView<'a> {
             cache_affinity_s: v.cache_affinity_s,
             cache_ttl_s: v.cache_ttl_s,
             on_refusal: v.on_refusal,
+            prompt_cache: v.prompt_cache,
             warnings,
         }
     }
