@@ -136,6 +136,7 @@ pub fn route<'c>(
         on_refusal: OnRefusal::Answer,
         refusal_only: None,
         restrictions: Vec::new(),
+        prompt_cache: None,
     })
 }
 

@@ -83,6 +83,8 @@ pub struct Route<'c> {
     /// The tenant's restrictions the request matched (indices into `settings.restrictions`):
     /// every candidate lies inside all of them (`routing::restriction`).
     pub restrictions: Vec<usize>,
+    /// The TTL prompt-cache marks are injected with (`routing::prompt_cache`; `None`: none).
+    pub prompt_cache: Option<crate::config::CacheTtl>,
 }
 
 pub fn build_chain<'c>(
@@ -159,6 +161,7 @@ pub(super) fn walk<'c>(
         on_refusal: refusal::on_refusal(cfg, requested, rule),
         refusal_only,
         restrictions: Vec::new(),
+        prompt_cache: super::prompt_cache::injection(cfg, requested, rule),
     })
 }
 
