@@ -26,7 +26,9 @@ pub mod open_durations;
 pub mod otel;
 pub mod period;
 pub mod policy;
+pub mod prompt_cache;
 pub mod provider;
+pub mod provider_body;
 pub mod provider_key;
 pub mod resilience;
 pub mod response_cache;
@@ -57,6 +59,7 @@ pub use non_empty::NonEmpty;
 pub use on_refusal::OnRefusal;
 pub use period::Period;
 pub use policy::{Budget, EndUserLimits, KeyPolicy, KeyPolicyChange};
+pub use prompt_cache::{CacheTtl, PromptCache};
 pub use provider::{
     BaseUrl, Cloud, KeyStrategy, NewKey, NewProvider, Platform, Provider, ProviderKey,
     ProviderKind, ProviderSpec, Publisher, StoredKey, StoredProvider,

@@ -26,6 +26,18 @@ pub struct CatalogModel {
     /// model itself. Kept in the stored spec, so older rows read as `None`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fallback_model: Option<ModelId>,
+    /// The shortest prefix (tokens) the provider caches: an injected prompt-cache mark whose
+    /// prefix the gateway estimates shorter is left out (the provider would ignore it, and it
+    /// takes one of the request's few mark slots). Older rows read as the default.
+    #[serde(default = "default_min_cache_tokens")]
+    pub min_cache_tokens: u32,
+}
+
+/// `min_cache_tokens` when a model sets none: Anthropic's smallest published minimum.
+pub const DEFAULT_MIN_CACHE_TOKENS: u32 = 1_024;
+
+fn default_min_cache_tokens() -> u32 {
+    DEFAULT_MIN_CACHE_TOKENS
 }
 
 impl CatalogModel {

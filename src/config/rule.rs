@@ -4,6 +4,7 @@ use super::chain_entry::ChainEntry;
 use super::condition::When;
 use super::names::RouteName;
 use super::on_refusal::OnRefusal;
+use super::prompt_cache::PromptCache;
 use super::ConfigError;
 use serde::{Deserialize, Serialize};
 
@@ -75,6 +76,8 @@ pub struct Chain {
     cache_ttl_s: Option<u32>,
     /// What a safety refusal of this rule's answer does (stored beside the chain).
     on_refusal: OnRefusal,
+    /// Prompt-cache breakpoint injection for this rule (stored beside the chain).
+    prompt_cache: Option<PromptCache>,
 }
 
 impl TryFrom<Vec<ChainEntry>> for Chain {
@@ -113,6 +116,7 @@ impl Chain {
             cache_affinity_s: None,
             cache_ttl_s: None,
             on_refusal: OnRefusal::Answer,
+            prompt_cache: None,
         })
     }
 
@@ -146,6 +150,17 @@ impl Chain {
 
     pub fn on_refusal(&self) -> OnRefusal {
         self.on_refusal
+    }
+
+    pub fn with_prompt_cache(self, prompt_cache: Option<PromptCache>) -> Self {
+        Self {
+            prompt_cache,
+            ..self
+        }
+    }
+
+    pub fn prompt_cache(&self) -> Option<PromptCache> {
+        self.prompt_cache
     }
 
     pub fn entries(&self) -> &[ChainEntry] {

@@ -14,6 +14,7 @@ pub mod open_breakers;
 pub mod pin;
 #[cfg(test)]
 mod pin_tests;
+pub mod prompt_cache;
 pub mod rank;
 pub mod reach;
 pub mod refusal;
