@@ -57,6 +57,7 @@ fn catalog() -> TenantConfig {
                 output_price_per_mtok: ((i * 53) % 100) as f64 / 5.0,
                 cached_input_price_per_mtok: None,
                 max_output_tokens: None,
+                quality_rank: None,
             },
         );
     }

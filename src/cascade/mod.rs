@@ -26,6 +26,7 @@ use crate::health::{AcquireRequest, Lease, ReportRequest};
 use crate::routing::stats::isolate_stats::ProviderStats;
 use crate::routing::Candidate;
 pub use candidate::acquire_request;
+pub use samples::usage_sample;
 use candidate::Position;
 pub use classify::{classify_status, Failure, StatusClass};
 pub use owed_report::OwedReport;

@@ -206,6 +206,9 @@ pub struct ModelBody {
     pub cached_input_price_per_mtok: Option<f64>,
     #[serde(default)]
     pub max_output_tokens: Option<u32>,
+    /// The tenant's quality order for the `smartest` chain preset: 1 is best.
+    #[serde(default)]
+    pub quality_rank: Option<u32>,
 }
 
 fn price(field: &str, v: f64) -> Result<f64, ConfigError> {
@@ -250,6 +253,12 @@ impl ModelBody {
                 "must be 1 to 1000000",
             ));
         }
+        if self.quality_rank == Some(0) {
+            return Err(ConfigError::invalid(
+                "quality_rank",
+                "must be an integer of at least 1 (1 is best)",
+            ));
+        }
         let caps = match self.capabilities {
             Some(caps) => caps,
             None => Capability::parse("chat").into_iter().collect(),
@@ -267,6 +276,7 @@ impl ModelBody {
                 .map(|p| price("cached_input_price_per_mtok", p))
                 .transpose()?,
             max_output_tokens: self.max_output_tokens,
+            quality_rank: self.quality_rank,
         })
     }
 }

@@ -114,6 +114,7 @@ async fn held_until_sent(
 
 /// Logged as one JSON line (`"msg":"usage"`, what `e2e_usage` reads), then settled.
 async fn deliver(env: &Env, record: UsageRecord, governed: Governed) {
+    super::live_stats::record_usage(&record);
     ConsoleEvents.emit(&Event::Usage(&record));
     let entry = SettleEntry::new(record, governed.track_end_user, governed.hold);
     ledger_client::settle(env, entry, governed.urgent).await;

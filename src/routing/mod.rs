@@ -13,6 +13,7 @@ pub mod open_breakers;
 pub mod pin;
 #[cfg(test)]
 mod pin_tests;
+pub mod presets;
 pub mod rank;
 pub mod refusal;
 pub mod resolve;

@@ -14,6 +14,7 @@ pub(super) fn model(id: &str, price: f64) -> CatalogModel {
         output_price_per_mtok: price / 2.0,
         cached_input_price_per_mtok: None,
         max_output_tokens: None,
+        quality_rank: None,
     }
 }
 

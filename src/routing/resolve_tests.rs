@@ -14,6 +14,7 @@ fn model(id: &str, provider: &str, price: f64, ctx: u32, caps: &[&str]) -> Catal
         output_price_per_mtok: price / 2.0,
         cached_input_price_per_mtok: None,
         max_output_tokens: None,
+        quality_rank: None,
     }
 }
 

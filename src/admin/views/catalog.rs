@@ -157,6 +157,8 @@ pub struct ModelView<'a> {
     pub cached_input_price_per_mtok: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_output_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quality_rank: Option<u32>,
 }
 
 impl<'a> From<&'a CatalogModel> for ModelView<'a> {
@@ -171,6 +173,7 @@ impl<'a> From<&'a CatalogModel> for ModelView<'a> {
             output_price_per_mtok: m.output_price_per_mtok,
             cached_input_price_per_mtok: m.cached_input_price_per_mtok,
             max_output_tokens: m.max_output_tokens,
+            quality_rank: m.quality_rank,
         }
     }
 }

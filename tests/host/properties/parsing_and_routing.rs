@@ -249,6 +249,7 @@ fn arb_tenant() -> impl Strategy<Value = TenantConfig> {
                         output_price_per_mtok: 0.0,
                         cached_input_price_per_mtok: None,
                         max_output_tokens: None,
+                        quality_rank: None,
                     },
                 );
             }

@@ -61,6 +61,7 @@ fn tenant(models: &[(String, usize, u32)]) -> TenantConfig {
                 output_price_per_mtok: 0.0,
                 cached_input_price_per_mtok: None,
                 max_output_tokens: None,
+                quality_rank: None,
             },
         );
     }
