@@ -9,6 +9,7 @@
 //! conversation (no cache affinity), no pin, no prompt (every window fits).
 
 use super::explain_query::ExplainQuery;
+use super::stats::SnapshotView;
 use super::store::Stored;
 use super::{json, Admin, AdminStore, Answer, CommandError, ObjectControl};
 use crate::admin::views::{CandidateDecision, CandidateView, Explanation, LiveStats};
@@ -22,7 +23,6 @@ use crate::routing::auto::{self, AutoName};
 use crate::routing::facts::{Agent, RequestFacts, Task};
 use crate::routing::rank::{headroom_factor, scores, Ranked, Ranking};
 use crate::routing::resolve::{alias_model, alias_ranking, cached_shares, lookup, Target};
-use super::stats::SnapshotView;
 use crate::routing::stats::routing_snapshot::RoutingSnapshot;
 use crate::routing::{build_chain, Candidate, ChainError, Observed, RouteInput};
 use std::rc::Rc;

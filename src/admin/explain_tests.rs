@@ -270,7 +270,8 @@ fn each_candidate_shows_its_effective_price_at_the_cached_share_its_order_read()
         "openai",
         r#""input_price_per_mtok":1,"output_price_per_mtok":1"#,
     );
-    let cacheable = r#""input_price_per_mtok":3,"output_price_per_mtok":0.5,"cached_input_price_per_mtok":0.3"#;
+    let cacheable =
+        r#""input_price_per_mtok":3,"output_price_per_mtok":0.5,"cached_input_price_per_mtok":0.3"#;
     add_model_json(&mut c, "cacheable", "together", cacheable);
     add_alias(&mut c, "cheap", r#"{"capabilities":["chat"]}"#);
     add_rule_json(&mut c, r#"{"match":"r","chain":["cheap","list"]}"#);

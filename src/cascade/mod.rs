@@ -26,11 +26,11 @@ use crate::health::{AcquireRequest, Lease, ReportRequest};
 use crate::routing::stats::isolate_stats::ProviderStats;
 use crate::routing::Candidate;
 pub use candidate::acquire_request;
-pub use samples::usage_sample;
 use candidate::Position;
 pub use classify::{classify_status, Failure, StatusClass};
 pub use owed_report::OwedReport;
 pub use refusal::{PolicyFallback, RefusalPolicy, RefusalSeen};
+pub use samples::usage_sample;
 pub use upstream_body::{StreamHead, UpstreamBody};
 
 #[allow(async_fn_in_trait)]

@@ -2,14 +2,13 @@
 //! failed; an attempt never sent (open breaker, used-up `rpm`, a window too small) is none.
 
 use super::CandidateAttempt;
-use crate::config::{ModelId, ProviderName};
 use crate::routing::stats::model_stats::Sample;
 use crate::usage::{UsageRecord, UsageSource};
 
 /// The tokens sample a request's usage record adds, with the provider and model it is of: only
 /// a served answer whose usage the upstream reported (an estimate knows nothing of the prompt
 /// cache, and a response-cache hit reached no upstream).
-pub fn usage_sample(record: &UsageRecord) -> Option<(&ProviderName, &ModelId, Sample)> {
+pub fn usage_sample(record: &UsageRecord) -> Option<(&str, &str, Sample)> {
     let tokens = record.tokens.filter(|t| t.prompt > 0)?;
     if record.usage_source != UsageSource::Reported || record.cache_hit {
         return None;
@@ -18,7 +17,8 @@ pub fn usage_sample(record: &UsageRecord) -> Option<(&ProviderName, &ModelId, Sa
         prompt: tokens.prompt,
         cached: tokens.cached.min(tokens.prompt),
     };
-    Some((record.provider.as_ref()?, record.served_model.as_ref()?, sample))
+    let provider = record.provider.as_ref()?.as_str();
+    Some((provider, record.served_model.as_ref()?.as_str(), sample))
 }
 
 impl CandidateAttempt {
@@ -152,7 +152,7 @@ mod tests {
     fn a_served_answers_reported_usage_adds_its_prompt_and_cached_tokens_to_its_model() {
         let record = usage(|_| {});
         let (provider, model, sample) = usage_sample(&record).unwrap();
-        assert_eq!((provider.as_str(), model.as_str()), ("p", "m"));
+        assert_eq!((provider, model), ("p", "m"));
         let tokens = Sample::Tokens {
             prompt: 1000,
             cached: 800,

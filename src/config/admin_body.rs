@@ -3,7 +3,7 @@
 
 use super::alias::{refuse_reserved, RankBy, Weights};
 use super::condition::When;
-use super::names::{AliasName, Capability, ModelId, ProviderName, RouteName, TenantId};
+use super::names::{Capability, ModelId, ProviderName, RouteName, TenantId};
 use super::provider::{
     BaseUrl, Cloud, KeyStrategy, NewKey, NewProvider, Platform, ProviderKey, ProviderKind,
     Publisher,
@@ -206,7 +206,6 @@ pub struct ModelBody {
     pub cached_input_price_per_mtok: Option<f64>,
     #[serde(default)]
     pub max_output_tokens: Option<u32>,
-    /// The tenant's quality order for the `smartest` chain preset: 1 is best.
     #[serde(default)]
     pub quality_rank: Option<u32>,
 }
@@ -253,12 +252,6 @@ impl ModelBody {
                 "must be 1 to 1000000",
             ));
         }
-        if self.quality_rank == Some(0) {
-            return Err(ConfigError::invalid(
-                "quality_rank",
-                "must be an integer of at least 1 (1 is best)",
-            ));
-        }
         let caps = match self.capabilities {
             Some(caps) => caps,
             None => Capability::parse("chat").into_iter().collect(),
@@ -276,7 +269,7 @@ impl ModelBody {
                 .map(|p| price("cached_input_price_per_mtok", p))
                 .transpose()?,
             max_output_tokens: self.max_output_tokens,
-            quality_rank: self.quality_rank,
+            quality_rank: super::model::check_quality_rank(self.quality_rank)?,
         })
     }
 }
@@ -394,13 +387,6 @@ impl RuleBody {
             chain,
         })
     }
-}
-
-/// Alias names share the caller's `model` namespace with catalog ids; this is the one check both
-/// admin writes use.
-pub fn alias_name_from(route: &str) -> Result<AliasName, ConfigError> {
-    refuse_reserved("name", route)?;
-    AliasName::parse(route).map_err(|e| ConfigError::invalid("name", e.to_string()))
 }
 
 #[cfg(test)]

@@ -36,7 +36,10 @@ mod tests {
             ("budget", ChainPreset::Budget),
         ] {
             let body = format!(r#"{{"preset":"{word}"}}"#);
-            assert_eq!(parse_body::<SortBody>(body.as_bytes()).unwrap().preset, preset);
+            assert_eq!(
+                parse_body::<SortBody>(body.as_bytes()).unwrap().preset,
+                preset
+            );
         }
     }
 

@@ -2,6 +2,7 @@
 
 use super::capabilities::CapabilitySet;
 use super::names::{Capability, ModelId, ProviderName};
+use super::ConfigError;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -25,6 +26,17 @@ pub struct CatalogModel {
     /// rows read as `None` (unranked).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quality_rank: Option<u32>,
+}
+
+/// `quality_rank` as written: absent is unranked; present, at least 1 (1 is best).
+pub fn check_quality_rank(rank: Option<u32>) -> Result<Option<u32>, ConfigError> {
+    match rank {
+        Some(0) => Err(ConfigError::invalid(
+            "quality_rank",
+            "must be an integer of at least 1 (1 is best)",
+        )),
+        rank => Ok(rank),
+    }
 }
 
 impl CatalogModel {
@@ -68,7 +80,10 @@ mod tests {
         let m = model(Some(0.3));
         assert!((m.effective_price(Some(0.5)) - (1.5 + 0.15 + 15.0)).abs() < 1e-12);
         assert!((m.effective_price(Some(1.0)) - 15.3).abs() < 1e-12);
-        assert!((m.effective_price(Some(2.0)) - 15.3).abs() < 1e-12, "a share is at most 1");
+        assert!(
+            (m.effective_price(Some(2.0)) - 15.3).abs() < 1e-12,
+            "a share is at most 1"
+        );
     }
 
     #[test]

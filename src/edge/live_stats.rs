@@ -55,13 +55,6 @@ pub fn record_attempts(
     }
 }
 
-/// A request's reported prompt and cached tokens (`cascade::usage_sample`), for the cost order.
-pub fn record_usage(usage: &crate::usage::UsageRecord) {
-    if let Some((provider, model, sample)) = crate::cascade::usage_sample(usage) {
-        record(&usage.tenant, provider.as_str(), model.as_str(), sample);
-    }
-}
-
 /// The pending batch for a call to the object (`None` while another call carries one).
 pub fn take(tenant: &TenantId, provider: &str) -> Option<StatsPush> {
     with_stats(tenant, provider, ProviderStats::take)

@@ -28,12 +28,20 @@ pub struct Position<'c> {
 pub fn leading_name(entry: &ChainEntry) -> Option<&RouteName> {
     match entry {
         ChainEntry::Name(n) => Some(n),
-        ChainEntry::Spread { spread } => spread.iter().rev().max_by_key(|m| m.weight).map(|m| &m.model),
+        ChainEntry::Spread { spread } => spread
+            .iter()
+            .rev()
+            .max_by_key(|m| m.weight)
+            .map(|m| &m.model),
     }
 }
 
 /// The model `entry` routes to now, and what was measured of it in `input`.
-pub fn position<'c>(cfg: &'c TenantConfig, entry: &ChainEntry, input: &RouteInput<'_>) -> Position<'c> {
+pub fn position<'c>(
+    cfg: &'c TenantConfig,
+    entry: &ChainEntry,
+    input: &RouteInput<'_>,
+) -> Position<'c> {
     let model = leading_name(entry).and_then(|name| match lookup(cfg, name.as_str())? {
         Target::Model(m) => Some(m),
         Target::Alias(n, a) => alias_model(cfg, n, a, input),

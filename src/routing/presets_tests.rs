@@ -54,14 +54,26 @@ fn latency(ms: f64) -> ModelHealth {
 #[test]
 fn smartest_sorts_by_quality_rank_then_unranked_positions_by_list_price_descending() {
     let c = tenant();
-    let out = sorted(&c, r#"["e","a","c","f","d","b"]"#, ChainPreset::Smartest, &Table::default());
-    assert_eq!(out, r#"["f","b","a","d","c","e"]"#, "f and b tie at rank 1: kept in order");
+    let out = sorted(
+        &c,
+        r#"["e","a","c","f","d","b"]"#,
+        ChainPreset::Smartest,
+        &Table::default(),
+    );
+    assert_eq!(
+        out, r#"["f","b","a","d","c","e"]"#,
+        "f and b tie at rank 1: kept in order"
+    );
 }
 
 #[test]
 fn fastest_sorts_by_measured_latency_and_positions_without_stats_follow_in_order() {
     let c = tenant();
-    let stats = Table::of([("a", latency(300.0)), ("b", latency(100.0)), ("d", latency(300.0))]);
+    let stats = Table::of([
+        ("a", latency(300.0)),
+        ("b", latency(100.0)),
+        ("d", latency(300.0)),
+    ]);
     let out = sorted(&c, r#"["e","d","c","a","b"]"#, ChainPreset::Fastest, &stats);
     assert_eq!(out, r#"["b","d","a","e","c"]"#);
     let served_unmeasured = Table::of([("a", ModelHealth::default())]);
@@ -72,7 +84,12 @@ fn fastest_sorts_by_measured_latency_and_positions_without_stats_follow_in_order
 #[test]
 fn budget_sorts_by_list_price_ascending_with_ties_in_their_current_order() {
     let c = tenant();
-    let out = sorted(&c, r#"["d","e","b","a","c","f"]"#, ChainPreset::Budget, &Table::default());
+    let out = sorted(
+        &c,
+        r#"["d","e","b","a","c","f"]"#,
+        ChainPreset::Budget,
+        &Table::default(),
+    );
     assert_eq!(out, r#"["e","a","c","b","f","d"]"#);
 }
 
@@ -86,13 +103,21 @@ fn an_alias_sorts_as_its_resolved_model_and_a_spread_as_its_highest_weight_membe
     let out = sorted(&c, &entries, ChainPreset::Budget, &Table::default());
     assert_eq!(out, format!(r#"["cheap","c",{spread}]"#));
     let spread_entry: ChainEntry = serde_json::from_str(spread).unwrap();
-    assert_eq!(leading_name(&spread_entry).unwrap().as_str(), "d", "the first of the heaviest");
+    assert_eq!(
+        leading_name(&spread_entry).unwrap().as_str(),
+        "d",
+        "the first of the heaviest"
+    );
 }
 
 #[test]
 fn a_position_that_resolves_to_no_model_today_sorts_last_and_no_position_is_lost() {
     let c = tenant();
-    for preset in [ChainPreset::Smartest, ChainPreset::Fastest, ChainPreset::Budget] {
+    for preset in [
+        ChainPreset::Smartest,
+        ChainPreset::Fastest,
+        ChainPreset::Budget,
+    ] {
         let out = sorted(&c, r#"["gone","d","a"]"#, preset, &Table::default());
         let mut names: Vec<String> = serde_json::from_str(&out).unwrap();
         assert_eq!(names.last().map(String::as_str), Some("gone"), "{preset:?}");
@@ -109,7 +134,12 @@ fn the_order_is_a_stable_sort_of_the_keys() {
         model: m(id),
         latency_ms: ms,
     };
-    let positions = [p("c", None), p("a", Some(5.0)), p("zzz", None), p("e", Some(5.0))];
+    let positions = [
+        p("c", None),
+        p("a", Some(5.0)),
+        p("zzz", None),
+        p("e", Some(5.0)),
+    ];
     assert_eq!(preset_order(&positions, ChainPreset::Fastest), [1, 3, 0, 2]);
     assert_eq!(preset_order(&[], ChainPreset::Budget), Vec::<usize>::new());
 }

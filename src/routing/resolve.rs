@@ -87,12 +87,10 @@ pub fn alias_model<'c>(
         let once = alias_target(cfg, name);
         return match input.pin {
             None => once,
-            Some(p) => once
-                .filter(|m| pin::admits(Some(p), m))
-                .or_else(|| {
-                    let shares = cached_shares(cfg);
-                    resolve_within(&cfg.models, alias, |m| pin::admits(Some(p), m), shares)
-                }),
+            Some(p) => once.filter(|m| pin::admits(Some(p), m)).or_else(|| {
+                let shares = cached_shares(cfg);
+                resolve_within(&cfg.models, alias, |m| pin::admits(Some(p), m), shares)
+            }),
         };
     }
     ranked_alias(cfg, alias, input).into_iter().next()

@@ -38,7 +38,6 @@ pub enum Sample {
     Tokens { prompt: u64, cached: u64 },
 }
 
-
 /// One isolate's outcomes of one model since its last fold.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OutcomeBatch {
@@ -222,7 +221,10 @@ impl ModelStats {
     /// `None` while no reported prompt token is in it.
     pub fn cached_share(&self, now: u64) -> Option<f64> {
         let (prompt, cached) = self.in_window(now).fold((0u64, 0u64), |(p, c), b| {
-            (p.saturating_add(b.prompt_tokens), c.saturating_add(b.cached_tokens))
+            (
+                p.saturating_add(b.prompt_tokens),
+                c.saturating_add(b.cached_tokens),
+            )
         });
         (prompt > 0).then(|| (cached as f64 / prompt as f64).min(1.0))
     }

@@ -94,7 +94,10 @@ fn the_cached_share_is_cache_reads_over_prompt_tokens_in_the_window_and_none_unt
     served_only.add(served(10));
     s.fold(&served_only, 0);
     assert_eq!(s.cached_share(0), None, "served, but no usage reported yet");
-    assert!(!tokens(100, 80).is_empty(), "a batch of tokens alone is sent");
+    assert!(
+        !tokens(100, 80).is_empty(),
+        "a batch of tokens alone is sent"
+    );
     s.fold(&tokens(100, 80), 0);
     s.fold(&tokens(300, 0), WINDOW_BUCKET_MS);
     assert_eq!(s.cached_share(WINDOW_BUCKET_MS), Some(0.2));
@@ -119,5 +122,8 @@ fn token_counts_merge_and_an_older_sides_batch_without_them_still_reads() {
     .unwrap();
     assert_eq!(old.prompt_tokens, 0);
     let json = serde_json::to_string(&old).unwrap();
-    assert!(!json.contains("prompt_tokens"), "zero sums stay off the wire: {json}");
+    assert!(
+        !json.contains("prompt_tokens"),
+        "zero sums stay off the wire: {json}"
+    );
 }
