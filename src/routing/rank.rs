@@ -327,8 +327,8 @@ fn recency(r: &Ranked<'_>, how: &Ranking) -> Reverse<Option<VersionDate>> {
 
 /// Which position exploration puts first on this request, if it explores: among the stale
 /// models of the leading tier (and, with `prefer_newest`, the leading date) whose breaker is
-/// closed, in model-id order, one picked by the draw. Price ranking reads no stats, so it never
-/// explores (the spec's order stays exact).
+/// closed, in model-id order, one picked by the draw. Price ranking never explores: it reads no
+/// stats but the cached share, which serving a model measures anyway (the order stays exact).
 fn explored(order: &[(Ranked<'_>, f64)], how: &Ranking, now_ms: u64, draw: u64) -> Option<usize> {
     if how.rank_by == RankBy::Price || !explores(draw, how.exploration_share) {
         return None;

@@ -4,12 +4,14 @@
 mod cascade;
 mod client_conditions;
 mod conditions;
+mod cost_order;
 mod explain;
 mod headroom;
 mod lease;
 mod live_stats;
 mod park_lengths;
 mod park_state;
+mod presets;
 mod ranking;
 mod refusals;
 mod retries;
