@@ -10,9 +10,7 @@ use std::time::Duration;
 /// Configs live 1 s, and outcomes are flushed to the routing object 50 ms after a request.
 fn gateway() -> &'static Gateway {
     static GW: std::sync::OnceLock<Gateway> = std::sync::OnceLock::new();
-    GW.get_or_init(|| {
-        Gateway::start(&[("CONFIG_TTL_MS", "1000"), ("LIVE_STATS_FLUSH_MS", "50")])
-    })
+    GW.get_or_init(|| Gateway::start(&[("CONFIG_TTL_MS", "1000"), ("LIVE_STATS_FLUSH_MS", "50")]))
 }
 
 fn served(r: &Resp) -> String {
@@ -21,7 +19,8 @@ fn served(r: &Resp) -> String {
 }
 
 fn explained(t: &Tenant<'_>, model: &str) -> Value {
-    let r = t.gw.admin("GET", &t.path(&format!("/explain?model={model}")), None);
+    let r =
+        t.gw.admin("GET", &t.path(&format!("/explain?model={model}")), None);
     assert_eq!(r.status, 200, "{}", r.text);
     r.json()
 }
@@ -57,11 +56,19 @@ fn a_price_alias_serves_the_model_whose_measured_cached_share_makes_it_cheaper_a
     );
     t.put_ok("/aliases/thrifty", json!({"capabilities": ["chat"]}));
     mock.push(Rule::any(cached_answer("cacheable")).model("cacheable"));
-    assert_eq!(served(&t.chat("thrifty")), "list", "nothing measured: the list order");
+    assert_eq!(
+        served(&t.chat("thrifty")),
+        "list",
+        "nothing measured: the list order"
+    );
     let before = explained(&t, "thrifty");
     let first = &before["candidates"][0];
     assert_eq!(
-        (&first["model"], &first["effective_price_per_mtok"], &first["cached_share"]),
+        (
+            &first["model"],
+            &first["effective_price_per_mtok"],
+            &first["cached_share"]
+        ),
         (&json!("list"), &json!(2.0), &Value::Null),
         "{before}"
     );
@@ -73,9 +80,11 @@ fn a_price_alias_serves_the_model_whose_measured_cached_share_makes_it_cheaper_a
     // This request's end flushes the outcomes (and tokens) to the routing object.
     served(&t.chat("cacheable"));
     // 3 × 0.1 + 0.3 × 0.9 + 0.5 = 1.07 < 2: once the config is loaded again, within its TTL.
-    eventually("the alias to move to the cached model", Duration::from_secs(5), || {
-        served(&t.chat("thrifty")) == "cacheable"
-    });
+    eventually(
+        "the alias to move to the cached model",
+        Duration::from_secs(5),
+        || served(&t.chat("thrifty")) == "cacheable",
+    );
     let after = explained(&t, "thrifty");
     let first = &after["candidates"][0];
     assert_eq!(first["model"], "cacheable", "{after}");
@@ -83,7 +92,10 @@ fn a_price_alias_serves_the_model_whose_measured_cached_share_makes_it_cheaper_a
     let effective = first["effective_price_per_mtok"].as_f64().unwrap();
     assert!((effective - 1.07).abs() < 1e-9, "{after}");
     // A chain naming both shows each at its own effective price; `list` has no cached price.
-    let r = t.put("/routing-rules", json!({"match": "both", "chain": ["list", "cacheable"]}));
+    let r = t.put(
+        "/routing-rules",
+        json!({"match": "both", "chain": ["list", "cacheable"]}),
+    );
     assert_eq!(r.status, 200, "{}", r.text);
     let both = explained(&t, "both");
     let prices: Vec<(&Value, &Value)> = both["candidates"]

@@ -12,7 +12,11 @@ use serde_json::{json, Value};
 fn tenant<'g>(gw: &'g Gateway, mock: &MockProvider) -> Tenant<'g> {
     let t = gw.tenant("presets");
     t.provider("p", &mock.url(), &["sk-1"], "failover");
-    for (id, price, rank) in [("cheap", 1, Some(2)), ("mid", 3, Some(1)), ("dear", 5, None)] {
+    for (id, price, rank) in [
+        ("cheap", 1, Some(2)),
+        ("mid", 3, Some(1)),
+        ("dear", 5, None),
+    ] {
         let mut body = json!({"provider": "p", "context_window": 8000,
             "input_price_per_mtok": price, "output_price_per_mtok": price});
         if let Some(r) = rank {
@@ -42,7 +46,11 @@ fn sorted(t: &Tenant<'_>, preset: &str) -> Value {
     let rule = r.json();
     let listed = t.gw.admin("GET", &t.path("/routing-rules"), None).json();
     assert_eq!(rule, listed["data"][0], "the answer is the listing's entry");
-    assert_eq!(rule["when"], json!({"params.stream": false}), "its `when` is kept");
+    assert_eq!(
+        rule["when"],
+        json!({"params.stream": false}),
+        "its `when` is kept"
+    );
     rule
 }
 
@@ -59,9 +67,15 @@ fn each_preset_reorders_the_rules_chain_and_the_next_request_follows_it() {
     let t = tenant(gw, &mock);
     assert_eq!(served(&t), "dear", "as written");
     assert_eq!(t.chat("mid").status, 200);
-    assert_eq!(sorted(&t, "smartest")["chain"], json!(["mid", "cheap", "dear"]));
+    assert_eq!(
+        sorted(&t, "smartest")["chain"],
+        json!(["mid", "cheap", "dear"])
+    );
     assert_eq!(served(&t), "mid");
-    assert_eq!(sorted(&t, "budget")["chain"], json!(["cheap", "mid", "dear"]));
+    assert_eq!(
+        sorted(&t, "budget")["chain"],
+        json!(["cheap", "mid", "dear"])
+    );
     assert_eq!(served(&t), "cheap");
     // dear 300 ms, mid 10 ms: measured; cheap has served once, so it has stats too.
     let fastest = sorted(&t, "fastest");
@@ -90,7 +104,11 @@ fn an_unknown_preset_or_a_malformed_body_is_400_and_an_unknown_rule_is_404() {
     let r = sort(&t, "no-such-rule", r#"{"preset":"budget"}"#);
     assert_eq!(r.status, 404, "{}", r.text);
     let listed = gw.admin("GET", &t.path("/routing-rules"), None).json();
-    assert_eq!(listed["data"][0]["chain"], json!(["dear", "cheap", "mid"]), "unchanged");
+    assert_eq!(
+        listed["data"][0]["chain"],
+        json!(["dear", "cheap", "mid"]),
+        "unchanged"
+    );
     let r = t.put(
         "/models/zero",
         json!({"provider": "p", "context_window": 8000, "quality_rank": 0}),
