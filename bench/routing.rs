@@ -59,6 +59,7 @@ fn catalog() -> TenantConfig {
                 max_output_tokens: None,
                 fallback_model: None,
                 min_cache_tokens: 1_024,
+                quality_rank: None,
             },
         );
     }

@@ -3,7 +3,7 @@
 
 use super::alias::{refuse_reserved, RankBy, Weights};
 use super::condition::When;
-use super::names::{AliasName, Capability, ModelId, ProviderName, RouteName, TenantId};
+use super::names::{Capability, ModelId, ProviderName, RouteName, TenantId};
 pub use super::provider_body::{KeyInput, ProviderBody, DEFAULT_TIMEOUT_MS, MAX_KEYS};
 use super::response_cache::check_cache_ttl;
 use super::rule::check_cache_affinity;
@@ -94,6 +94,7 @@ pub struct ModelBody {
     /// The shortest prefix the provider caches (default 1,024).
     #[serde(default)]
     pub min_cache_tokens: Option<u32>,
+    pub quality_rank: Option<u32>,
 }
 
 fn price(field: &str, v: f64) -> Result<f64, ConfigError> {
@@ -166,6 +167,7 @@ impl ModelBody {
                 }
                 t => t.unwrap_or(super::model::DEFAULT_MIN_CACHE_TOKENS),
             },
+            quality_rank: super::model::check_quality_rank(self.quality_rank)?,
         })
     }
 }
@@ -291,13 +293,6 @@ impl RuleBody {
             chain,
         })
     }
-}
-
-/// Alias names share the caller's `model` namespace with catalog ids; this is the one check both
-/// admin writes use.
-pub fn alias_name_from(route: &str) -> Result<AliasName, ConfigError> {
-    refuse_reserved("name", route)?;
-    AliasName::parse(route).map_err(|e| ConfigError::invalid("name", e.to_string()))
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ pub mod base_url;
 pub mod caller_key;
 pub mod capabilities;
 pub mod chain_entry;
+pub mod chain_preset;
 pub mod cloud;
 pub mod cloud_key;
 pub mod condition;

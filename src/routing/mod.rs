@@ -15,6 +15,7 @@ pub mod pin;
 #[cfg(test)]
 mod pin_tests;
 pub mod prompt_cache;
+pub mod presets;
 pub mod rank;
 pub mod reach;
 pub mod refusal;

@@ -16,6 +16,7 @@ pub(super) fn model(id: &str, price: f64) -> CatalogModel {
         max_output_tokens: None,
         fallback_model: None,
         min_cache_tokens: 1_024,
+        quality_rank: None,
     }
 }
 

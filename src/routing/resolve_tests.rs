@@ -16,6 +16,7 @@ fn model(id: &str, provider: &str, price: f64, ctx: u32, caps: &[&str]) -> Catal
         max_output_tokens: None,
         fallback_model: None,
         min_cache_tokens: 1_024,
+        quality_rank: None,
     }
 }
 

@@ -165,6 +165,8 @@ pub struct ModelView<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fallback_model_missing: Option<bool>,
     pub min_cache_tokens: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quality_rank: Option<u32>,
 }
 
 impl<'a> ModelView<'a> {
@@ -183,6 +185,7 @@ impl<'a> ModelView<'a> {
             fallback_model: m.fallback_model.as_ref(),
             fallback_model_missing: m.fallback_model.as_ref().map(|l| !exists(l)),
             min_cache_tokens: m.min_cache_tokens,
+            quality_rank: m.quality_rank,
         }
     }
 }

@@ -251,6 +251,7 @@ fn arb_tenant() -> impl Strategy<Value = TenantConfig> {
                         max_output_tokens: None,
                         fallback_model: None,
                         min_cache_tokens: 1_024,
+                        quality_rank: None,
                     },
                 );
             }

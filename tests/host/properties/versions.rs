@@ -63,6 +63,7 @@ fn tenant(models: &[(String, usize, u32)]) -> TenantConfig {
                 max_output_tokens: None,
                 fallback_model: None,
                 min_cache_tokens: 1_024,
+                quality_rank: None,
             },
         );
     }
