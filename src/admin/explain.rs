@@ -9,6 +9,7 @@
 //! conversation (no cache affinity), no pin, no prompt (every window fits).
 
 use super::explain_query::ExplainQuery;
+use super::stats::SnapshotView;
 use super::store::Stored;
 use super::{json, Admin, AdminStore, Answer, CommandError, ObjectControl};
 use crate::admin::views::{CandidateDecision, CandidateView, Explanation, LiveStats};
@@ -21,10 +22,9 @@ use crate::health::provider_state::BreakerStatus;
 use crate::routing::auto::{self, AutoName};
 use crate::routing::facts::{Agent, RequestFacts, Task};
 use crate::routing::rank::{headroom_factor, scores, Ranked, Ranking};
-use crate::routing::resolve::{alias_model, alias_ranking, lookup, Target};
-use crate::routing::stats::isolate_stats::ProviderStats;
+use crate::routing::resolve::{alias_model, alias_ranking, cached_shares, lookup, Target};
 use crate::routing::stats::routing_snapshot::RoutingSnapshot;
-use crate::routing::{build_chain, Candidate, ChainError, ModelHealth, Observed, RouteInput};
+use crate::routing::{build_chain, Candidate, ChainError, Observed, RouteInput};
 use std::rc::Rc;
 
 /// What `explain` reads besides the admin store: the tenant's config as the request path holds
@@ -48,24 +48,6 @@ pub struct DryRun<'a> {
     /// The request's random draw (spreads, exploration), as a request would have one.
     pub draw: u64,
     pub request_budget_ms: u64,
-}
-
-/// What the ranking reads, from the objects' snapshots (a request reads its isolate's copy).
-struct SnapshotView {
-    by_provider: SortedMap<String, ProviderStats>,
-    now_ms: u64,
-}
-
-impl Observed for SnapshotView {
-    fn health(
-        &self,
-        provider: &ProviderName,
-        model: &crate::config::ModelId,
-    ) -> Option<ModelHealth> {
-        self.by_provider
-            .get(provider.as_str())?
-            .health(model.as_str(), self.now_ms)
-    }
 }
 
 /// The facts a request with these query values would bring (none when no condition reads any).
@@ -121,18 +103,11 @@ pub fn explain(
     q: &ExplainQuery,
     dry: &DryRun<'_>,
 ) -> Result<Explanation, ChainError> {
-    let mut by_provider = SortedMap::new();
-    for (p, snap) in dry.snapshots {
-        let mut stats = ProviderStats::default();
-        if let Some(s) = &snap.stats {
-            stats.install(s.clone());
-        }
-        by_provider.insert(p.clone(), stats);
-    }
-    let view = SnapshotView {
-        by_provider,
-        now_ms: dry.now_ms,
-    };
+    let stats = dry
+        .snapshots
+        .iter()
+        .filter_map(|(p, snap)| Some((p, snap.stats.as_ref()?)));
+    let view = SnapshotView::of(stats, dry.now_ms);
     let facts = facts(cfg, q);
     let applied = crate::routing::restriction::applied(cfg, facts.as_ref());
     let (task, agent) = client(q);
@@ -196,6 +171,7 @@ pub fn explain(
                 parked_until: snap.pool_parked_until(&c.provider.key_ids(), dry.now_ms),
             };
             let decision = decide(&check, dry.now_ms);
+            let cached_share = cached_share(cfg, &view, c, origin.ranked.is_some());
             // A linked position was not chosen by a ranking, whatever the name ranks.
             let (score, stats) = origin.ranked.filter(|_| via.is_none()).unzip();
             CandidateView {
@@ -212,6 +188,8 @@ pub fn explain(
                 score,
                 stats,
                 via,
+                effective_price_per_mtok: c.model.effective_price(cached_share),
+                cached_share,
             }
         })
         .collect();
@@ -222,6 +200,22 @@ pub fn explain(
         restrictions: applied_views(cfg, &route.restrictions),
         candidates,
     })
+}
+
+/// The cached share a candidate's order read: a ranking reads the live stats, a price alias the
+/// shares its config was resolved at; only a model with a cached price has one.
+fn cached_share(
+    cfg: &TenantConfig,
+    view: &SnapshotView,
+    c: &Candidate<'_>,
+    ranked: bool,
+) -> Option<f64> {
+    c.model.cached_input_price_per_mtok?;
+    if ranked {
+        view.health(&c.provider.name, &c.model.id)?.cached_share
+    } else {
+        cached_shares(cfg).get(&c.model.id).copied()
+    }
 }
 
 fn breaker_until(snap: &RoutingSnapshot, c: &Candidate<'_>, now_ms: u64) -> Option<u64> {

@@ -294,3 +294,40 @@ fn links_and_the_tenant_fallback_are_shown_as_chain_positions_with_why() {
         ]
     );
 }
+
+#[test]
+fn each_candidate_shows_its_effective_price_at_the_cached_share_its_order_read() {
+    use crate::routing::test_config::{add_model_json, cached, Table};
+    let mut c = cfg();
+    add_model_json(
+        &mut c,
+        "list",
+        "openai",
+        r#""input_price_per_mtok":1,"output_price_per_mtok":1"#,
+    );
+    let cacheable =
+        r#""input_price_per_mtok":3,"output_price_per_mtok":0.5,"cached_input_price_per_mtok":0.3"#;
+    add_model_json(&mut c, "cacheable", "together", cacheable);
+    add_alias(&mut c, "cheap", r#"{"capabilities":["chat"]}"#);
+    add_rule_json(&mut c, r#"{"match":"r","chain":["cheap","list"]}"#);
+    // As the edge resolves a config at load: at the shares its live stats hold.
+    crate::routing::resolve::resolve_aliases_with(&c, &Table::of([("cacheable", cached(0.8))]));
+    let e = run(&c, "model=r", &SortedMap::new());
+    let shown: Vec<(&str, f64, Option<f64>)> = e
+        .candidates
+        .iter()
+        .map(|c| (c.model.as_str(), c.effective_price_per_mtok, c.cached_share))
+        .collect();
+    let effective = 3.0 * (1.0 - 0.8) + 0.3 * 0.8 + 0.5;
+    assert_eq!(
+        shown,
+        [("cacheable", effective, Some(0.8)), ("list", 2.0, None)]
+    );
+    // Nothing measured: the list prices, and no share.
+    let mut unmeasured = c.clone_unresolved();
+    unmeasured.aliases = c.aliases.clone();
+    let e = run(&unmeasured, "model=r", &SortedMap::new());
+    assert_eq!(e.candidates[0].model, "list", "the seed order");
+    assert_eq!(e.candidates[0].effective_price_per_mtok, 2.0);
+    assert_eq!(e.candidates[0].cached_share, None);
+}

@@ -11,6 +11,7 @@ mod explain_query;
 mod keys;
 mod operations;
 mod policy_patch;
+mod rule_sort;
 mod stats;
 pub mod store;
 pub mod stored_rule;
@@ -193,6 +194,7 @@ impl<'a, S: AdminStore, R: ObjectControl> Admin<'a, S, R> {
             (Get, Endpoint::Rules(t)) => self.list_rules(&t).await,
             (Put, Endpoint::Rules(t)) => self.put_rule(&t, body).await,
             (Delete, Endpoint::Rule(t, m)) => self.delete_rule(&t, &m).await,
+            (Post, Endpoint::RuleSort(t, m)) => self.sort_rule(&t, &m, body).await,
             (Get, Endpoint::Settings(t)) => self.get_settings(&t).await,
             (Put, Endpoint::Settings(t)) => self.put_settings(&t, body).await,
             (Get, Endpoint::Events(t)) => self.list_events(&t, query).await,

@@ -4,7 +4,46 @@
 
 use super::{json, Admin, AdminStore, Answer, ObjectControl};
 use crate::admin::views::{ParkedKey, StatsRow, TenantStats};
-use crate::config::TenantId;
+use crate::config::SortedMap;
+use crate::config::{ModelId, ProviderName, TenantId};
+use crate::routing::stats::isolate_stats::ProviderStats;
+use crate::routing::stats::stats_book::StatsSnapshot;
+use crate::routing::{ModelHealth, Observed};
+
+/// What the ranking reads, from the routing objects' snapshots (a request reads its isolate's
+/// copy): `explain` and the chain presets.
+pub(super) struct SnapshotView {
+    by_provider: SortedMap<String, ProviderStats>,
+    now_ms: u64,
+}
+
+impl SnapshotView {
+    /// The snapshots by provider name, as of `now_ms`.
+    pub(super) fn of<'s>(
+        snapshots: impl Iterator<Item = (&'s String, &'s StatsSnapshot)>,
+        now_ms: u64,
+    ) -> Self {
+        let by_provider = snapshots
+            .map(|(p, snap)| {
+                let mut stats = ProviderStats::default();
+                stats.install(snap.clone());
+                (p.clone(), stats)
+            })
+            .collect();
+        Self {
+            by_provider,
+            now_ms,
+        }
+    }
+}
+
+impl Observed for SnapshotView {
+    fn health(&self, provider: &ProviderName, model: &ModelId) -> Option<ModelHealth> {
+        self.by_provider
+            .get(provider.as_str())?
+            .health(model.as_str(), self.now_ms)
+    }
+}
 
 impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
     pub(super) async fn stats(&self, t: &TenantId) -> Answer {

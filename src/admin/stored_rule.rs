@@ -1,6 +1,6 @@
 //! A routing rule as a storage row holds it, and read back from one: the chain's entries as
-//! JSON, with `when_json`, `on_refusal`, `cache_affinity_s` and `cache_ttl_s` in columns beside
-//! it. Every read is checked again like a write, so a damaged row is refused, never routed by.
+//! JSON, with `when_json`, `on_refusal`, `cache_affinity_s`, `cache_ttl_s` and `prompt_cache` in
+//! columns beside it. Every read is checked again like a write, so a damaged row is refused, never routed by.
 
 use super::store::{StoreError, Stored};
 use crate::config::condition::When;
@@ -39,7 +39,19 @@ pub struct RuleRow {
     /// The response cache's TTL for this rule (migration 0007).
     #[serde(default)]
     pub cache_ttl_s: Option<f64>,
+    /// The rule's `prompt_cache` as JSON (migration 0008).
+    #[serde(default)]
+    pub prompt_cache: Option<String>,
     pub updated_at: f64,
+}
+
+/// The `prompt_cache` column of a rule: its setting as JSON, `None` when it has none.
+pub fn prompt_cache_column(rule: &Rule) -> Stored<Option<String>> {
+    rule.chain
+        .prompt_cache()
+        .as_ref()
+        .map(to_stored)
+        .transpose()
 }
 
 /// A rule read back, checked again like one written (its chain by `Chain`'s serde, its
@@ -70,6 +82,7 @@ pub fn stored_rule(row: &RuleRow) -> Stored<Rule> {
         "fallback" => OnRefusal::Fallback,
         _ => return Err(damaged("bad on_refusal")),
     };
+    let prompt_cache = row.prompt_cache.as_deref().map(parse_stored).transpose()?;
     let name = |s: &str| RouteName::parse(s).map_err(|e| StoreError::new("stored rule", e));
     let when = match &row.when_json {
         None => None,
@@ -85,7 +98,8 @@ pub fn stored_rule(row: &RuleRow) -> Stored<Rule> {
         chain: parse_stored::<Chain>(&row.chain)?
             .with_cache_affinity(secs)
             .with_cache_ttl(ttl)
-            .with_on_refusal(on_refusal),
+            .with_on_refusal(on_refusal)
+            .with_prompt_cache(prompt_cache),
     })
 }
 
@@ -103,6 +117,7 @@ mod tests {
             chain: r#"["a","b"]"#.into(),
             cache_affinity_s: Some(300.0),
             cache_ttl_s: Some(0.0),
+            prompt_cache: Some(r#"{"inject":true,"ttl":"1h"}"#.into()),
             updated_at: 1_000.0,
         }
     }
@@ -124,6 +139,15 @@ mod tests {
         assert_eq!(rule.chain.on_refusal(), OnRefusal::Fallback);
         let written = on_refusal_column(rule.chain.on_refusal());
         assert_eq!(written, row().on_refusal);
+        assert_eq!(prompt_cache_column(&rule).unwrap(), row().prompt_cache);
+        let bad = RuleRow {
+            prompt_cache: Some(r#"{"inject":true,"ttl":"2h"}"#.into()),
+            ..row()
+        };
+        assert!(
+            stored_rule(&bad).is_err(),
+            "a damaged prompt_cache is refused"
+        );
     }
 
     #[test]

@@ -36,6 +36,8 @@ pub enum Endpoint {
     Rules(TenantId),
     /// A routing rule by its name (a rule written without one is named after its match).
     Rule(TenantId, RouteName),
+    /// `POST .../routing-rules/{rule}/sort`: the rule's chain reordered by a preset.
+    RuleSort(TenantId, RouteName),
     Settings(TenantId),
     Events(TenantId),
     BreakerReset(TenantId),
@@ -89,6 +91,7 @@ impl Endpoint {
             | Self::Alias(t, _)
             | Self::Rules(t)
             | Self::Rule(t, _)
+            | Self::RuleSort(t, _)
             | Self::Settings(t)
             | Self::Events(t)
             | Self::BreakerReset(t)
@@ -144,6 +147,7 @@ fn tenant_route(t: TenantId, rest: &[&str]) -> Result<Endpoint, ApiError> {
         ["aliases", a] => Endpoint::Alias(t, name(a, AliasName::parse)?),
         ["routing-rules"] => Endpoint::Rules(t),
         ["routing-rules", m] => Endpoint::Rule(t, name(m, RouteName::parse)?),
+        ["routing-rules", m, "sort"] => Endpoint::RuleSort(t, name(m, RouteName::parse)?),
         ["settings"] => Endpoint::Settings(t),
         ["events"] => Endpoint::Events(t),
         ["breakers", "reset"] => Endpoint::BreakerReset(t),

@@ -29,6 +29,10 @@ pub const ADMIN_OPERATIONS: &[(&str, &str)] = &[
     ("get", "/admin/v1/tenants/{tenant}/routing-rules"),
     ("put", "/admin/v1/tenants/{tenant}/routing-rules"),
     ("delete", "/admin/v1/tenants/{tenant}/routing-rules/{rule}"),
+    (
+        "post",
+        "/admin/v1/tenants/{tenant}/routing-rules/{rule}/sort",
+    ),
     ("get", "/admin/v1/tenants/{tenant}/settings"),
     ("put", "/admin/v1/tenants/{tenant}/settings"),
     ("get", "/admin/v1/tenants/{tenant}/events"),

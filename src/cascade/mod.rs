@@ -30,6 +30,7 @@ use candidate::Position;
 pub use classify::{classify_status, Failure, StatusClass};
 pub use owed_report::OwedReport;
 pub use refusal::{PolicyFallback, RefusalPolicy, RefusalSeen};
+pub use samples::usage_sample;
 pub use upstream_body::{StreamHead, UpstreamBody};
 
 #[allow(async_fn_in_trait)]

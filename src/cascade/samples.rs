@@ -3,6 +3,23 @@
 
 use super::CandidateAttempt;
 use crate::routing::stats::model_stats::Sample;
+use crate::usage::{UsageRecord, UsageSource};
+
+/// The tokens sample a request's usage record adds, with the provider and model it is of: only
+/// a served answer whose usage the upstream reported (an estimate knows nothing of the prompt
+/// cache, and a response-cache hit reached no upstream).
+pub fn usage_sample(record: &UsageRecord) -> Option<(&str, &str, Sample)> {
+    let tokens = record.tokens.filter(|t| t.prompt > 0)?;
+    if record.usage_source != UsageSource::Reported || record.cache_hit {
+        return None;
+    }
+    let sample = Sample::Tokens {
+        prompt: tokens.prompt,
+        cached: tokens.cached.min(tokens.prompt),
+    };
+    let provider = record.provider.as_ref()?.as_str();
+    Some((provider, record.served_model.as_ref()?.as_str(), sample))
+}
 
 impl CandidateAttempt {
     /// This attempt's sample, if it reached the upstream. `streamed`: the answer is a stream, so
@@ -119,5 +136,47 @@ mod tests {
         );
         let failed = attempt(Some(Failure::Server), 1).ended_sample(false, Some(7));
         assert_eq!(failed, Some(Sample::Failed { counted: true }));
+    }
+
+    /// A usage record as the ledger reads it, edited by `edit`.
+    fn usage(edit: impl FnOnce(&mut serde_json::Value)) -> UsageRecord {
+        let mut v = serde_json::json!({"at_ms": 0, "tenant": "acme", "key_id": "key_1",
+            "end_user": null, "requested": "fast", "served_model": "m", "provider": "p",
+            "tokens": {"prompt": 1000, "completion": 10, "cached": 800}, "cost_usd": 0.0,
+            "outcome": "served"});
+        edit(&mut v);
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn a_served_answers_reported_usage_adds_its_prompt_and_cached_tokens_to_its_model() {
+        let record = usage(|_| {});
+        let (provider, model, sample) = usage_sample(&record).unwrap();
+        assert_eq!((provider, model), ("p", "m"));
+        let tokens = Sample::Tokens {
+            prompt: 1000,
+            cached: 800,
+        };
+        assert_eq!(sample, tokens);
+    }
+
+    #[test]
+    fn estimated_usage_a_cache_hit_or_an_unserved_request_adds_no_tokens() {
+        let none = |edit: fn(&mut serde_json::Value)| usage_sample(&usage(edit)).is_none();
+        assert!(none(|v| v["usage_source"] = "estimated".into()));
+        assert!(none(|v| v["cache_hit"] = true.into()));
+        assert!(none(|v| v["served_model"] = serde_json::Value::Null));
+        assert!(none(|v| v["tokens"] = serde_json::Value::Null));
+        assert!(none(|v| v["tokens"]["prompt"] = 0.into()));
+        let capped = usage(|v| v["tokens"]["cached"] = 5000.into());
+        let (_, _, sample) = usage_sample(&capped).unwrap();
+        assert_eq!(
+            sample,
+            Sample::Tokens {
+                prompt: 1000,
+                cached: 1000
+            },
+            "never more cached than prompt tokens"
+        );
     }
 }

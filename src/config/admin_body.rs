@@ -3,18 +3,14 @@
 
 use super::alias::{refuse_reserved, RankBy, Weights};
 use super::condition::When;
-use super::names::{AliasName, Capability, ModelId, ProviderName, RouteName, TenantId};
-use super::provider::{
-    BaseUrl, Cloud, KeyStrategy, NewKey, NewProvider, Platform, ProviderKey, ProviderKind,
-    Publisher,
-};
+use super::names::{Capability, ModelId, ProviderName, RouteName, TenantId};
+pub use super::provider_body::{KeyInput, ProviderBody, DEFAULT_TIMEOUT_MS, MAX_KEYS};
 use super::response_cache::check_cache_ttl;
 use super::rule::check_cache_affinity;
 pub use super::settings_body::{validate_settings, BreakerReset};
 use super::strict_json::Strict;
 use super::{
-    Alias, CatalogModel, Chain, ChainEntry, ConfigError, CostTier, NonEmpty, OnRefusal,
-    RateLimitSignal, Resilience, RetryPolicy, Rule,
+    Alias, CatalogModel, Chain, ChainEntry, ConfigError, CostTier, OnRefusal, PromptCache, Rule,
 };
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -75,109 +71,6 @@ impl TenantBody {
     }
 }
 
-/// `"sk-..."`, or `{"secret": "PROVIDER_OPENAI_2"}` naming a Worker secret. A struct variant,
-/// not a newtype around a struct: serde reads an untagged struct variant from an object only.
-#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
-#[derive(Debug, Deserialize)]
-#[serde(untagged, deny_unknown_fields)]
-pub enum KeyInput {
-    Literal(String),
-    Secret { secret: String },
-}
-
-#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ProviderBody {
-    pub kind: ProviderKind,
-    pub base_url: BaseUrl,
-    pub keys: Vec<KeyInput>,
-    #[serde(default)]
-    pub key_strategy: KeyStrategy,
-    #[serde(default)]
-    pub timeout_ms: Option<u32>,
-    #[serde(default)]
-    pub retry: Option<RetryPolicy>,
-    #[serde(default)]
-    pub rate_limit_signals: Vec<RateLimitSignal>,
-    #[serde(default)]
-    pub auth_cooldown_ms: Option<u64>,
-    #[serde(default)]
-    pub rpm: Option<u32>,
-    pub max_park_ms: Option<u64>,
-    pub rate_limit_cooldown_ms: Option<u64>,
-    /// `azure_openai`: the `api-version` every call carries.
-    #[serde(default)]
-    pub api_version: Option<String>,
-    /// `bedrock` and `vertex`: the region (Vertex's location).
-    #[serde(default)]
-    pub region: Option<String>,
-    /// `vertex`: the Google Cloud project.
-    #[serde(default)]
-    pub project: Option<String>,
-    /// `vertex`: whose models it calls.
-    #[serde(default)]
-    pub publisher: Option<Publisher>,
-    /// Overrides the platform the kind and host imply.
-    #[serde(default)]
-    pub platform: Option<Platform>,
-}
-
-pub const MAX_KEYS: usize = 64;
-pub const DEFAULT_TIMEOUT_MS: u32 = 30_000;
-
-impl ProviderBody {
-    pub fn validate(self, name: ProviderName) -> Result<NewProvider, ConfigError> {
-        let count_error =
-            || ConfigError::invalid("keys", format!("must list 1 to {MAX_KEYS} keys"));
-        if self.keys.len() > MAX_KEYS {
-            return Err(count_error());
-        }
-        let mut keys: Vec<NewKey> = Vec::with_capacity(self.keys.len());
-        for (i, input) in self.keys.into_iter().enumerate() {
-            let key = match input {
-                KeyInput::Literal(secret) => {
-                    NewKey::Literal(ProviderKey::of_kind(self.kind, i, secret)?)
-                }
-                KeyInput::Secret { secret } => NewKey::secret(secret)?,
-            };
-            if keys.iter().any(|k| k.id() == key.id()) {
-                return Err(ConfigError::invalid("keys", "the same key is listed twice"));
-            }
-            keys.push(key);
-        }
-        let keys = NonEmpty::new(keys).ok_or_else(count_error)?;
-        let timeout_ms = self.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS);
-        if !(1..=600_000).contains(&timeout_ms) {
-            return Err(ConfigError::invalid("timeout_ms", "must be 1 to 600000"));
-        }
-        let cloud = Cloud {
-            api_version: self.api_version,
-            region: self.region,
-            project: self.project,
-            publisher: self.publisher,
-            platform: self.platform,
-        }
-        .validate(self.kind)?;
-        Ok(NewProvider {
-            name,
-            kind: self.kind,
-            cloud,
-            base_url: self.base_url,
-            keys,
-            key_strategy: self.key_strategy,
-            timeout_ms,
-            resilience: Resilience::validate(
-                self.retry,
-                self.rate_limit_signals,
-                self.auth_cooldown_ms,
-                self.rpm,
-                (self.max_park_ms, self.rate_limit_cooldown_ms),
-            )?,
-        })
-    }
-}
-
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -198,6 +91,10 @@ pub struct ModelBody {
     pub max_output_tokens: Option<u32>,
     #[serde(default)]
     pub fallback_model: Option<ModelId>,
+    /// The shortest prefix the provider caches (default 1,024).
+    #[serde(default)]
+    pub min_cache_tokens: Option<u32>,
+    pub quality_rank: Option<u32>,
 }
 
 fn price(field: &str, v: f64) -> Result<f64, ConfigError> {
@@ -261,6 +158,16 @@ impl ModelBody {
                 .transpose()?,
             max_output_tokens: self.max_output_tokens,
             fallback_model,
+            min_cache_tokens: match self.min_cache_tokens {
+                Some(t) if t > 1_000_000 => {
+                    return Err(ConfigError::invalid(
+                        "min_cache_tokens",
+                        "must be 0 to 1000000",
+                    ))
+                }
+                t => t.unwrap_or(super::model::DEFAULT_MIN_CACHE_TOKENS),
+            },
+            quality_rank: super::model::check_quality_rank(self.quality_rank)?,
         })
     }
 }
@@ -293,6 +200,9 @@ pub struct AliasBody {
     pub prefer_newest_version: bool,
     #[serde(default)]
     pub on_refusal: OnRefusal,
+    /// Prompt-cache breakpoints injected into Anthropic-shaped requests; absent is off.
+    #[serde(default)]
+    pub prompt_cache: Option<PromptCache>,
 }
 
 impl AliasBody {
@@ -329,6 +239,7 @@ impl AliasBody {
             cache_ttl_s: check_cache_ttl("cache_ttl_s", self.cache_ttl_s)?,
             prefer_newest_version: self.prefer_newest_version,
             on_refusal: self.on_refusal,
+            prompt_cache: self.prompt_cache,
         })
     }
 }
@@ -358,6 +269,9 @@ pub struct RuleBody {
     /// What a safety refusal of this rule's answer does.
     #[serde(default)]
     pub on_refusal: OnRefusal,
+    /// Prompt-cache breakpoints injected into Anthropic-shaped requests; absent is off.
+    #[serde(default)]
+    pub prompt_cache: Option<PromptCache>,
 }
 
 impl RuleBody {
@@ -369,7 +283,8 @@ impl RuleBody {
         let chain = Chain::new(self.chain, max_depth)?
             .with_cache_affinity(affinity)
             .with_cache_ttl(check_cache_ttl("cache_ttl_s", self.cache_ttl_s)?)
-            .with_on_refusal(self.on_refusal);
+            .with_on_refusal(self.on_refusal)
+            .with_prompt_cache(self.prompt_cache);
         Ok(Rule {
             name,
             matches: self.match_,
@@ -378,13 +293,6 @@ impl RuleBody {
             chain,
         })
     }
-}
-
-/// Alias names share the caller's `model` namespace with catalog ids; this is the one check both
-/// admin writes use.
-pub fn alias_name_from(route: &str) -> Result<AliasName, ConfigError> {
-    refuse_reserved("name", route)?;
-    AliasName::parse(route).map_err(|e| ConfigError::invalid("name", e.to_string()))
 }
 
 #[cfg(test)]

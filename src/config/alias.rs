@@ -3,6 +3,7 @@
 use super::capabilities::CapabilitySet;
 use super::names::{AliasName, Capability, ModelId, ProviderName};
 use super::on_refusal::OnRefusal;
+use super::prompt_cache::PromptCache;
 use super::ConfigError;
 use serde::{Deserialize, Serialize};
 
@@ -47,6 +48,9 @@ pub struct Alias {
     /// What a safety refusal of this alias's answer does.
     #[serde(default, skip_serializing_if = "OnRefusal::is_answer")]
     pub on_refusal: OnRefusal,
+    /// Prompt-cache breakpoints injected into Anthropic-shaped requests (`None`: as sent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_cache: Option<PromptCache>,
 }
 
 /// The axis a ranked alias orders by.

@@ -9,6 +9,7 @@ pub mod base_url;
 pub mod caller_key;
 pub mod capabilities;
 pub mod chain_entry;
+pub mod chain_preset;
 pub mod cloud;
 pub mod cloud_key;
 pub mod condition;
@@ -26,7 +27,9 @@ pub mod open_durations;
 pub mod otel;
 pub mod period;
 pub mod policy;
+pub mod prompt_cache;
 pub mod provider;
+pub mod provider_body;
 pub mod provider_key;
 pub mod resilience;
 pub mod response_cache;
@@ -57,6 +60,7 @@ pub use non_empty::NonEmpty;
 pub use on_refusal::OnRefusal;
 pub use period::Period;
 pub use policy::{Budget, EndUserLimits, KeyPolicy, KeyPolicyChange};
+pub use prompt_cache::{CacheTtl, PromptCache};
 pub use provider::{
     BaseUrl, Cloud, KeyStrategy, NewKey, NewProvider, Platform, Provider, ProviderKey,
     ProviderKind, ProviderSpec, Publisher, StoredKey, StoredProvider,

@@ -26,12 +26,53 @@ pub struct CatalogModel {
     /// model itself. Kept in the stored spec, so older rows read as `None`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fallback_model: Option<ModelId>,
+    /// The shortest prefix (tokens) the provider caches: an injected prompt-cache mark whose
+    /// prefix the gateway estimates shorter is left out (the provider would ignore it, and it
+    /// takes one of the request's few mark slots). Older rows read as the default.
+    #[serde(default = "default_min_cache_tokens")]
+    pub min_cache_tokens: u32,
+    /// The tenant's own quality order (1 is best), read by the `smartest` chain preset; older
+    /// rows read as `None` (unranked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quality_rank: Option<u32>,
+}
+
+/// `min_cache_tokens` when a model sets none: Anthropic's smallest published minimum.
+pub const DEFAULT_MIN_CACHE_TOKENS: u32 = 1_024;
+
+fn default_min_cache_tokens() -> u32 {
+    DEFAULT_MIN_CACHE_TOKENS
+}
+
+/// `quality_rank` as written: absent is unranked; present, at least 1 (1 is best).
+pub fn check_quality_rank(rank: Option<u32>) -> Result<Option<u32>, ConfigError> {
+    match rank {
+        Some(0) => Err(ConfigError::invalid(
+            "quality_rank",
+            "must be an integer of at least 1 (1 is best)",
+        )),
+        rank => Ok(rank),
+    }
 }
 
 impl CatalogModel {
     /// The only quality signal that exists across providers: input plus output per Mtok.
     pub fn price(&self) -> f64 {
         self.input_price_per_mtok + self.output_price_per_mtok
+    }
+
+    /// What the cost order reads: input plus output per Mtok with the input priced as measured,
+    /// `input × (1 − s) + cached × s + output`, where `s` is the share of prompt tokens read from
+    /// the provider's prompt cache. `s` counts as 0 until measured (`None`) or where the model
+    /// has no cached price, which is `price()` exactly, so no order moves before both exist.
+    pub fn effective_price(&self, cached_share: Option<f64>) -> f64 {
+        match (self.cached_input_price_per_mtok, cached_share) {
+            (Some(cached), Some(s)) if s > 0.0 => {
+                let s = s.min(1.0);
+                self.input_price_per_mtok * (1.0 - s) + cached * s + self.output_price_per_mtok
+            }
+            _ => self.price(),
+        }
     }
 
     pub fn has_capability(&self, wanted: &Capability) -> bool {
@@ -50,4 +91,40 @@ pub fn other_model(id: &ModelId, link: Option<ModelId>) -> Result<Option<ModelId
         ));
     }
     Ok(link)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model(cached: Option<f64>) -> CatalogModel {
+        let json = serde_json::json!({"id": "m", "provider": "p", "upstream_model": "m",
+            "capabilities": ["chat"], "context_window": 8000, "input_price_per_mtok": 3.0,
+            "output_price_per_mtok": 15.0, "cached_input_price_per_mtok": cached});
+        serde_json::from_value(json).unwrap()
+    }
+
+    #[test]
+    fn the_effective_price_is_input_times_one_minus_s_plus_cached_times_s_plus_output() {
+        let m = model(Some(0.3));
+        assert!((m.effective_price(Some(0.5)) - (1.5 + 0.15 + 15.0)).abs() < 1e-12);
+        assert!((m.effective_price(Some(1.0)) - 15.3).abs() < 1e-12);
+        assert!(
+            (m.effective_price(Some(2.0)) - 15.3).abs() < 1e-12,
+            "a share is at most 1"
+        );
+    }
+
+    #[test]
+    fn the_effective_price_is_the_list_price_until_measured_or_without_a_cached_price() {
+        let m = model(Some(0.3));
+        assert_eq!(m.effective_price(None), m.price());
+        assert_eq!(m.effective_price(Some(0.0)), m.price());
+        assert_eq!(model(None).effective_price(Some(0.9)), 18.0);
+    }
+
+    #[test]
+    fn an_older_stored_model_reads_unranked() {
+        assert_eq!(model(None).quality_rank, None);
+    }
 }

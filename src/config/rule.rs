@@ -4,6 +4,7 @@ use super::chain_entry::ChainEntry;
 use super::condition::When;
 use super::names::RouteName;
 use super::on_refusal::OnRefusal;
+use super::prompt_cache::PromptCache;
 use super::ConfigError;
 use serde::{Deserialize, Serialize};
 
@@ -75,6 +76,8 @@ pub struct Chain {
     cache_ttl_s: Option<u32>,
     /// What a safety refusal of this rule's answer does (stored beside the chain).
     on_refusal: OnRefusal,
+    /// Prompt-cache breakpoint injection for this rule (stored beside the chain).
+    prompt_cache: Option<PromptCache>,
 }
 
 impl TryFrom<Vec<ChainEntry>> for Chain {
@@ -113,6 +116,7 @@ impl Chain {
             cache_affinity_s: None,
             cache_ttl_s: None,
             on_refusal: OnRefusal::Answer,
+            prompt_cache: None,
         })
     }
 
@@ -148,8 +152,41 @@ impl Chain {
         self.on_refusal
     }
 
+    pub fn with_prompt_cache(self, prompt_cache: Option<PromptCache>) -> Self {
+        Self {
+            prompt_cache,
+            ..self
+        }
+    }
+
+    pub fn prompt_cache(&self) -> Option<PromptCache> {
+        self.prompt_cache
+    }
+
     pub fn entries(&self) -> &[ChainEntry] {
         &self.entries
+    }
+
+    /// The same chain with its positions in `order` (indices of the current positions), every
+    /// other field kept; `None` unless `order` names each position exactly once, so a reorder
+    /// never adds, drops or repeats one.
+    pub fn permuted(&self, order: &[usize]) -> Option<Self> {
+        let mut seen = vec![false; self.entries.len()];
+        for &i in order {
+            if std::mem::replace(seen.get_mut(i)?, true) {
+                return None;
+            }
+        }
+        if order.len() != self.entries.len() {
+            return None;
+        }
+        Some(Self {
+            entries: order
+                .iter()
+                .filter_map(|&i| self.entries.get(i).cloned())
+                .collect(),
+            ..self.clone()
+        })
     }
 
     pub fn len(&self) -> usize {
@@ -193,6 +230,17 @@ mod tests {
         );
         let old: Chain = serde_json::from_str(r#"["a","b"]"#).unwrap();
         assert_eq!(old.len(), 2);
+    }
+
+    #[test]
+    fn a_permutation_reorders_the_positions_and_keeps_every_other_field() {
+        let c = Chain::new(names(3), 5).unwrap().with_cache_ttl(Some(60));
+        let p = c.permuted(&[2, 0, 1]).unwrap();
+        assert_eq!(serde_json::to_string(&p).unwrap(), r#"["m2","m0","m1"]"#);
+        assert_eq!(p.cache_ttl_s(), Some(60));
+        assert!(c.permuted(&[0, 0, 1]).is_none(), "a repeat");
+        assert!(c.permuted(&[0, 1]).is_none(), "a drop");
+        assert!(c.permuted(&[0, 1, 3]).is_none(), "no such position");
     }
 
     #[test]

@@ -20,12 +20,21 @@ pub struct TenantConfig {
     pub written_at: SortedMap<String, u64>,
     /// Trace export with its headers opened (`config::otel`); `None`: off, or left out.
     pub otel: Option<super::otel::OtelExport>,
-    /// What each alias resolves to, computed on first use. An alias's resolution depends on the
-    /// config alone, so a cached config resolves each alias once, not once per request.
-    pub(crate) resolved: OnceCell<SortedMap<AliasName, Option<ModelId>>>,
+    /// What each alias resolves to, computed when the config is loaded (else on first use). A
+    /// price alias's resolution depends on the config and the cached shares measured at that
+    /// moment, so a cached config resolves each alias once, not once per request.
+    pub(crate) resolved: OnceCell<Resolution>,
     /// Catalog ids by their undated base (`routing::versions`, loose version matching), built
     /// the first time a requested name misses, then kept with the config.
     pub(crate) versions: OnceCell<SortedMap<String, Vec<ModelId>>>,
+}
+
+/// A config's alias resolutions, and the cached shares (by model id) the price order read:
+/// only models with a cached price and a measured share are listed.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Resolution {
+    pub aliases: SortedMap<AliasName, Option<ModelId>>,
+    pub cached_shares: SortedMap<ModelId, f64>,
 }
 
 impl TenantConfig {

@@ -161,11 +161,7 @@ impl RoutingClient<'_> {
             book.take(&req.model, &req.keys, req.strategy, now_ms())
         })?;
         Some(match local {
-            LocalAdmission::Admit(keys) => Lease {
-                admission: Gate::Pass,
-                keys,
-                grant: None,
-            },
+            LocalAdmission::Admit(keys) => Lease::pass(keys),
             LocalAdmission::Skip { breaker_until } => Lease {
                 admission: Gate::Skip {
                     until: Some(breaker_until),
@@ -221,11 +217,7 @@ impl RoutingClient<'_> {
                     provider: p,
                     error: &e,
                 });
-                Lease {
-                    admission: Gate::Pass,
-                    keys: req.keys,
-                    grant: None,
-                }
+                Lease::pass(req.keys)
             }
         }
     }

@@ -95,7 +95,7 @@ async fn query_caller(env: &Env, key_hash: &str) -> Result<Option<CallerKey>, Ap
 }
 
 /// A config ready for the request path: aliases resolved at load, off the request path when
-/// the load is a background refresh.
+/// the load is a background refresh, at the cached shares this isolate's live stats hold now.
 async fn load_resolved(
     env: &Env,
     tenant: &TenantId,
@@ -103,7 +103,9 @@ async fn load_resolved(
 ) -> Result<Option<Rc<TenantConfig>>, ApiError> {
     let found = load_config(env, tenant, defaults).await?;
     if let Some(cfg) = &found {
-        crate::routing::resolve::resolve_aliases(cfg);
+        let now_ms = super::http::now_ms();
+        let view = super::live_stats::IsolateView { tenant, now_ms };
+        crate::routing::resolve::resolve_aliases_with(cfg, &view);
     }
     Ok(found.map(Rc::new))
 }

@@ -90,7 +90,7 @@ impl<'a> FetchUpstream<'a> {
                     .flatten();
                 let body = Rc::new(match &fitted {
                     // Truncated to fit: sent in chat terms, which every family speaks.
-                    Some(chat) => providers::body(call.provider, call.model, chat),
+                    Some(chat) => self.request.fitted_body(call.provider, call.model, chat),
                     None => self.request.body(call.provider, call.model),
                 });
                 *memo = Some((id, body.clone()));

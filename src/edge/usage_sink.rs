@@ -112,8 +112,12 @@ async fn held_until_sent(
     record.await
 }
 
-/// Logged as one JSON line (`"msg":"usage"`, what `e2e_usage` reads), then settled.
+/// Its reported tokens added to the live stats (the cost order's cached share), logged as one
+/// JSON line (`"msg":"usage"`, what `e2e_usage` reads), then settled.
 async fn deliver(env: &Env, record: UsageRecord, governed: Governed) {
+    if let Some((provider, model, sample)) = crate::cascade::usage_sample(&record) {
+        super::live_stats::record(&record.tenant, provider, model, sample);
+    }
     ConsoleEvents.emit(&Event::Usage(&record));
     let entry = SettleEntry::new(record, governed.track_end_user, governed.hold);
     ledger_client::settle(env, entry, governed.urgent).await;

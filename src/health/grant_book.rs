@@ -12,7 +12,9 @@
 //!   answer is not installed. An acquire sent after a report's answer came back is answered
 //!   after the object applied that report, so its grant is current.
 
+use super::breaker::Gate;
 use super::grant::{Grant, LocalGrant};
+use super::provider_state::Lease;
 use crate::config::KeyStrategy;
 use crate::config::{KeyId, ModelId};
 use std::collections::HashMap;
@@ -127,6 +129,18 @@ impl ProviderGrants {
             self.by_model.remove(model);
         }
         order.map(LocalAdmission::Admit)
+    }
+}
+
+impl Lease {
+    /// Sent without the object's word, on these keys in order and with no grant: an isolate's
+    /// own admission, or an unreachable object's (its state is advisory, never a reason to fail).
+    pub fn pass(keys: Vec<KeyId>) -> Self {
+        Self {
+            admission: Gate::Pass,
+            keys,
+            grant: None,
+        }
     }
 }
 

@@ -142,3 +142,11 @@ fn jitter_keeps_between_70_and_100_percent_of_a_grants_remaining_time() {
     );
     assert_eq!(jittered(g, 100, 5).cursor, 3);
 }
+
+#[test]
+fn a_lease_passed_without_the_objects_word_keeps_its_key_order_and_holds_no_grant() {
+    let lease = Lease::pass(keys());
+    assert_eq!(lease.admission, Gate::Pass);
+    assert_eq!(lease.keys, keys());
+    assert_eq!(lease.grant, None);
+}

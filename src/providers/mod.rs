@@ -11,6 +11,7 @@ pub mod error_class;
 pub mod gemini;
 pub mod google_token;
 pub mod openai;
+pub mod prompt_cache;
 pub mod reasoning;
 pub mod refusal;
 pub mod stream_decoder;

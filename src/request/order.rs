@@ -135,6 +135,7 @@ async fn run<P: Ports>(
         need,
         client: (task, agent),
     } = resolved?;
+    let inbound = inbound.injecting(route.prompt_cache);
     finish.progress.task = task.map(|t| t.as_str());
     finish.progress.agent = agent.map(|a| a.as_str());
     let plan = Plan::of(incoming, (&cfg, &key), &inbound, digest)?;

@@ -28,6 +28,6 @@ pub fn outgoing(
         KeyUse::Header | KeyUse::Token => credentials::key_headers(call.provider, call.key, token),
     });
     let extra = inbound.extra_headers(Dialect::of(call.provider));
-    headers.extend(extra.map(|(k, v)| (k, v.to_owned())));
+    headers.extend(extra);
     (url, headers)
 }

@@ -137,6 +137,7 @@ pub fn route<'c>(
         refusal_only: None,
         restrictions: Vec::new(),
         appended: Vec::new(),
+        prompt_cache: None,
     })
 }
 

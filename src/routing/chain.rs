@@ -86,6 +86,8 @@ pub struct Route<'c> {
     /// Why each of the chain's last positions was added after the model the name resolved to
     /// (`routing::fallback_link`), in order; empty when none was.
     pub appended: Vec<super::fallback_link::Via>,
+    /// The TTL prompt-cache marks are injected with (`routing::prompt_cache`; `None`: none).
+    pub prompt_cache: Option<crate::config::CacheTtl>,
 }
 
 pub fn build_chain<'c>(
@@ -174,6 +176,7 @@ pub(super) fn walk<'c>(
         refusal_only,
         restrictions: Vec::new(),
         appended: Vec::new(),
+        prompt_cache: super::prompt_cache::injection(cfg, requested, rule),
     })
 }
 

@@ -14,6 +14,8 @@ pub mod open_breakers;
 pub mod pin;
 #[cfg(test)]
 mod pin_tests;
+pub mod presets;
+pub mod prompt_cache;
 pub mod rank;
 pub mod reach;
 pub mod refusal;

@@ -32,6 +32,9 @@ pub struct ModelHealth {
     pub rpm_share: f64,
     /// The headroom of the provider's best key with a live figure (`None`: no key has one).
     pub headroom: Option<f64>,
+    /// Share of served prompt tokens read from the provider's prompt cache in the recent window
+    /// (cache reads ÷ prompt tokens); `None` until measured.
+    pub cached_share: Option<f64>,
 }
 
 impl ModelHealth {

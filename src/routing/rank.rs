@@ -8,8 +8,9 @@
 //! - An open breaker sorts after every closed one (the cascade would skip it with no call).
 //! - With `prefer_newest_version`, dated models newest first, undated ones after.
 //! - Then the constraint order (`tier`: the alias's provider preference), as the spec says.
-//! - Then the axis: latency and ttfb ascending, success descending, price ascending (descending
-//!   for `best`/`auto:smart`), score descending. A model with no value on the axis ranks as if
+//! - Then the axis: latency and ttfb ascending, success descending, price ascending (the
+//!   effective price, `CatalogModel::effective_price`; descending and by list price for
+//!   `best`/`auto:smart`), score descending. A model with no value on the axis ranks as if
 //!   it had the best value of the set there, and before the measured model holding it, so it
 //!   gets tried (a tie broken on id alone could leave it behind for ever).
 //! - Then model id.
@@ -74,7 +75,11 @@ impl Ranked<'_> {
 
     fn value(&self, axis: Axis) -> Option<f64> {
         match axis {
-            Axis::Price => Some(self.model.price()),
+            // A cost: the input priced at the measured cached share (the list price until then).
+            Axis::Price => Some(
+                self.model
+                    .effective_price(self.health.and_then(|h| h.cached_share)),
+            ),
             Axis::Latency => self.health.and_then(|h| h.latency_ms),
             Axis::Ttfb => self.health.and_then(|h| h.ttfb_ms),
             Axis::Success => self.health.and_then(|h| h.success_rate),
@@ -322,8 +327,8 @@ fn recency(r: &Ranked<'_>, how: &Ranking) -> Reverse<Option<VersionDate>> {
 
 /// Which position exploration puts first on this request, if it explores: among the stale
 /// models of the leading tier (and, with `prefer_newest`, the leading date) whose breaker is
-/// closed, in model-id order, one picked by the draw. Price ranking reads no stats, so it never
-/// explores (the spec's order stays exact).
+/// closed, in model-id order, one picked by the draw. Price ranking never explores: it reads no
+/// stats but the cached share, which serving a model measures anyway (the order stays exact).
 fn explored(order: &[(Ranked<'_>, f64)], how: &Ranking, now_ms: u64, draw: u64) -> Option<usize> {
     if how.rank_by == RankBy::Price || !explores(draw, how.exploration_share) {
         return None;

@@ -15,6 +15,8 @@ pub(super) fn model(id: &str, price: f64) -> CatalogModel {
         cached_input_price_per_mtok: None,
         max_output_tokens: None,
         fallback_model: None,
+        min_cache_tokens: 1_024,
+        quality_rank: None,
     }
 }
 

@@ -2,12 +2,19 @@
 //! A name that is neither falls back to loose version matching (`routing::versions`),
 //! a provider pin narrows the catalog a request sees (`routing::pin`), and an alias with
 //! `prefer_newest_version` orders dated models newest first, ahead of its ranking.
+//!
+//! A cheapest or balanced price alias orders by effective price (`CatalogModel::effective_price`):
+//! the input priced at the tenant's measured cached share of each model, read once when the
+//! config is loaded (`resolve_aliases_with`). Until a model has both a cached price and a
+//! measured share, that is the list price, and the order is the spec's exactly.
 
 use super::chain::RouteInput;
+use super::observed::{NothingObserved, Observed};
 use super::pin::{self, Pin};
 use super::rank::{rank, Ranked, Ranking};
 use super::versions;
 use crate::config::alias::RankBy;
+use crate::config::tenant::Resolution;
 use crate::config::SortedMap;
 use crate::config::{Alias, AliasName, CatalogModel, CostTier, ModelId, TenantConfig};
 use std::cmp::{Ordering, Reverse};
@@ -80,9 +87,10 @@ pub fn alias_model<'c>(
         let once = alias_target(cfg, name);
         return match input.pin {
             None => once,
-            Some(p) => once
-                .filter(|m| pin::admits(Some(p), m))
-                .or_else(|| resolve_within(&cfg.models, alias, |m| pin::admits(Some(p), m))),
+            Some(p) => once.filter(|m| pin::admits(Some(p), m)).or_else(|| {
+                let shares = cached_shares(cfg);
+                resolve_within(&cfg.models, alias, |m| pin::admits(Some(p), m), shares)
+            }),
         };
     }
     ranked_alias(cfg, alias, input).into_iter().next()
@@ -153,40 +161,64 @@ pub fn alias_runner_up<'c>(
             return Some(m);
         }
     }
-    resolve_within(&cfg.models, alias, keep)
+    resolve_within(&cfg.models, alias, keep, cached_shares(cfg))
 }
 
-/// Resolves every alias of `cfg` now (a freshly loaded config, before any request needs it).
-pub fn resolve_aliases(
-    cfg: &TenantConfig,
-) -> &crate::config::SortedMap<AliasName, Option<ModelId>> {
+/// Every alias of `cfg` resolved, with nothing measured if the config was not resolved at load.
+pub fn resolve_aliases(cfg: &TenantConfig) -> &SortedMap<AliasName, Option<ModelId>> {
+    &resolve_aliases_with(cfg, &NothingObserved).aliases
+}
+
+/// Resolves every alias of `cfg` now (a freshly loaded config, before any request needs it),
+/// pricing each model with a cached price at the share `observed` measured of it. The config
+/// keeps the result: the order moves when the config is loaded again, never per request.
+pub fn resolve_aliases_with<'c>(cfg: &'c TenantConfig, observed: &dyn Observed) -> &'c Resolution {
     cfg.resolved.get_or_init(|| {
-        cfg.aliases
+        let cached_shares: SortedMap<ModelId, f64> = cfg
+            .models
+            .values()
+            .filter(|m| m.cached_input_price_per_mtok.is_some())
+            .filter_map(|m| {
+                let share = observed.health(&m.provider, &m.id)?.cached_share?;
+                Some((m.id.clone(), share))
+            })
+            .collect();
+        let aliases = cfg
+            .aliases
             .iter()
             .map(|(n, a)| {
-                (
-                    n.clone(),
-                    resolve_alias(&cfg.models, a).map(|m| m.id.clone()),
-                )
+                let model = resolve_within(&cfg.models, a, |_| true, &cached_shares);
+                (n.clone(), model.map(|m| m.id.clone()))
             })
-            .collect()
+            .collect();
+        Resolution {
+            aliases,
+            cached_shares,
+        }
     })
 }
 
-/// The single model an alias resolves to today, or `None` when nothing satisfies it.
+/// The cached shares the config's price order read (none if nothing was measured at load).
+pub fn cached_shares(cfg: &TenantConfig) -> &SortedMap<ModelId, f64> {
+    &resolve_aliases_with(cfg, &NothingObserved).cached_shares
+}
+
+/// The single model an alias resolves to by list prices, or `None` when nothing satisfies it.
 pub fn resolve_alias<'c>(
     catalog: &'c SortedMap<ModelId, CatalogModel>,
     alias: &Alias,
 ) -> Option<&'c CatalogModel> {
-    resolve_within(catalog, alias, |_| true)
+    resolve_within(catalog, alias, |_| true, &SortedMap::new())
 }
 
 /// `resolve_alias` over the models `keep` admits, as if the catalog held only them (a provider
-/// pin: an alias pin outside them falls through like a retired one).
+/// pin: an alias pin outside them falls through like a retired one), each model's input priced
+/// at its share in `shares` (absent: the list price).
 fn resolve_within<'c>(
     catalog: &'c SortedMap<ModelId, CatalogModel>,
     alias: &Alias,
     keep: impl Fn(&CatalogModel) -> bool,
+    shares: &SortedMap<ModelId, f64>,
 ) -> Option<&'c CatalogModel> {
     // Rule 1: a pin that exists wins outright; a retired pin falls through to the constraints.
     if let Some(pinned) = alias.pin.as_ref().and_then(|p| catalog.get(p)) {
@@ -198,9 +230,15 @@ fn resolve_within<'c>(
     catalog
         .values()
         .filter(|m| keep(m) && satisfies(m, alias))
-        .map(|m| ((newest_rank(m, alias), preference_rank(m, alias)), m))
-        .min_by(|(ra, a), (rb, b)| ra.cmp(rb).then_with(|| order_within_rank(a, b, alias)))
-        .map(|(_, m)| m)
+        .map(|m| {
+            let rank = (newest_rank(m, alias), preference_rank(m, alias));
+            (rank, order_price(m, alias, shares), m)
+        })
+        .min_by(|(ra, pa, a), (rb, pb, b)| {
+            ra.cmp(rb)
+                .then_with(|| order_within_rank((*pa, a), (*pb, b), alias))
+        })
+        .map(|(_, _, m)| m)
 }
 
 /// `prefer_newest_version`: dated models newest first, ahead of the
@@ -230,9 +268,23 @@ fn preference_rank(model: &CatalogModel, alias: &Alias) -> usize {
         .unwrap_or(usize::MAX)
 }
 
+/// The price a model orders by in `alias`: the effective price for a cost order (`cheapest`,
+/// `balanced`); the list price for `best`, where price stands for quality, which a cache read
+/// does not change.
+fn order_price(m: &CatalogModel, alias: &Alias, shares: &SortedMap<ModelId, f64>) -> f64 {
+    match alias.cost_tier {
+        CostTier::Cheapest | CostTier::Balanced => m.effective_price(shares.get(&m.id).copied()),
+        CostTier::Best => m.price(),
+    }
+}
+
 /// Rules 3 and 4 within one preference rank: price (descending only for `best`), then model id.
-fn order_within_rank(a: &CatalogModel, b: &CatalogModel, alias: &Alias) -> Ordering {
-    let by_price = a.price().total_cmp(&b.price());
+fn order_within_rank(
+    (pa, a): (f64, &CatalogModel),
+    (pb, b): (f64, &CatalogModel),
+    alias: &Alias,
+) -> Ordering {
+    let by_price = pa.total_cmp(&pb);
     let by_price = match alias.cost_tier {
         CostTier::Cheapest | CostTier::Balanced => by_price,
         CostTier::Best => by_price.reverse(),
@@ -243,3 +295,7 @@ fn order_within_rank(a: &CatalogModel, b: &CatalogModel, alias: &Alias) -> Order
 #[cfg(test)]
 #[path = "resolve_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "resolve_cached_tests.rs"]
+mod cached_tests;

@@ -15,6 +15,8 @@ fn model(id: &str, provider: &str, price: f64, ctx: u32, caps: &[&str]) -> Catal
         cached_input_price_per_mtok: None,
         max_output_tokens: None,
         fallback_model: None,
+        min_cache_tokens: 1_024,
+        quality_rank: None,
     }
 }
 

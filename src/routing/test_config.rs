@@ -90,3 +90,19 @@ impl Observed for Table {
         self.0.get(model.as_str()).copied()
     }
 }
+
+/// A model from its admin body's fields after `provider` (`"input_price_per_mtok":3,...`).
+pub fn add_model_json(cfg: &mut TenantConfig, id: &str, provider: &str, fields: &str) {
+    let json = format!(r#"{{"provider":"{provider}","context_window":8000,{fields}}}"#);
+    let body: ModelBody = parse_body(json.as_bytes()).unwrap();
+    let id = ModelId::parse(id).unwrap();
+    cfg.models.insert(id.clone(), body.validate(id).unwrap());
+}
+
+/// Health with only a measured cached share.
+pub fn cached(share: f64) -> ModelHealth {
+    ModelHealth {
+        cached_share: Some(share),
+        ..ModelHealth::default()
+    }
+}

@@ -6,11 +6,19 @@
 use super::native_body::{for_vertex, with_model};
 use super::{messages_request, responses_request, Surface};
 use crate::api::{ApiError, ChatRequest, ErrorKind};
-use crate::config::{CatalogModel, Provider, ProviderKey, ProviderKind};
-use crate::providers::{self, gemini, Answer, Dialect, Operation};
+use crate::config::{CacheTtl, CatalogModel, Provider, ProviderKey, ProviderKind};
+use crate::providers::{self, gemini, prompt_cache, Answer, Dialect, Operation};
 
+/// A caller request, and the prompt-cache marks its route injects (`None`: sent as built).
 #[derive(Debug, Clone)]
-pub enum Inbound {
+pub struct Inbound {
+    sent: Sent,
+    prompt_cache: Option<CacheTtl>,
+}
+
+/// The request as its surface sent it.
+#[derive(Debug, Clone)]
+pub enum Sent {
     Chat(ChatRequest),
     /// `raw` is the caller's Messages body (fields as sent); `chat` its chat-completions
     /// translation for OpenAI-compatible candidates.
@@ -48,16 +56,16 @@ impl Inbound {
         max_values: usize,
         beta: Option<String>,
     ) -> Result<Self, ApiError> {
-        Ok(match surface {
-            Surface::Chat => Self::Chat(raw),
+        let sent = match surface {
+            Surface::Chat => Sent::Chat(raw),
             Surface::Messages => {
                 let chat = messages_request::to_chat(&raw)?;
                 let chat = ChatRequest::parse_bounded(chat, max_values.saturating_mul(2))?;
-                Self::Messages { raw, chat, beta }
+                Sent::Messages { raw, chat, beta }
             }
             Surface::Responses => {
                 let chat = responses_request::to_chat(&raw)?;
-                Self::Responses(ChatRequest::parse_bounded(
+                Sent::Responses(ChatRequest::parse_bounded(
                     chat,
                     max_values.saturating_mul(2),
                 )?)
@@ -79,25 +87,29 @@ impl Inbound {
                             .with_param("input"),
                     );
                 }
-                Self::Embeddings(raw)
+                Sent::Embeddings(raw)
             }
+        };
+        Ok(Self {
+            sent,
+            prompt_cache: None,
         })
     }
 
     pub fn surface(&self) -> Surface {
-        match self {
-            Self::Chat(_) => Surface::Chat,
-            Self::Messages { .. } => Surface::Messages,
-            Self::Responses(_) => Surface::Responses,
-            Self::Embeddings(_) => Surface::Embeddings,
+        match &self.sent {
+            Sent::Chat(_) => Surface::Chat,
+            Sent::Messages { .. } => Surface::Messages,
+            Sent::Responses(_) => Surface::Responses,
+            Sent::Embeddings(_) => Surface::Embeddings,
         }
     }
 
     /// The request in chat-completions terms (for embeddings, the caller's body).
     pub fn chat(&self) -> &ChatRequest {
-        match self {
-            Self::Chat(c) | Self::Responses(c) | Self::Embeddings(c) => c,
-            Self::Messages { chat, .. } => chat,
+        match &self.sent {
+            Sent::Chat(c) | Sent::Responses(c) | Sent::Embeddings(c) => c,
+            Sent::Messages { chat, .. } => chat,
         }
     }
 
@@ -112,17 +124,17 @@ impl Inbound {
     /// The family answers in this surface's own shape, so its answer passes through unchanged.
     pub fn native(&self, dialect: Dialect) -> bool {
         matches!(
-            (self, dialect),
-            (Self::Messages { .. }, Dialect::Anthropic) | (Self::Embeddings(_), Dialect::Openai)
+            (&self.sent, dialect),
+            (Sent::Messages { .. }, Dialect::Anthropic) | (Sent::Embeddings(_), Dialect::Openai)
         )
     }
 
     /// Whether a candidate of this provider can serve the request at all.
     pub fn supported(&self, provider: &Provider) -> bool {
         super::facts::endpoint(self.surface()).served_by(provider.kind)
-            && match self {
+            && match &self.sent {
                 // Gemini embeds texts only: token arrays skip its candidates.
-                Self::Embeddings(raw) if Dialect::of(provider) == Dialect::Gemini => {
+                Sent::Embeddings(raw) if Dialect::of(provider) == Dialect::Gemini => {
                     let input = raw.value("input").unwrap_or_default();
                     gemini::embeddings::texts(&input).is_ok()
                 }
@@ -132,8 +144,8 @@ impl Inbound {
 
     /// The path after the provider's `base_url` for one call.
     pub fn path(&self, provider: &Provider, key: &ProviderKey, model: &CatalogModel) -> String {
-        let op = match self {
-            Self::Embeddings(_) => Operation::Embeddings,
+        let op = match &self.sent {
+            Sent::Embeddings(_) => Operation::Embeddings,
             _ => Operation::Chat {
                 stream: self.stream(),
             },
@@ -141,37 +153,83 @@ impl Inbound {
         providers::address::path(provider, key, &model.upstream_model, op)
     }
 
-    /// The upstream body for one candidate (the same for each of its keys).
+    /// The request with its route's prompt-cache injection: `None`, or a request that marks
+    /// anything of its own (`providers::prompt_cache::carries_marks`), is sent as built.
+    pub fn injecting(self, ttl: Option<CacheTtl>) -> Self {
+        let own = |r: &ChatRequest| prompt_cache::carries_marks(r.fields());
+        let marked = match &self.sent {
+            Sent::Messages { raw, .. } => own(raw),
+            _ => own(self.chat()),
+        };
+        Self {
+            prompt_cache: ttl.filter(|_| !marked),
+            ..self
+        }
+    }
+
+    /// The upstream body for one candidate (the same for each of its keys), with the route's
+    /// prompt-cache marks where its family takes them.
     pub fn body(&self, provider: &Provider, model: &CatalogModel) -> Vec<u8> {
+        let body = self.body_as_sent(provider, model);
+        self.with_marks(provider, model, body)
+    }
+
+    /// The body of `chat` (this request fitted to a context window) for one candidate, marked
+    /// like `body`.
+    pub fn fitted_body(
+        &self,
+        provider: &Provider,
+        model: &CatalogModel,
+        chat: &ChatRequest,
+    ) -> Vec<u8> {
+        let body = providers::body(provider, model, chat);
+        self.with_marks(provider, model, body)
+    }
+
+    fn with_marks(&self, provider: &Provider, model: &CatalogModel, body: Vec<u8>) -> Vec<u8> {
+        match self.prompt_cache {
+            Some(ttl) => prompt_cache::inject(Dialect::of(provider), model, ttl, body),
+            None => body,
+        }
+    }
+
+    fn body_as_sent(&self, provider: &Provider, model: &CatalogModel) -> Vec<u8> {
         let vertex = provider.kind == ProviderKind::Vertex;
-        match self {
-            Self::Messages { raw, .. } if self.native(Dialect::of(provider)) => {
+        match &self.sent {
+            Sent::Messages { raw, .. } if self.native(Dialect::of(provider)) => {
                 if vertex {
                     for_vertex(raw)
                 } else {
                     with_model(raw, &model.upstream_model)
                 }
             }
-            Self::Embeddings(raw) if Dialect::of(provider) == Dialect::Gemini => {
+            Sent::Embeddings(raw) if Dialect::of(provider) == Dialect::Gemini => {
                 let input = raw.value("input").unwrap_or_default();
                 let dimensions = raw.value("dimensions").and_then(|d| d.as_u64());
                 // `supported` checked the input: the body always builds.
                 gemini::embeddings::body(&model.upstream_model, &input, dimensions)
                     .unwrap_or_default()
             }
-            Self::Embeddings(raw) => with_model(raw, &model.upstream_model),
+            Sent::Embeddings(raw) => with_model(raw, &model.upstream_model),
             _ => providers::body(provider, model, self.chat()),
         }
     }
 
-    /// Headers beyond the family's own: `anthropic-beta` reaches Anthropic-shaped providers only.
-    pub fn extra_headers(&self, dialect: Dialect) -> Option<(&'static str, &str)> {
-        match self {
-            Self::Messages {
-                beta: Some(beta), ..
-            } if dialect == Dialect::Anthropic => Some(("anthropic-beta", beta.as_str())),
-            _ => None,
+    /// Headers beyond the family's own: `anthropic-beta` reaches Anthropic-shaped providers only,
+    /// with the 1-hour cache tier's value merged in when the route injects 1-hour marks.
+    pub fn extra_headers(&self, dialect: Dialect) -> Option<(&'static str, String)> {
+        if dialect != Dialect::Anthropic {
+            return None;
         }
+        let beta = match &self.sent {
+            Sent::Messages { beta, .. } => beta.as_deref(),
+            _ => None,
+        };
+        let beta = match self.prompt_cache {
+            Some(CacheTtl::OneHour) => Some(prompt_cache::merged_beta(beta)),
+            _ => beta.map(str::to_owned),
+        };
+        beta.map(|b| ("anthropic-beta", b))
     }
 
     /// A non-streamed 2xx body in this surface's shape, or why it cannot be one (the candidate
@@ -201,8 +259,8 @@ impl Inbound {
             }
             let v: Shape<'_> =
                 serde_json::from_slice(&bytes).map_err(|_| "body is not valid JSON".to_owned())?;
-            let shaped = match self {
-                Self::Embeddings(_) => v.data.is_some(),
+            let shaped = match &self.sent {
+                Sent::Embeddings(_) => v.data.is_some(),
                 _ => v.kind.as_deref() == Some("message"),
             };
             if !shaped {
@@ -211,14 +269,14 @@ impl Inbound {
             let usage = v.usage.and_then(crate::usage::wire::usage_counts);
             return Ok(Answer { bytes, usage });
         }
-        if let (Self::Embeddings(raw), Dialect::Gemini) = (self, kind) {
+        if let (Sent::Embeddings(raw), Dialect::Gemini) = (&self.sent, kind) {
             let (bytes, usage) = gemini::embeddings::read(&bytes, &raw.model)?;
             return Ok(Answer { bytes, usage });
         }
         let Answer { bytes: chat, usage } = providers::read_answer(kind, bytes, now_s)?;
-        let bytes = match self {
-            Self::Messages { .. } => super::messages_response::from_chat(&chat)?,
-            Self::Responses(_) => super::responses_response::from_chat(&chat, now_s)?,
+        let bytes = match &self.sent {
+            Sent::Messages { .. } => super::messages_response::from_chat(&chat)?,
+            Sent::Responses(_) => super::responses_response::from_chat(&chat, now_s)?,
             _ => chat,
         };
         Ok(Answer { bytes, usage })
@@ -228,8 +286,8 @@ impl Inbound {
     /// own body (`system`, `messages`, `tools`; what `/v1/messages/count_tokens` counts), every
     /// other surface's chat view.
     pub fn prompt_tokens(&self) -> u64 {
-        match self {
-            Self::Messages { raw, .. } => crate::usage::estimate::prompt_tokens(raw),
+        match &self.sent {
+            Sent::Messages { raw, .. } => crate::usage::estimate::prompt_tokens(raw),
             _ => crate::usage::estimate::prompt_tokens(self.chat()),
         }
     }
@@ -237,158 +295,15 @@ impl Inbound {
     /// How the relayed (chat-shaped, or native) stream is put into this surface's events;
     /// `prompt_estimate` is `prompt_tokens()`, read once per request by the caller.
     pub fn encoder(&self, kind: Dialect, prompt_estimate: u64) -> super::Encoder {
-        match self {
-            Self::Messages { .. } if self.native(kind) => super::Encoder::messages_native(),
-            Self::Messages { .. } => super::Encoder::messages(prompt_estimate),
-            Self::Responses(_) => super::Encoder::responses(),
+        match &self.sent {
+            Sent::Messages { .. } if self.native(kind) => super::Encoder::messages_native(),
+            Sent::Messages { .. } => super::Encoder::messages(prompt_estimate),
+            Sent::Responses(_) => super::Encoder::responses(),
             _ => super::Encoder::Identity,
         }
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn parse(surface: Surface, body: &str) -> Inbound {
-        Inbound::parse(surface, body.as_bytes().to_vec(), 1_000, None, None).unwrap()
-    }
-
-    #[test]
-    fn embeddings_with_stream_true_are_a_400_invalid_request_naming_stream() {
-        let body = r#"{"model":"m","input":"x","stream":true}"#;
-        let e = Inbound::parse(Surface::Embeddings, body.into(), 1_000, None, None).unwrap_err();
-        assert_eq!(e.status(), 400);
-        assert_eq!(e.param(), Some("stream"));
-        let v: serde_json::Value = serde_json::from_str(&e.to_json()).unwrap();
-        assert_eq!(v["error"]["code"], "invalid_request");
-        assert_eq!(v["error"]["type"], "invalid_request_error");
-        let off = parse(
-            Surface::Embeddings,
-            r#"{"model":"m","input":"x","stream":false}"#,
-        );
-        assert!(!off.stream());
-    }
-
-    #[test]
-    fn embeddings_are_unsupported_on_anthropic_and_native_on_openai() {
-        let e = parse(Surface::Embeddings, r#"{"model":"m","input":"x"}"#);
-        let provider = |kind: &str| {
-            let body = format!(
-                r#"{{"kind":"{kind}","base_url":"https://x.example","keys":["k-0123456789abcdef"]}}"#
-            );
-            let b: crate::config::admin_body::ProviderBody =
-                crate::config::admin_body::parse_body(body.as_bytes()).unwrap();
-            let name = crate::config::ProviderName::parse("p").unwrap();
-            b.validate(name).unwrap().resolve(|_| None).unwrap()
-        };
-        let (anthropic, openai) = (provider("anthropic"), provider("openai"));
-        assert!(!e.supported(&anthropic));
-        assert!(e.supported(&openai) && e.native(Dialect::Openai));
-        let model: crate::config::admin_body::ModelBody =
-            crate::config::admin_body::parse_body(br#"{"provider":"p","context_window":8000}"#)
-                .unwrap();
-        let model = model
-            .validate(crate::config::ModelId::parse("m").unwrap())
-            .unwrap();
-        assert_eq!(
-            e.path(&openai, openai.keys.first().unwrap(), &model),
-            "embeddings"
-        );
-    }
-
-    #[test]
-    fn usage_is_read_from_the_upstream_answer_before_the_surface_translation() {
-        let m = parse(
-            Surface::Messages,
-            r#"{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"x"}]}"#,
-        );
-        let native = r#"{"type":"message","content":[],"usage":{"input_tokens":4,"cache_read_input_tokens":10,"output_tokens":2}}"#;
-        let a = m
-            .read_answer(Dialect::Anthropic, native.as_bytes().to_vec(), 0)
-            .unwrap();
-        let want = crate::usage::TokenCounts {
-            prompt: 14,
-            completion: 2,
-            cached: 10,
-        };
-        assert_eq!(a.usage, Some(want));
-        let chat = r#"{"choices":[{"message":{"content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":14,"completion_tokens":2,"prompt_tokens_details":{"cached_tokens":10}}}"#;
-        let a = m
-            .read_answer(Dialect::Openai, chat.as_bytes().to_vec(), 0)
-            .unwrap();
-        assert_eq!(
-            a.usage,
-            Some(want),
-            "the Messages surface from a chat answer"
-        );
-        let r = parse(Surface::Responses, r#"{"model":"m","input":"x"}"#);
-        let a = r
-            .read_answer(Dialect::Anthropic, native.as_bytes().to_vec(), 0)
-            .unwrap();
-        assert_eq!(
-            a.usage,
-            Some(want),
-            "the Responses surface from a Messages answer"
-        );
-        let e = parse(Surface::Embeddings, r#"{"model":"m","input":"x"}"#);
-        let a = e
-            .read_answer(
-                Dialect::Openai,
-                br#"{"data":[{"embedding":[0.5]}],"usage":{"prompt_tokens":3}}"#.to_vec(),
-                0,
-            )
-            .unwrap();
-        assert_eq!(a.usage.map(|t| t.prompt), Some(3));
-        let a = e
-            .read_answer(Dialect::Openai, br#"{"data":[]}"#.to_vec(), 0)
-            .unwrap();
-        assert_eq!(a.usage, None, "no usage: unknown");
-    }
-
-    #[test]
-    fn text_labelled_as_an_image_is_estimated_as_text_on_every_surface() {
-        let text = "Read me as text. ".repeat(25_000);
-        let at_least = crate::usage::estimate::tokens_for_bytes(text.len());
-        let bodies = [
-            (
-                Surface::Chat,
-                serde_json::json!({"model": "m", "messages": [{"role": "user",
-                "content": [{"type": "image_url", "image_url": {"url": text}}]}]}),
-            ),
-            (
-                Surface::Messages,
-                serde_json::json!({"model": "m", "max_tokens": 5, "messages": [
-                {"role": "user", "content": [{"type": "image", "text": text}]}]}),
-            ),
-            (
-                Surface::Messages,
-                serde_json::json!({"model": "m", "max_tokens": 5, "messages": [
-                {"role": "user", "content": [{"type": "image", "source": {"type": "base64",
-                    "media_type": "image/png", "data": text}}]}]}),
-            ),
-            (
-                Surface::Responses,
-                serde_json::json!({"model": "m", "input": [{"role": "user",
-                "content": [{"type": "input_image", "image_url": text}]}]}),
-            ),
-        ];
-        for (surface, body) in bodies {
-            let n = parse(surface, &body.to_string()).prompt_tokens();
-            assert!(n >= at_least, "{surface:?}: {n} < {at_least}");
-        }
-    }
-
-    #[test]
-    fn a_native_answer_of_the_wrong_shape_is_the_candidates_failure() {
-        let m = parse(
-            Surface::Messages,
-            r#"{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"x"}]}"#,
-        );
-        let read = |b: &str| m.read_response(Dialect::Anthropic, b.as_bytes().to_vec(), 0);
-        assert!(read(r#"{"type":"message","content":[]}"#).is_ok());
-        assert!(read(r#"{"type":"error"}"#).is_err());
-        let e = parse(Surface::Embeddings, r#"{"model":"m","input":"x"}"#);
-        assert!(e.read_response(Dialect::Openai, b"{}".to_vec(), 0).is_err());
-    }
-}
+#[path = "inbound_tests.rs"]
+mod tests;

@@ -22,7 +22,7 @@ struct Message<'a> {
 /// 64 bits of the SHA-256 of the stable prefix; `None` for embeddings (no conversation) or a
 /// request with no user message before anything else.
 pub fn prefix_hash(inbound: &Inbound) -> Option<u64> {
-    if matches!(inbound, Inbound::Embeddings(_)) {
+    if inbound.surface() == super::Surface::Embeddings {
         return None;
     }
     let messages: Vec<&RawValue> = serde_json::from_str(inbound.chat().raw("messages")?).ok()?;

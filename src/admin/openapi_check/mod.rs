@@ -20,6 +20,7 @@ use crate::api::error::Envelope;
 use crate::config::admin_body::{
     AliasBody, BreakerReset, ModelBody, ProviderBody, RuleBody, TenantBody,
 };
+use crate::config::chain_preset::SortBody;
 use crate::config::KeyPolicyChange;
 use crate::config::{
     AliasName, ModelId, ProviderName, RouteName, Settings, SettingsOverrides, TenantId,
@@ -148,6 +149,7 @@ const OPERATIONS: &[Op] = &[
     op("get", "/admin/v1/tenants/{tenant}/routing-rules", None, "200", Some(resp::<L<RuleView<'static>>>)),
     op("put", "/admin/v1/tenants/{tenant}/routing-rules", Some(req::<RuleBody>), "200", Some(resp::<WrittenRuleView<'static>>)),
     op("delete", "/admin/v1/tenants/{tenant}/routing-rules/{rule}", None, "200", Some(resp::<Deleted<'static>>)),
+    op("post", "/admin/v1/tenants/{tenant}/routing-rules/{rule}/sort", Some(req::<SortBody>), "200", Some(resp::<RuleView<'static>>)),
     op("get", "/admin/v1/tenants/{tenant}/settings", None, "200", Some(resp::<Settings>)),
     op("put", "/admin/v1/tenants/{tenant}/settings", Some(req::<SettingsOverrides>), "200", Some(resp::<Settings>)),
     op("get", "/admin/v1/tenants/{tenant}/events", None, "200", Some(resp::<L<EventView>>)),

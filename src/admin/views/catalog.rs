@@ -4,8 +4,8 @@ use crate::config::alias::{RankBy, Weights};
 use crate::config::{condition::When, Rule};
 use crate::config::{
     Alias, AliasName, CapabilitySet, CatalogModel, Chain, CostTier, KeyStrategy, ModelId,
-    OnRefusal, Platform, ProviderKind, ProviderName, Publisher, RateLimitSignal, RetryPolicy,
-    RouteName, StoredKey, StoredProvider,
+    OnRefusal, Platform, PromptCache, ProviderKind, ProviderName, Publisher, RateLimitSignal,
+    RetryPolicy, RouteName, StoredKey, StoredProvider,
 };
 use crate::health::headroom::Headrooms;
 use serde::Serialize;
@@ -164,6 +164,9 @@ pub struct ModelView<'a> {
     /// (the link is dead and ends the chain there).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fallback_model_missing: Option<bool>,
+    pub min_cache_tokens: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quality_rank: Option<u32>,
 }
 
 impl<'a> ModelView<'a> {
@@ -181,6 +184,8 @@ impl<'a> ModelView<'a> {
             max_output_tokens: m.max_output_tokens,
             fallback_model: m.fallback_model.as_ref(),
             fallback_model_missing: m.fallback_model.as_ref().map(|l| !exists(l)),
+            min_cache_tokens: m.min_cache_tokens,
+            quality_rank: m.quality_rank,
         }
     }
 }
@@ -211,6 +216,8 @@ pub struct AliasView<'a> {
     pub prefer_newest_version: bool,
     #[serde(skip_serializing_if = "OnRefusal::is_answer")]
     pub on_refusal: OnRefusal,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt_cache: Option<PromptCache>,
 }
 
 impl<'a> AliasView<'a> {
@@ -228,6 +235,7 @@ impl<'a> AliasView<'a> {
             cache_ttl_s: a.cache_ttl_s,
             prefer_newest_version: a.prefer_newest_version,
             on_refusal: a.on_refusal,
+            prompt_cache: a.prompt_cache,
         }
     }
 }
@@ -250,6 +258,8 @@ pub struct RuleView<'a> {
     pub cache_ttl_s: Option<u32>,
     #[serde(skip_serializing_if = "OnRefusal::is_answer")]
     pub on_refusal: OnRefusal,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt_cache: Option<PromptCache>,
 }
 
 impl<'a> RuleView<'a> {
@@ -263,6 +273,7 @@ impl<'a> RuleView<'a> {
             cache_affinity_s: rule.chain.cache_affinity_s(),
             cache_ttl_s: rule.chain.cache_ttl_s(),
             on_refusal: rule.chain.on_refusal(),
+            prompt_cache: rule.chain.prompt_cache(),
         }
     }
 }
@@ -285,6 +296,8 @@ pub struct WrittenRuleView<'a> {
     pub cache_ttl_s: Option<u32>,
     #[serde(skip_serializing_if = "OnRefusal::is_answer")]
     pub on_refusal: OnRefusal,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt_cache: Option<PromptCache>,
     pub warnings: Vec<String>,
 }
 
@@ -300,6 +313,7 @@ impl<'a> WrittenRuleView<'a> {
             cache_affinity_s: v.cache_affinity_s,
             cache_ttl_s: v.cache_ttl_s,
             on_refusal: v.on_refusal,
+            prompt_cache: v.prompt_cache,
             warnings,
         }
     }

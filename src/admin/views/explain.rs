@@ -72,6 +72,13 @@ pub struct CandidateView {
     /// the position before it) or `tenant_fallback` (the tenant's setting); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub via: Option<crate::routing::fallback_link::Via>,
+    /// What a cost order ranks it by, per Mtok: input × (1 − `cached_share`) + cached input ×
+    /// `cached_share` + output where the model has a cached price, else input + output.
+    pub effective_price_per_mtok: f64,
+    /// The share of its prompt tokens read from the provider's prompt cache that its order read
+    /// (a price alias: as measured when the config was loaded; a ranking: now); `null` until
+    /// measured or without a cached price.
+    pub cached_share: Option<f64>,
 }
 
 /// The live stats behind a score (`routing::ModelHealth`).

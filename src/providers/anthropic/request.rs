@@ -7,9 +7,7 @@ use crate::api::raw_json::ObjectWriter;
 use crate::api::ChatRequest;
 use crate::config::CatalogModel;
 use crate::providers::reasoning;
-use crate::providers::turns::{
-    call_arguments, each_message, functions, text_of, tool_calls, Turns,
-};
+use crate::providers::turns::{call_arguments, each_message, text_of, tool_calls, Turns};
 use serde_json::{json, Map, Value};
 
 /// The Messages request as JSON bytes. Everything but `messages` is small and built as a tree;
@@ -89,9 +87,13 @@ fn body_for(model: &CatalogModel, req: &ChatRequest, host: Host) -> Vec<u8> {
         // Writing a Value into a Vec cannot fail.
         let _ = serde_json::to_writer(object.key(k), v);
     }
-    let system = write_messages(req.raw("messages"), object.key("messages"));
-    if !system.is_empty() {
-        object.string_field("system", &system);
+    match write_messages(req.raw("messages"), object.key("messages")) {
+        System::Text(text) if !text.is_empty() => object.string_field("system", &text),
+        System::Text(_) => {}
+        // Writing a Value into a Vec cannot fail.
+        System::Blocks(blocks) => {
+            let _ = serde_json::to_writer(object.key("system"), &blocks);
+        }
     }
     object.close();
     bytes
@@ -116,8 +118,8 @@ fn stop_sequences(stop: Option<&Value>) -> Option<Value> {
 }
 
 fn tools(tools: Option<&Value>) -> Option<Value> {
-    let list: Vec<Value> = functions(tools)
-        .map(|f| {
+    let list: Vec<Value> = function_tools(tools)
+        .map(|(t, f)| {
             let mut tool = json!({
                 "name": f.get("name").cloned().unwrap_or_default(),
                 "input_schema": f.get("parameters").cloned().unwrap_or_else(|| json!({"type": "object"})),
@@ -125,10 +127,20 @@ fn tools(tools: Option<&Value>) -> Option<Value> {
             if let Some(d) = f.get("description") {
                 tool["description"] = d.clone();
             }
+            // The caller's own cache mark, on the tool or inside its function, is carried.
+            if let Some(mark) = t.get("cache_control").or_else(|| f.get("cache_control")) {
+                tool["cache_control"] = mark.clone();
+            }
             tool
         })
         .collect();
     (!list.is_empty()).then_some(Value::Array(list))
+}
+
+/// Each function tool with its definition (`turns::functions` keeps only the definitions).
+fn function_tools(tools: Option<&Value>) -> impl Iterator<Item = (&Value, &Value)> {
+    let list = tools.and_then(Value::as_array).into_iter().flatten();
+    list.filter_map(|t| Some((t, t.get("function")?)))
 }
 
 fn tool_choice(src: &Map<String, Value>) -> Option<Value> {
@@ -147,17 +159,24 @@ fn tool_choice(src: &Map<String, Value>) -> Option<Value> {
     Some(choice)
 }
 
-/// Writes the `messages` array to `out` and returns the system text. System and developer
+/// The system prompt: its messages' text joined, or, when any of their parts carries a cache
+/// mark, text blocks that keep it (a joined string would lose where the mark stood).
+enum System {
+    Text(String),
+    Blocks(Vec<Value>),
+}
+
+/// Writes the `messages` array to `out` and returns the system prompt. System and developer
 /// messages become `system`; tool results become user turns; consecutive turns of one role merge,
 /// since Anthropic wants them to alternate.
-fn write_messages(messages: Option<&str>, out: &mut Vec<u8>) -> String {
-    let mut system: Vec<String> = Vec::new();
+fn write_messages(messages: Option<&str>, out: &mut Vec<u8>) -> System {
+    let mut system: Vec<Value> = Vec::new();
     let mut turns = Turns::start(out, "content");
     each_message(messages, |m| {
         let role = m.get("role").and_then(Value::as_str).unwrap_or("user");
         let (role, blocks) = match role {
             "system" | "developer" => {
-                system.push(text_of(m.get("content")));
+                system.push(m.get("content").cloned().unwrap_or_default());
                 return;
             }
             "assistant" => ("assistant", assistant_blocks(&m)),
@@ -171,7 +190,21 @@ fn write_messages(messages: Option<&str>, out: &mut Vec<u8>) -> String {
         blocks.iter().for_each(|b| turns.block(b));
     });
     turns.finish();
-    system.join("\n\n")
+    let marked = |c: &Value| {
+        c.as_array()
+            .is_some_and(|ps| ps.iter().any(|p| p.get("cache_control").is_some()))
+    };
+    if !system.iter().any(marked) {
+        let texts: Vec<String> = system.iter().map(|c| text_of(Some(c))).collect();
+        return System::Text(texts.join("\n\n"));
+    }
+    System::Blocks(
+        system
+            .iter()
+            .flat_map(|c| content_blocks(Some(c)))
+            .filter(|b| b["type"] == "text")
+            .collect(),
+    )
 }
 
 /// Text and image parts; other part types (audio, files) have no Messages equivalent here and
@@ -184,15 +217,20 @@ fn content_blocks(content: Option<&Value>) -> Vec<Value> {
     }
 }
 
+/// One content part as a block, with the part's own cache mark carried.
 fn part(p: &Value) -> Option<Value> {
-    match p.get("type")?.as_str()? {
-        "text" => Some(json!({"type": "text", "text": p.get("text")?})),
+    let mut block = match p.get("type")?.as_str()? {
+        "text" => json!({"type": "text", "text": p.get("text")?}),
         "image_url" => {
             let url = p.get("image_url")?.get("url")?.as_str()?;
-            Some(json!({"type": "image", "source": image_source(url)}))
+            json!({"type": "image", "source": image_source(url)})
         }
-        _ => None,
+        _ => return None,
+    };
+    if let Some(mark) = p.get("cache_control") {
+        block["cache_control"] = mark.clone();
     }
+    Some(block)
 }
 
 /// `data:image/png;base64,...` → a base64 source; anything else is a URL source.
@@ -237,10 +275,20 @@ fn assistant_blocks(m: &Value) -> Vec<Value> {
     blocks
 }
 
+/// A tool message as a `tool_result` block; a cache mark on any of its parts marks the block.
 fn tool_result(m: &Value) -> Value {
-    json!({
+    let mut block = json!({
         "type": "tool_result",
         "tool_use_id": m.get("tool_call_id").cloned().unwrap_or_default(),
         "content": text_of(m.get("content")),
-    })
+    });
+    let parts = m
+        .get("content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten();
+    if let Some(mark) = parts.filter_map(|p| p.get("cache_control")).next_back() {
+        block["cache_control"] = mark.clone();
+    }
+    block
 }

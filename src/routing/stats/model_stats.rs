@@ -5,6 +5,10 @@
 //! is sent into its `ModelStats`, where every isolate's outcomes meet. The isolate's own view is
 //! the object's last snapshot with its unsent batch folded in the same way, so a ranking sees its
 //! own isolate's news at once and everyone else's within a flush.
+//!
+//! Served answers' prompt tokens and the part of them read from the provider's prompt cache are
+//! summed per window bucket too: their ratio over the window (`cached_share`) prices a model's
+//! input as measured in the cost order (`CatalogModel::effective_price`).
 
 use crate::routing::observed::ModelHealth;
 use serde::{Deserialize, Serialize};
@@ -28,6 +32,10 @@ pub enum Sample {
     Finished { latency_ms: u64 },
     /// Sent and failed; `counted` when the failure counts toward the breaker.
     Failed { counted: bool },
+    /// A served answer's reported usage: its prompt tokens, and how many of them were read from
+    /// the provider's prompt cache. Known once the usage is (a stream's at its end); the answer
+    /// was already counted as served.
+    Tokens { prompt: u64, cached: u64 },
 }
 
 /// One isolate's outcomes of one model since its last fold.
@@ -40,6 +48,16 @@ pub struct OutcomeBatch {
     pub latency_n: u64,
     pub ttfb_sum_ms: u64,
     pub ttfb_n: u64,
+    /// Prompt tokens of served answers, and those read from the prompt cache (absent from an
+    /// older isolate's batch).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub prompt_tokens: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cached_tokens: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl OutcomeBatch {
@@ -66,6 +84,10 @@ impl OutcomeBatch {
                 self.requests += 1;
                 self.failures += u64::from(counted);
             }
+            Sample::Tokens { prompt, cached } => {
+                self.prompt_tokens = self.prompt_tokens.saturating_add(prompt);
+                self.cached_tokens = self.cached_tokens.saturating_add(cached.min(prompt));
+            }
         }
     }
 
@@ -78,10 +100,12 @@ impl OutcomeBatch {
         self.latency_n = self.latency_n.saturating_add(other.latency_n);
         self.ttfb_sum_ms = self.ttfb_sum_ms.saturating_add(other.ttfb_sum_ms);
         self.ttfb_n = self.ttfb_n.saturating_add(other.ttfb_n);
+        self.prompt_tokens = self.prompt_tokens.saturating_add(other.prompt_tokens);
+        self.cached_tokens = self.cached_tokens.saturating_add(other.cached_tokens);
     }
 
     pub fn is_empty(&self) -> bool {
-        self.requests == 0 && self.latency_n == 0
+        self.requests == 0 && self.latency_n == 0 && self.prompt_tokens == 0
     }
 }
 
@@ -92,6 +116,12 @@ pub struct WindowBucket {
     pub index: u64,
     pub successes: u64,
     pub failures: u64,
+    /// Prompt tokens of served answers folded in this bucket, and those read from the prompt
+    /// cache (absent from an older object's snapshot).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub prompt_tokens: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cached_tokens: u64,
 }
 
 /// One model's stats where every isolate's batches meet.
@@ -145,6 +175,8 @@ impl ModelStats {
             Some(b) if b.index == index => {
                 b.successes += batch.successes;
                 b.failures += batch.failures;
+                b.prompt_tokens = b.prompt_tokens.saturating_add(batch.prompt_tokens);
+                b.cached_tokens = b.cached_tokens.saturating_add(batch.cached_tokens);
             }
             _ => self.window.insert(
                 0,
@@ -152,6 +184,8 @@ impl ModelStats {
                     index,
                     successes: batch.successes,
                     failures: batch.failures,
+                    prompt_tokens: batch.prompt_tokens,
+                    cached_tokens: batch.cached_tokens,
                 },
             ),
         }
@@ -165,17 +199,34 @@ impl ModelStats {
             .retain(|b| b.index >= oldest && b.index <= index);
     }
 
-    /// Successes over successes plus counted failures in the window ending now.
-    pub fn success_rate(&self, now: u64) -> Option<f64> {
+    /// The buckets of the window ending now.
+    fn in_window(&self, now: u64) -> impl Iterator<Item = &WindowBucket> {
         let index = now / WINDOW_BUCKET_MS;
         let oldest = index.saturating_sub(WINDOW_BUCKETS as u64 - 1);
-        let (ok, failed) = self
-            .window
+        self.window
             .iter()
-            .filter(|b| b.index >= oldest && b.index <= index)
+            .filter(move |b| b.index >= oldest && b.index <= index)
+    }
+
+    /// Successes over successes plus counted failures in the window ending now.
+    pub fn success_rate(&self, now: u64) -> Option<f64> {
+        let (ok, failed) = self
+            .in_window(now)
             .fold((0u64, 0u64), |(s, f), b| (s + b.successes, f + b.failures));
         let total = ok + failed;
         (total > 0).then(|| ok as f64 / total as f64)
+    }
+
+    /// Cache reads over prompt tokens of the served answers in the window ending now (0 to 1);
+    /// `None` while no reported prompt token is in it.
+    pub fn cached_share(&self, now: u64) -> Option<f64> {
+        let (prompt, cached) = self.in_window(now).fold((0u64, 0u64), |(p, c), b| {
+            (
+                p.saturating_add(b.prompt_tokens),
+                c.saturating_add(b.cached_tokens),
+            )
+        });
+        (prompt > 0).then(|| (cached as f64 / prompt as f64).min(1.0))
     }
 
     /// The measured part of a model's health; breaker, parks and `rpm` are the caller's to add.
@@ -188,90 +239,12 @@ impl ModelStats {
             latency_ms: self.latency_ms,
             ttfb_ms: self.ttfb_ms,
             last_outcome_ms: self.last_outcome_ms,
+            cached_share: self.cached_share(now),
             ..ModelHealth::default()
         }
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn served(ms: u64) -> Sample {
-        Sample::Served {
-            ttfb_ms: ms / 2,
-            latency_ms: Some(ms),
-        }
-    }
-
-    #[test]
-    fn the_first_sample_sets_the_ewma_and_each_later_one_weighs_0_3() {
-        let mut s = ModelStats::default();
-        let mut b = OutcomeBatch::default();
-        b.add(served(100));
-        s.fold(&b, 0);
-        assert_eq!(s.latency_ms, Some(100.0));
-        let mut b = OutcomeBatch::default();
-        b.add(served(200));
-        s.fold(&b, 1);
-        assert!((s.latency_ms.unwrap() - 130.0).abs() < 1e-9);
-    }
-
-    #[test]
-    fn a_batch_moves_the_ewma_as_its_samples_would_one_by_one_at_their_mean() {
-        let (mut one_by_one, mut batched) = (ModelStats::default(), ModelStats::default());
-        let mut all = OutcomeBatch::default();
-        for _ in 0..4 {
-            let mut b = OutcomeBatch::default();
-            b.add(served(50));
-            one_by_one.fold(&b, 0);
-            all.add(served(50));
-        }
-        batched.fold(&all, 0);
-        assert_eq!(one_by_one.latency_ms, batched.latency_ms);
-        assert_eq!(one_by_one.requests, 4);
-        assert_eq!(batched.requests, 4);
-    }
-
-    #[test]
-    fn the_success_ratio_counts_successes_and_counted_failures_of_the_last_five_minutes() {
-        let mut s = ModelStats::default();
-        let mut b = OutcomeBatch::default();
-        b.add(served(10));
-        b.add(Sample::Failed { counted: true });
-        b.add(Sample::Failed { counted: false });
-        s.fold(&b, 0);
-        assert_eq!(
-            s.success_rate(0),
-            Some(0.5),
-            "an uncounted failure is left out"
-        );
-        assert_eq!(s.requests, 3);
-        assert_eq!(s.success_rate(4 * WINDOW_BUCKET_MS), Some(0.5));
-        assert_eq!(
-            s.success_rate(5 * WINDOW_BUCKET_MS),
-            None,
-            "out of the window"
-        );
-        let mut b = OutcomeBatch::default();
-        b.add(served(10));
-        s.fold(&b, 6 * WINDOW_BUCKET_MS);
-        assert_eq!(s.success_rate(6 * WINDOW_BUCKET_MS), Some(1.0));
-        assert_eq!(s.window.len(), 1, "expired buckets are dropped");
-    }
-
-    #[test]
-    fn a_stream_counts_as_served_at_its_start_and_adds_its_total_time_at_its_end() {
-        let mut b = OutcomeBatch::default();
-        b.add(Sample::Served {
-            ttfb_ms: 20,
-            latency_ms: None,
-        });
-        b.add(Sample::Finished { latency_ms: 400 });
-        let mut s = ModelStats::default();
-        s.fold(&b, 0);
-        assert_eq!((s.requests, s.successes), (1, 1));
-        assert_eq!(s.ttfb_ms, Some(20.0));
-        assert_eq!(s.latency_ms, Some(400.0));
-    }
-}
+#[path = "model_stats_tests.rs"]
+mod tests;

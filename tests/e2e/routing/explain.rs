@@ -56,9 +56,10 @@ fn explain_lists_an_open_breakers_position_as_skipped_with_its_breaker_until_and
         json!([
             {"position": 0, "model": "flaky", "provider": "p", "decision": "skip",
              "reason": "breaker_open", "until": breaker_until, "breaker_until": breaker_until,
-             "score": null, "stats": null},
+             "score": null, "stats": null, "effective_price_per_mtok": 2.0, "cached_share": null},
             {"position": 1, "model": "backup", "provider": "b", "decision": "try",
-             "reason": null, "until": null, "breaker_until": null, "score": null, "stats": null},
+             "reason": null, "until": null, "breaker_until": null, "score": null, "stats": null,
+             "effective_price_per_mtok": 2.0, "cached_share": null},
         ]),
         "{out}"
     );

@@ -4,6 +4,7 @@
 mod cascade;
 mod client_conditions;
 mod conditions;
+mod cost_order;
 mod explain;
 mod fallback_links;
 mod headroom;
@@ -11,6 +12,7 @@ mod lease;
 mod live_stats;
 mod park_lengths;
 mod park_state;
+mod presets;
 mod ranking;
 mod refusals;
 mod retries;

@@ -3,6 +3,7 @@
 
 mod anthropic;
 mod endpoints;
+mod prompt_cache;
 mod sdk;
 mod stream_hardening;
 mod streaming;

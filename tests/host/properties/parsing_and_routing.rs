@@ -250,6 +250,8 @@ fn arb_tenant() -> impl Strategy<Value = TenantConfig> {
                         cached_input_price_per_mtok: None,
                         max_output_tokens: None,
                         fallback_model: None,
+                        min_cache_tokens: 1_024,
+                        quality_rank: None,
                     },
                 );
             }

@@ -62,6 +62,8 @@ fn tenant(models: &[(String, usize, u32)]) -> TenantConfig {
                 cached_input_price_per_mtok: None,
                 max_output_tokens: None,
                 fallback_model: None,
+                min_cache_tokens: 1_024,
+                quality_rank: None,
             },
         );
     }

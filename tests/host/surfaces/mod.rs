@@ -1,3 +1,4 @@
 //! The API surfaces' translations, over recorded pairs.
 
 mod anthropic_translation;
+mod prompt_cache;
