@@ -4,7 +4,7 @@
 
 use super::store::{StoreError, Stored};
 use crate::config::condition::When;
-use crate::config::{Chain, OnRefusal, RouteName, Rule};
+use crate::config::{Chain, OnRefusal, PlatformOrder, RouteName, Rule};
 use serde::de::DeserializeOwned;
 
 /// A stored JSON value (a spec, settings, a policy) read back into its type.
@@ -42,16 +42,37 @@ pub struct RuleRow {
     /// The rule's `prompt_cache` as JSON (migration 0008).
     #[serde(default)]
     pub prompt_cache: Option<String>,
+    /// The rule's `prefer_platforms` as a JSON list (migration 0009).
+    #[serde(default)]
+    pub prefer_platforms: Option<String>,
     pub updated_at: f64,
 }
 
-/// The `prompt_cache` column of a rule: its setting as JSON, `None` when it has none.
-pub fn prompt_cache_column(rule: &Rule) -> Stored<Option<String>> {
-    rule.chain
-        .prompt_cache()
-        .as_ref()
-        .map(to_stored)
-        .transpose()
+/// A rule's columns as written: the chain's entries, `when_json`, the `on_refusal` word, and the
+/// JSON of `prompt_cache` and `prefer_platforms` (`None` where the rule has none).
+pub struct RuleColumns {
+    pub chain: String,
+    pub when_json: Option<String>,
+    pub on_refusal: &'static str,
+    pub prompt_cache: Option<String>,
+    pub prefer_platforms: Option<String>,
+}
+
+impl RuleColumns {
+    pub fn of(rule: &Rule) -> Stored<Self> {
+        let chain = &rule.chain;
+        Ok(Self {
+            chain: to_stored(chain)?,
+            when_json: rule
+                .when
+                .as_ref()
+                .map(|w| to_stored(w.json()))
+                .transpose()?,
+            on_refusal: on_refusal_column(chain.on_refusal()),
+            prompt_cache: chain.prompt_cache().as_ref().map(to_stored).transpose()?,
+            prefer_platforms: chain.prefer_platforms().map(to_stored).transpose()?,
+        })
+    }
 }
 
 /// A rule read back, checked again like one written (its chain by `Chain`'s serde, its
@@ -83,6 +104,13 @@ pub fn stored_rule(row: &RuleRow) -> Stored<Rule> {
         _ => return Err(damaged("bad on_refusal")),
     };
     let prompt_cache = row.prompt_cache.as_deref().map(parse_stored).transpose()?;
+    let platforms = row
+        .prefer_platforms
+        .as_deref()
+        .map(parse_stored)
+        .transpose()?;
+    let platforms = PlatformOrder::checked("prefer_platforms", platforms)
+        .map_err(|e| StoreError::new("stored rule", e))?;
     let name = |s: &str| RouteName::parse(s).map_err(|e| StoreError::new("stored rule", e));
     let when = match &row.when_json {
         None => None,
@@ -99,7 +127,8 @@ pub fn stored_rule(row: &RuleRow) -> Stored<Rule> {
             .with_cache_affinity(secs)
             .with_cache_ttl(ttl)
             .with_on_refusal(on_refusal)
-            .with_prompt_cache(prompt_cache),
+            .with_prompt_cache(prompt_cache)
+            .with_prefer_platforms(platforms),
     })
 }
 
@@ -118,6 +147,7 @@ mod tests {
             cache_affinity_s: Some(300.0),
             cache_ttl_s: Some(0.0),
             prompt_cache: Some(r#"{"inject":true,"ttl":"1h"}"#.into()),
+            prefer_platforms: Some(r#"["bedrock","direct"]"#.into()),
             updated_at: 1_000.0,
         }
     }
@@ -139,7 +169,10 @@ mod tests {
         assert_eq!(rule.chain.on_refusal(), OnRefusal::Fallback);
         let written = on_refusal_column(rule.chain.on_refusal());
         assert_eq!(written, row().on_refusal);
-        assert_eq!(prompt_cache_column(&rule).unwrap(), row().prompt_cache);
+        let columns = RuleColumns::of(&rule).unwrap();
+        assert_eq!(columns.prompt_cache, row().prompt_cache);
+        assert_eq!(columns.prefer_platforms, row().prefer_platforms);
+        assert_eq!(Some(columns.chain), Some(row().chain));
         let bad = RuleRow {
             prompt_cache: Some(r#"{"inject":true,"ttl":"2h"}"#.into()),
             ..row()
@@ -148,6 +181,13 @@ mod tests {
             stored_rule(&bad).is_err(),
             "a damaged prompt_cache is refused"
         );
+        for damaged in [r#"["bedrock","bedrock"]"#, "[]", r#"["moon"]"#] {
+            let bad = RuleRow {
+                prefer_platforms: Some(damaged.into()),
+                ..row()
+            };
+            assert!(stored_rule(&bad).is_err(), "{damaged} is refused");
+        }
     }
 
     #[test]

@@ -2,8 +2,10 @@
 //! into validated config types in one step.
 
 use super::alias::{refuse_reserved, RankBy, Weights};
+use super::cloud::Platform;
 use super::condition::When;
 use super::names::{Capability, ModelId, ProviderName, RouteName, TenantId};
+use super::platform_order::PlatformOrder;
 pub use super::provider_body::{KeyInput, ProviderBody, DEFAULT_TIMEOUT_MS, MAX_KEYS};
 use super::response_cache::check_cache_ttl;
 use super::rule::check_cache_affinity;
@@ -203,6 +205,9 @@ pub struct AliasBody {
     /// Prompt-cache breakpoints injected into Anthropic-shaped requests; absent is off.
     #[serde(default)]
     pub prompt_cache: Option<PromptCache>,
+    /// Ties on the alias's whole order sort by this platform order.
+    #[serde(default)]
+    pub prefer_platforms: Option<Vec<Platform>>,
 }
 
 impl AliasBody {
@@ -240,6 +245,7 @@ impl AliasBody {
             prefer_newest_version: self.prefer_newest_version,
             on_refusal: self.on_refusal,
             prompt_cache: self.prompt_cache,
+            prefer_platforms: PlatformOrder::checked("prefer_platforms", self.prefer_platforms)?,
         })
     }
 }
@@ -272,6 +278,10 @@ pub struct RuleBody {
     /// Prompt-cache breakpoints injected into Anthropic-shaped requests; absent is off.
     #[serde(default)]
     pub prompt_cache: Option<PromptCache>,
+    /// A spread position draws among its members on the first listed platform that has one
+    /// that can serve.
+    #[serde(default)]
+    pub prefer_platforms: Option<Vec<Platform>>,
 }
 
 impl RuleBody {
@@ -284,7 +294,11 @@ impl RuleBody {
             .with_cache_affinity(affinity)
             .with_cache_ttl(check_cache_ttl("cache_ttl_s", self.cache_ttl_s)?)
             .with_on_refusal(self.on_refusal)
-            .with_prompt_cache(self.prompt_cache);
+            .with_prompt_cache(self.prompt_cache)
+            .with_prefer_platforms(PlatformOrder::checked(
+                "prefer_platforms",
+                self.prefer_platforms,
+            )?);
         Ok(Rule {
             name,
             matches: self.match_,

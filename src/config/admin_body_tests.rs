@@ -170,3 +170,26 @@ fn a_model_naming_itself_as_its_fallback_model_is_refused_and_any_other_id_is_ke
         Some("not-yet".to_owned())
     );
 }
+
+#[test]
+fn prefer_platforms_refuses_an_unknown_platform_a_duplicate_or_an_empty_list_naming_the_field() {
+    let alias =
+        |json: &str| err_of(parse_body::<AliasBody>(json.as_bytes()).and_then(AliasBody::validate));
+    let unknown = alias(r#"{"prefer_platforms":["direct","moon"]}"#);
+    assert!(unknown.starts_with("prefer_platforms[1]"), "{unknown}");
+    let twice = alias(r#"{"prefer_platforms":["azure","azure"]}"#);
+    assert!(
+        twice.contains("prefer_platforms") && twice.contains("azure"),
+        "{twice}"
+    );
+    assert!(alias(r#"{"prefer_platforms":[]}"#).contains("prefer_platforms"));
+    let rule = |extra: &str| {
+        let json = format!(r#"{{"match":"x","chain":["m"]{extra}}}"#);
+        err_of(parse_body::<RuleBody>(json.as_bytes()).and_then(|b| b.validate(5)))
+    };
+    assert!(rule(r#","prefer_platforms":[]"#).contains("prefer_platforms"));
+    assert!(rule(r#","prefer_platforms":["bedrock","bedrock"]"#).contains("prefer_platforms"));
+    assert!(rule(r#","prefer_platforms":["moon"]"#).starts_with("prefer_platforms[0]"));
+    let ok = parse_body::<RuleBody>(br#"{"match":"x","chain":["m"],"prefer_platforms":["direct","bedrock","vertex","azure","custom"]}"#);
+    assert!(ok.and_then(|b| b.validate(5)).is_ok());
+}

@@ -3,6 +3,7 @@
 use super::capabilities::CapabilitySet;
 use super::names::{AliasName, Capability, ModelId, ProviderName};
 use super::on_refusal::OnRefusal;
+use super::platform_order::PlatformOrder;
 use super::prompt_cache::PromptCache;
 use super::ConfigError;
 use serde::{Deserialize, Serialize};
@@ -51,6 +52,10 @@ pub struct Alias {
     /// Prompt-cache breakpoints injected into Anthropic-shaped requests (`None`: as sent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_cache: Option<PromptCache>,
+    /// Candidates that tie on the alias's whole order sort by this platform order before the
+    /// model id; `None` leaves the id alone to break ties.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefer_platforms: Option<PlatformOrder>,
 }
 
 /// The axis a ranked alias orders by.

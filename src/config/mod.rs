@@ -26,6 +26,7 @@ pub mod on_refusal;
 pub mod open_durations;
 pub mod otel;
 pub mod period;
+pub mod platform_order;
 pub mod policy;
 pub mod prompt_cache;
 pub mod provider;
@@ -59,6 +60,7 @@ pub use names::{AliasName, Capability, ModelId, NameError, ProviderName, RouteNa
 pub use non_empty::NonEmpty;
 pub use on_refusal::OnRefusal;
 pub use period::Period;
+pub use platform_order::PlatformOrder;
 pub use policy::{Budget, EndUserLimits, KeyPolicy, KeyPolicyChange};
 pub use prompt_cache::{CacheTtl, PromptCache};
 pub use provider::{

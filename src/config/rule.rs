@@ -4,6 +4,7 @@ use super::chain_entry::ChainEntry;
 use super::condition::When;
 use super::names::RouteName;
 use super::on_refusal::OnRefusal;
+use super::platform_order::PlatformOrder;
 use super::prompt_cache::PromptCache;
 use super::ConfigError;
 use serde::{Deserialize, Serialize};
@@ -78,6 +79,8 @@ pub struct Chain {
     on_refusal: OnRefusal,
     /// Prompt-cache breakpoint injection for this rule (stored beside the chain).
     prompt_cache: Option<PromptCache>,
+    /// The platform order a spread position draws by (stored beside the chain).
+    prefer_platforms: Option<PlatformOrder>,
 }
 
 impl TryFrom<Vec<ChainEntry>> for Chain {
@@ -117,6 +120,7 @@ impl Chain {
             cache_ttl_s: None,
             on_refusal: OnRefusal::Answer,
             prompt_cache: None,
+            prefer_platforms: None,
         })
     }
 
@@ -161,6 +165,17 @@ impl Chain {
 
     pub fn prompt_cache(&self) -> Option<PromptCache> {
         self.prompt_cache
+    }
+
+    pub fn with_prefer_platforms(self, prefer_platforms: Option<PlatformOrder>) -> Self {
+        Self {
+            prefer_platforms,
+            ..self
+        }
+    }
+
+    pub fn prefer_platforms(&self) -> Option<&PlatformOrder> {
+        self.prefer_platforms.as_ref()
     }
 
     pub fn entries(&self) -> &[ChainEntry] {

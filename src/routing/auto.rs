@@ -162,6 +162,7 @@ fn usable<'c>(servable: &[Candidate<'c>], input: &RouteInput<'_>) -> Vec<Ranked<
         .map(|c| Ranked {
             model: c.model,
             tier: 0,
+            platform: 0,
             health: input.observed.health(&c.model.provider, &c.model.id),
         })
         .collect()

@@ -147,7 +147,12 @@ pub(super) fn walk<'c>(
             Entry::Spread(members) => {
                 let draw = spread::position_draw(input.draw, position);
                 let resolve = |m: &str| candidate_for(cfg, m, input);
-                spread::pick(members, resolve, input.observed, draw, preferred)
+                let platforms = rule.and_then(|c| c.prefer_platforms());
+                let by = spread::Preference {
+                    preferred,
+                    platforms,
+                };
+                spread::pick(members, resolve, input.observed, draw, by)
             }
         };
         match found {

@@ -14,6 +14,8 @@ pub mod open_breakers;
 pub mod pin;
 #[cfg(test)]
 mod pin_tests;
+#[cfg(test)]
+mod prefer_platforms_tests;
 pub mod presets;
 pub mod prompt_cache;
 pub mod rank;

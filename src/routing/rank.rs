@@ -13,6 +13,7 @@
 //!   `best`/`auto:smart`), score descending. A model with no value on the axis ranks as if
 //!   it had the best value of the set there, and before the measured model holding it, so it
 //!   gets tried (a tie broken on id alone could leave it behind for ever).
+//! - Then the alias's `prefer_platforms`, where it has one.
 //! - Then model id.
 //!
 //! In the `score` rank and the `auto` strategies (`headroom_threshold` set), a model whose best
@@ -65,6 +66,8 @@ pub struct Ranking {
 pub struct Ranked<'c> {
     pub model: &'c CatalogModel,
     pub tier: usize,
+    /// Where its platform sorts in the alias's `prefer_platforms` (0 for every model without).
+    pub platform: usize,
     pub health: Option<ModelHealth>,
 }
 
@@ -306,6 +309,7 @@ pub fn rank<'c>(
             .then(a.tier.cmp(&b.tier))
             .then(ka.total_cmp(kb))
             .then(measured[i].cmp(&measured[j]))
+            .then(a.platform.cmp(&b.platform))
             .then_with(|| a.model.id.cmp(&b.model.id))
     });
     let mut order: Vec<(Ranked<'c>, f64)> = idx.into_iter().map(|i| order[i]).collect();

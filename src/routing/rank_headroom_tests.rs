@@ -70,6 +70,7 @@ fn the_score_rank_holds_back_a_faster_model_whose_best_key_is_nearly_out() {
             .map(|(m, h)| Ranked {
                 model: m,
                 tier: 0,
+                platform: 0,
                 health: *h,
             })
             .collect::<Vec<_>>(),

@@ -48,6 +48,7 @@ pub(super) fn order(
         .map(|(m, h)| Ranked {
             model: m,
             tier: 0,
+            platform: 0,
             health: *h,
         })
         .collect();
@@ -181,16 +182,19 @@ fn an_open_breaker_sorts_after_every_closed_one_and_preference_tiers_order_befor
         Ranked {
             model: &a,
             tier: 0,
+            platform: 0,
             health: open,
         },
         Ranked {
             model: &b,
             tier: 1,
+            platform: 0,
             health: seen(5.0, 1.0),
         },
         Ranked {
             model: &c,
             tier: 0,
+            platform: 0,
             health: seen(500.0, 1.0),
         },
     ];
@@ -271,6 +275,7 @@ fn with_an_injected_clock_stats_become_stale_after_sixty_seconds() {
     let r = Ranked {
         model: &m,
         tier: 0,
+        platform: 0,
         health: h,
     };
     assert!(!r.is_stale(NOW - 1_000 + STALE_MS - 1));

@@ -89,7 +89,10 @@ pub fn alias_model<'c>(
             None => once,
             Some(p) => once.filter(|m| pin::admits(Some(p), m)).or_else(|| {
                 let shares = cached_shares(cfg);
-                resolve_within(&cfg.models, alias, |m| pin::admits(Some(p), m), shares)
+                let keep = |m: &CatalogModel| pin::admits(Some(p), m);
+                resolve_within(&cfg.models, alias, keep, shares, |m| {
+                    platform_rank(cfg, alias, m)
+                })
             }),
         };
     }
@@ -128,6 +131,7 @@ pub fn alias_ranking<'c>(
         .map(|m| Ranked {
             model: m,
             tier: preference_rank(m, alias),
+            platform: platform_rank(cfg, alias, m),
             health: input.observed.health(&m.provider, &m.id),
         })
         .collect();
@@ -161,7 +165,8 @@ pub fn alias_runner_up<'c>(
             return Some(m);
         }
     }
-    resolve_within(&cfg.models, alias, keep, cached_shares(cfg))
+    let platform = |m: &CatalogModel| platform_rank(cfg, alias, m);
+    resolve_within(&cfg.models, alias, keep, cached_shares(cfg), platform)
 }
 
 /// Every alias of `cfg` resolved, with nothing measured if the config was not resolved at load.
@@ -187,7 +192,8 @@ pub fn resolve_aliases_with<'c>(cfg: &'c TenantConfig, observed: &dyn Observed) 
             .aliases
             .iter()
             .map(|(n, a)| {
-                let model = resolve_within(&cfg.models, a, |_| true, &cached_shares);
+                let platform = |m: &CatalogModel| platform_rank(cfg, a, m);
+                let model = resolve_within(&cfg.models, a, |_| true, &cached_shares, platform);
                 (n.clone(), model.map(|m| m.id.clone()))
             })
             .collect();
@@ -208,7 +214,7 @@ pub fn resolve_alias<'c>(
     catalog: &'c SortedMap<ModelId, CatalogModel>,
     alias: &Alias,
 ) -> Option<&'c CatalogModel> {
-    resolve_within(catalog, alias, |_| true, &SortedMap::new())
+    resolve_within(catalog, alias, |_| true, &SortedMap::new(), |_| 0)
 }
 
 /// `resolve_alias` over the models `keep` admits, as if the catalog held only them (a provider
@@ -219,6 +225,7 @@ fn resolve_within<'c>(
     alias: &Alias,
     keep: impl Fn(&CatalogModel) -> bool,
     shares: &SortedMap<ModelId, f64>,
+    platform: impl Fn(&CatalogModel) -> usize,
 ) -> Option<&'c CatalogModel> {
     // Rule 1: a pin that exists wins outright; a retired pin falls through to the constraints.
     if let Some(pinned) = alias.pin.as_ref().and_then(|p| catalog.get(p)) {
@@ -232,13 +239,10 @@ fn resolve_within<'c>(
         .filter(|m| keep(m) && satisfies(m, alias))
         .map(|m| {
             let rank = (newest_rank(m, alias), preference_rank(m, alias));
-            (rank, order_price(m, alias, shares), m)
+            (rank, (order_price(m, alias, shares), platform(m), m))
         })
-        .min_by(|(ra, pa, a), (rb, pb, b)| {
-            ra.cmp(rb)
-                .then_with(|| order_within_rank((*pa, a), (*pb, b), alias))
-        })
-        .map(|(_, _, m)| m)
+        .min_by(|(ra, a), (rb, b)| ra.cmp(rb).then_with(|| order_within_rank(*a, *b, alias)))
+        .map(|(_, (_, _, m))| m)
 }
 
 /// `prefer_newest_version`: dated models newest first, ahead of the
@@ -278,10 +282,11 @@ fn order_price(m: &CatalogModel, alias: &Alias, shares: &SortedMap<ModelId, f64>
     }
 }
 
-/// Rules 3 and 4 within one preference rank: price (descending only for `best`), then model id.
+/// Rules 3 and 4 within one preference rank: price (descending only for `best`), then the
+/// alias's `prefer_platforms` (every model alike without it), then model id.
 fn order_within_rank(
-    (pa, a): (f64, &CatalogModel),
-    (pb, b): (f64, &CatalogModel),
+    (pa, la, a): (f64, usize, &CatalogModel),
+    (pb, lb, b): (f64, usize, &CatalogModel),
     alias: &Alias,
 ) -> Ordering {
     let by_price = pa.total_cmp(&pb);
@@ -289,7 +294,17 @@ fn order_within_rank(
         CostTier::Cheapest | CostTier::Balanced => by_price,
         CostTier::Best => by_price.reverse(),
     };
-    by_price.then_with(|| a.id.cmp(&b.id))
+    by_price.then(la.cmp(&lb)).then_with(|| a.id.cmp(&b.id))
+}
+
+/// Where `model` sorts by the alias's `prefer_platforms`: its provider's platform's place in it,
+/// unlisted platforms last. Every model alike without the field.
+pub fn platform_rank(cfg: &TenantConfig, alias: &Alias, model: &CatalogModel) -> usize {
+    let Some(order) = alias.prefer_platforms.as_ref() else {
+        return 0;
+    };
+    let provider = cfg.providers.get(&model.provider);
+    provider.map_or(usize::MAX, |p| order.rank(p.platform()))
 }
 
 #[cfg(test)]

@@ -137,6 +137,7 @@ fn a_ranking_by_price_reads_each_models_measured_cached_share() {
             .map(|m| Ranked {
                 model: m,
                 tier: 0,
+                platform: 0,
                 health: share.filter(|_| m.id.as_str() == "cacheable").map(cached),
             })
             .collect();

@@ -5,7 +5,8 @@
 use super::chain::Candidate;
 use super::draw::{mix64, GOLDEN};
 use super::observed::Observed;
-use crate::config::{ModelId, SpreadMember};
+use crate::config::platform_order::platform_rank;
+use crate::config::{ModelId, PlatformOrder, SpreadMember};
 
 /// The member a request draws: `draw` picks by weight among the eligible members `(index,
 /// weight)`, so the same draw over the same eligible set always picks the same member. `None`
@@ -33,16 +34,27 @@ pub fn position_draw(draw: u64, position: usize) -> u64 {
     mix64(draw.wrapping_add((position as u64 + 1).wrapping_mul(GOLDEN)))
 }
 
-/// The one candidate a spread position contributes: the remembered model (`preferred`, prompt-
-/// cache affinity) if it is a member that can serve, else one drawn by weight among the members
-/// that resolve to a candidate and whose breaker is not known to be open. `Err` says why no
-/// member can serve.
+/// What a spread position draws by besides the weights: the remembered model (`preferred`,
+/// prompt-cache affinity) and the rule's `prefer_platforms`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Preference<'a> {
+    pub preferred: Option<&'a ModelId>,
+    pub platforms: Option<&'a PlatformOrder>,
+}
+
+/// The one candidate a spread position contributes. Members that resolve to a candidate and
+/// whose breaker is not known to be open can serve. Without `prefer_platforms`: the remembered
+/// model if it can serve, else one drawn by weight among those that can. With it, a member is
+/// eligible when it can serve and its provider's keys are not all parked: the remembered model
+/// is kept while eligible, else the draw is among the eligible members on the first listed
+/// platform that has one (unlisted platforms last); with none eligible, among all that can
+/// serve, as without the field (a parked pool is still tried). `Err` says why none can serve.
 pub fn pick<'c>(
     members: &[SpreadMember],
     resolve: impl Fn(&str) -> Result<Candidate<'c>, String>,
     observed: &dyn Observed,
     draw: u64,
-    preferred: Option<&ModelId>,
+    by: Preference<'_>,
 ) -> Result<Candidate<'c>, String> {
     let mut usable: Vec<(Candidate<'c>, u32)> = Vec::with_capacity(members.len());
     let mut reasons = Vec::new();
@@ -55,11 +67,26 @@ pub fn pick<'c>(
             Err(why) => reasons.push(why),
         }
     }
-    if let Some(c) = preferred.and_then(|p| usable.iter().find(|(c, _)| c.model.id == *p)) {
+    let eligible = |c: &Candidate<'_>| by.platforms.is_none() || !all_keys_parked(observed, c);
+    let remembered = by
+        .preferred
+        .and_then(|p| usable.iter().find(|(c, _)| c.model.id == *p));
+    if let Some(c) = remembered.filter(|(c, _)| eligible(c)) {
         return Ok(c.0);
     }
-    let eligible: Vec<(usize, u32)> = usable.iter().enumerate().map(|(i, u)| (i, u.1)).collect();
-    draw_by_weight(&eligible, draw)
+    let rank = |c: &Candidate<'_>| platform_rank(by.platforms, c.provider.platform());
+    let first = usable
+        .iter()
+        .filter(|(c, _)| eligible(c))
+        .map(|(c, _)| rank(c))
+        .min();
+    let drawn: Vec<(usize, u32)> = usable
+        .iter()
+        .enumerate()
+        .filter(|(_, (c, _))| first.is_none_or(|f| eligible(c) && rank(c) == f))
+        .map(|(i, u)| (i, u.1))
+        .collect();
+    draw_by_weight(&drawn, draw)
         .and_then(|i| usable.get(i))
         .map(|u| u.0)
         .ok_or_else(|| {
@@ -68,6 +95,13 @@ pub fn pick<'c>(
                 reasons.join("; ")
             )
         })
+}
+
+/// Every key of the candidate's provider is parked now, as this isolate last saw it.
+fn all_keys_parked(observed: &dyn Observed, c: &Candidate<'_>) -> bool {
+    observed
+        .health(&c.model.provider, &c.model.id)
+        .is_some_and(|h| h.parked_share >= 1.0)
 }
 
 pub fn breaker_open(observed: &dyn Observed, c: &Candidate<'_>) -> bool {

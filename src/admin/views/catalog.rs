@@ -1,7 +1,7 @@
 //! A tenant's catalog as admins see it: never a provider key, only its id and last four characters.
 
 use crate::config::alias::{RankBy, Weights};
-use crate::config::{condition::When, Rule};
+use crate::config::{condition::When, PlatformOrder, Rule};
 use crate::config::{
     Alias, AliasName, CapabilitySet, CatalogModel, Chain, CostTier, KeyStrategy, ModelId,
     OnRefusal, Platform, PromptCache, ProviderKind, ProviderName, Publisher, RateLimitSignal,
@@ -218,6 +218,8 @@ pub struct AliasView<'a> {
     pub on_refusal: OnRefusal,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prompt_cache: Option<PromptCache>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefer_platforms: Option<&'a PlatformOrder>,
 }
 
 impl<'a> AliasView<'a> {
@@ -236,6 +238,7 @@ impl<'a> AliasView<'a> {
             prefer_newest_version: a.prefer_newest_version,
             on_refusal: a.on_refusal,
             prompt_cache: a.prompt_cache,
+            prefer_platforms: a.prefer_platforms.as_ref(),
         }
     }
 }
@@ -260,6 +263,8 @@ pub struct RuleView<'a> {
     pub on_refusal: OnRefusal,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prompt_cache: Option<PromptCache>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefer_platforms: Option<&'a PlatformOrder>,
 }
 
 impl<'a> RuleView<'a> {
@@ -274,6 +279,7 @@ impl<'a> RuleView<'a> {
             cache_ttl_s: rule.chain.cache_ttl_s(),
             on_refusal: rule.chain.on_refusal(),
             prompt_cache: rule.chain.prompt_cache(),
+            prefer_platforms: rule.chain.prefer_platforms(),
         }
     }
 }
@@ -298,6 +304,8 @@ pub struct WrittenRuleView<'a> {
     pub on_refusal: OnRefusal,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prompt_cache: Option<PromptCache>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefer_platforms: Option<&'a PlatformOrder>,
     pub warnings: Vec<String>,
 }
 
@@ -314,6 +322,7 @@ impl<'a> WrittenRuleView<'a> {
             cache_ttl_s: v.cache_ttl_s,
             on_refusal: v.on_refusal,
             prompt_cache: v.prompt_cache,
+            prefer_platforms: v.prefer_platforms,
             warnings,
         }
     }

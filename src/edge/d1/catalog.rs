@@ -5,7 +5,7 @@ use crate::admin::store::{
     AliasWrite, CatalogSnapshot, CatalogStore, DepthWrite, ModelWrite, ProviderDelete, StoreError,
     Stored,
 };
-use crate::admin::stored_rule::{on_refusal_column, prompt_cache_column};
+use crate::admin::stored_rule::RuleColumns;
 use crate::config::rule::MAX_RULES;
 use crate::config::{
     Alias, AliasName, CatalogModel, ModelId, ProviderName, RouteName, Rule, StoredProvider,
@@ -251,7 +251,7 @@ impl CatalogStore for Db {
     async fn list_rules(&self, t: &TenantId) -> Stored<Vec<Rule>> {
         let found: Vec<RuleRow> = self
             .all(
-                "SELECT name, match_name, priority, when_json, on_refusal, chain, cache_affinity_s, cache_ttl_s, prompt_cache, updated_at \
+                "SELECT name, match_name, priority, when_json, on_refusal, chain, cache_affinity_s, cache_ttl_s, prompt_cache, prefer_platforms, updated_at \
                  FROM routing_rules WHERE tenant_id = ?1 ORDER BY match_name, priority, name",
                 &tid(t),
             )
@@ -270,40 +270,37 @@ impl CatalogStore for Db {
         default_depth: u32,
         now: u64,
     ) -> Stored<DepthWrite> {
-        let stored = to_stored(&rule.chain)?;
-        let when = rule
-            .when
-            .as_ref()
-            .map(|w| to_stored(w.json()))
-            .transpose()?;
-        let on_refusal = on_refusal_column(rule.chain.on_refusal());
+        let c = RuleColumns::of(rule)?;
         let opt = |v: Option<u32>| v.map_or(JsValue::NULL, |s| num(u64::from(s)));
+        let text = |v: &Option<String>| v.as_deref().map_or(JsValue::NULL, js);
         let r = self
             .run(
                 "INSERT INTO routing_rules (tenant_id, name, match_name, priority, when_json, on_refusal, \
-                 cache_affinity_s, chain, updated_at, cache_ttl_s, prompt_cache) \
-                 SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?12, ?13 \
+                 cache_affinity_s, chain, updated_at, cache_ttl_s, prompt_cache, prefer_platforms) \
+                 SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?12, ?13, ?14 \
                  WHERE json_array_length(?8) <= (SELECT COALESCE(json_extract(settings, '$.max_fallback_depth'), ?10) \
                    FROM tenants WHERE id = ?1) \
                  AND (SELECT COUNT(*) FROM routing_rules WHERE tenant_id = ?1 AND name != ?2) < ?11 \
                  ON CONFLICT (tenant_id, name) DO UPDATE SET match_name = excluded.match_name, \
                  priority = excluded.priority, when_json = excluded.when_json, on_refusal = excluded.on_refusal, \
                  cache_affinity_s = excluded.cache_affinity_s, chain = excluded.chain, updated_at = excluded.updated_at, \
-                 cache_ttl_s = excluded.cache_ttl_s, prompt_cache = excluded.prompt_cache",
+                 cache_ttl_s = excluded.cache_ttl_s, prompt_cache = excluded.prompt_cache, \
+                 prefer_platforms = excluded.prefer_platforms",
                 &[
                     js(t.as_str()),
                     js(rule.name.as_str()),
                     js(rule.matches.as_str()),
                     JsValue::from_f64(f64::from(rule.priority)),
-                    when.as_deref().map_or(JsValue::NULL, js),
-                    js(on_refusal),
+                    text(&c.when_json),
+                    js(c.on_refusal),
                     opt(rule.chain.cache_affinity_s()),
-                    js(&stored),
+                    js(&c.chain),
                     num(now),
                     num(u64::from(default_depth)),
                     num(MAX_RULES as u64),
                     opt(rule.chain.cache_ttl_s()),
-                    prompt_cache_column(rule)?.as_deref().map_or(JsValue::NULL, js),
+                    text(&c.prompt_cache),
+                    text(&c.prefer_platforms),
                 ],
             )
             .await?;

@@ -1,0 +1,82 @@
+//! `prefer_platforms`: an order over the platforms a provider's models are served from (direct,
+//! bedrock, vertex, azure, custom), for an alias's ties and a rule's spreads. Each platform at
+//! most once and at least one; a platform not listed comes after every listed one.
+
+use super::cloud::Platform;
+use super::ConfigError;
+use serde::{Deserialize, Serialize};
+
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct PlatformOrder(Vec<Platform>);
+
+impl PlatformOrder {
+    /// The order as written, or a 400 naming the field: empty, or a platform listed twice.
+    pub fn new(field: &str, platforms: Vec<Platform>) -> Result<Self, ConfigError> {
+        if platforms.is_empty() {
+            return Err(ConfigError::invalid(
+                field,
+                "must list at least one platform",
+            ));
+        }
+        for (i, p) in platforms.iter().enumerate() {
+            if platforms[..i].contains(p) {
+                let why = format!("'{}' is listed twice", p.as_str());
+                return Err(ConfigError::invalid(field, why));
+            }
+        }
+        Ok(Self(platforms))
+    }
+
+    /// `new` over an optional field.
+    pub fn checked(
+        field: &str,
+        platforms: Option<Vec<Platform>>,
+    ) -> Result<Option<Self>, ConfigError> {
+        platforms.map(|p| Self::new(field, p)).transpose()
+    }
+
+    /// Where `platform` sorts (lower first): its place in the list, after every listed one when
+    /// it is not listed.
+    pub fn rank(&self, platform: Platform) -> usize {
+        self.0
+            .iter()
+            .position(|p| *p == platform)
+            .unwrap_or(self.0.len())
+    }
+
+    pub fn platforms(&self) -> &[Platform] {
+        &self.0
+    }
+}
+
+/// Where `platform` sorts under an optional order: every platform alike without one.
+pub fn platform_rank(order: Option<&PlatformOrder>, platform: Platform) -> usize {
+    order.map_or(0, |o| o.rank(platform))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_listed_platform_sorts_by_its_place_and_an_unlisted_one_comes_last() {
+        let order = PlatformOrder::new("p", vec![Platform::Bedrock, Platform::Direct]).unwrap();
+        assert_eq!(order.rank(Platform::Bedrock), 0);
+        assert_eq!(order.rank(Platform::Direct), 1);
+        assert_eq!(order.rank(Platform::Vertex), 2);
+        assert_eq!(order.rank(Platform::Custom), 2);
+        assert_eq!(platform_rank(None, Platform::Custom), 0);
+    }
+
+    #[test]
+    fn an_empty_list_or_a_duplicate_is_refused_naming_the_field() {
+        let empty = PlatformOrder::new("prefer_platforms", vec![]).unwrap_err();
+        assert!(empty.to_string().contains("prefer_platforms"), "{empty}");
+        let twice = vec![Platform::Azure, Platform::Vertex, Platform::Azure];
+        let dup = PlatformOrder::new("prefer_platforms", twice).unwrap_err();
+        assert!(dup.to_string().contains("prefer_platforms"), "{dup}");
+        assert!(dup.to_string().contains("azure"), "{dup}");
+    }
+}
