@@ -205,6 +205,10 @@ pub struct ModelBody {
     #[serde(default)]
     pub cached_input_price_per_mtok: Option<f64>,
     #[serde(default)]
+    pub cache_write_price_per_mtok: Option<f64>,
+    #[serde(default)]
+    pub cache_write_1h_price_per_mtok: Option<f64>,
+    #[serde(default)]
     pub max_output_tokens: Option<u32>,
 }
 
@@ -265,6 +269,14 @@ impl ModelBody {
             cached_input_price_per_mtok: self
                 .cached_input_price_per_mtok
                 .map(|p| price("cached_input_price_per_mtok", p))
+                .transpose()?,
+            cache_write_price_per_mtok: self
+                .cache_write_price_per_mtok
+                .map(|p| price("cache_write_price_per_mtok", p))
+                .transpose()?,
+            cache_write_1h_price_per_mtok: self
+                .cache_write_1h_price_per_mtok
+                .map(|p| price("cache_write_1h_price_per_mtok", p))
                 .transpose()?,
             max_output_tokens: self.max_output_tokens,
         })
