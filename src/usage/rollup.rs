@@ -149,17 +149,14 @@ mod tests {
             requested: "fast".into(),
             served_model: model.map(|m| ModelId::parse(m).unwrap()),
             provider: model.map(|_| ProviderName::parse("p").unwrap()),
-            tokens: Some(TokenCounts {
-                prompt: 5,
-                completion: 7,
-                cached: 2,
-            }),
+            tokens: Some(TokenCounts::new(5, 7, 2)),
             cost_usd: cost,
             usage_source: Default::default(),
             generation: 0,
             outcome,
             cache_hit: false,
             saved_usd: None,
+            cache_savings_usd: None,
         }
     }
 
