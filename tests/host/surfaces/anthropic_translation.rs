@@ -144,7 +144,10 @@ fn a_translated_streams_cache_writes_keep_their_ttl_split_for_the_cost() {
     ];
     let sse: String = events
         .iter()
-        .map(|e| format!("event: x\ndata: {e}\n\n"))
+        .map(|e| {
+            let kind = serde_json::from_str::<Value>(e).unwrap()["type"].clone();
+            format!("event: {}\ndata: {e}\n\n", kind.as_str().unwrap())
+        })
         .collect();
     let mut decoder = StreamDecoder::new(Dialect::Anthropic, "m", 0);
     let mut relay = Relay::metering(StreamUsage::chat(true));
