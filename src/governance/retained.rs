@@ -120,7 +120,7 @@ mod tests {
             r.tokens.map(|t| (t.cache_write, t.cache_write_1h)),
             Some((10 * n, 20 * n))
         );
-        let with_savings = (n + 1) / 2;
+        let with_savings = n.div_ceil(2);
         let want = -0.001 * with_savings as f64;
         assert!((r.cache_savings_usd.unwrap() - want).abs() < 1e-9, "{r:?}");
     }
