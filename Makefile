@@ -26,8 +26,11 @@ WASM_OPT_CACHE := $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)/wasm-opt
 # 1,070,168 with trace export (spans, their JSON and protobuf, the otel setting: +32.0 KB),
 # credentials by remaining quota (+12.9 KB), task, agent and restrictions (+15.7 KB), raised to
 # 1,075,000 as that decision (docs/benchmark.md, "Module size"). The hot-path goal, 500,000 bytes,
-# is not met: see docs/benchmark.md for where the bytes are.
-WASM_GZ_BUDGET := 1075000
+# is not met: see docs/benchmark.md for where the bytes are. 1,075,502 with prompt-cache write
+# prices (cache writes split by TTL in the token counts, Anthropic's and Bedrock's breakdowns
+# read, the chat translation's write fields, net savings in records, roll-ups and the usage API,
+# and their OpenAPI text: +5.9 KB), raised to 1,080,000 as that decision.
+WASM_GZ_BUDGET := 1080000
 
 .PHONY: setup build size-check dev test test-long schemathesis bench profile print-wasm-opt-flags lint host-test e2e clean
 

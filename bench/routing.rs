@@ -56,6 +56,8 @@ fn catalog() -> TenantConfig {
                 input_price_per_mtok: ((i * 37) % 100) as f64 / 10.0,
                 output_price_per_mtok: ((i * 53) % 100) as f64 / 5.0,
                 cached_input_price_per_mtok: None,
+                cache_write_price_per_mtok: None,
+                cache_write_1h_price_per_mtok: None,
                 max_output_tokens: None,
                 fallback_model: None,
                 min_cache_tokens: 1_024,

@@ -42,7 +42,7 @@ pub struct RuleRow {
     /// The rule's `prompt_cache` as JSON (migration 0008).
     #[serde(default)]
     pub prompt_cache: Option<String>,
-    /// The rule's `prefer_platforms` as a JSON list (migration 0009).
+    /// The rule's `prefer_platforms` as a JSON list (migration 0010).
     #[serde(default)]
     pub prefer_platforms: Option<String>,
     pub updated_at: f64,

@@ -16,6 +16,13 @@ pub struct UsageSums {
     pub cache_hits: u64,
     #[serde(default)]
     pub saved_usd: f64,
+    /// Prompt tokens written to the provider's prompt cache (5-minute and 1-hour writes), and
+    /// what the prompt cache saved net of the writes' premium (`usage::cost::cache_savings_usd`;
+    /// negative when writes cost more than reads saved). `cached_tokens` are the reads.
+    #[serde(default)]
+    pub cache_write_tokens: u64,
+    #[serde(default)]
+    pub cache_savings_usd: f64,
 }
 
 impl UsageSums {
@@ -27,5 +34,7 @@ impl UsageSums {
         self.cost_usd += o.cost_usd;
         self.cache_hits = self.cache_hits.saturating_add(o.cache_hits);
         self.saved_usd += o.saved_usd;
+        self.cache_write_tokens = self.cache_write_tokens.saturating_add(o.cache_write_tokens);
+        self.cache_savings_usd += o.cache_savings_usd;
     }
 }

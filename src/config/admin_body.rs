@@ -2,6 +2,7 @@
 //! into validated config types in one step.
 
 use super::alias::{refuse_reserved, RankBy, Weights};
+pub use super::body_reader::{parse_body, parse_optional_body};
 use super::cloud::Platform;
 use super::condition::When;
 use super::names::{Capability, ModelId, ProviderName, RouteName, TenantId};
@@ -10,47 +11,10 @@ pub use super::provider_body::{KeyInput, ProviderBody, DEFAULT_TIMEOUT_MS, MAX_K
 use super::response_cache::check_cache_ttl;
 use super::rule::check_cache_affinity;
 pub use super::settings_body::{validate_settings, BreakerReset};
-use super::strict_json::Strict;
 use super::{
     Alias, CatalogModel, Chain, ChainEntry, ConfigError, CostTier, OnRefusal, PromptCache, Rule,
 };
-use serde::de::DeserializeOwned;
 use serde::Deserialize;
-
-/// Parses JSON into `T`, naming the field that failed (`breaker.window_ms: invalid type ...`), by
-/// the rules of `strict_json` (a struct is an object, `17.0` is an integer). One reader for every
-/// admin type: only `T`'s own reading code is instantiated per type.
-pub fn parse_body<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ConfigError> {
-    let value: serde_json::Value = serde_json::from_slice(bytes)
-        .map_err(|e| ConfigError::invalid("body", format!("malformed JSON ({e})")))?;
-    T::deserialize(Strict(&value)).map_err(|err| {
-        let path = err.path();
-        let field = if path == "." { "body".to_owned() } else { path };
-        ConfigError::Invalid {
-            field,
-            reason: strip_position(&err.into_inner().to_string()),
-        }
-    })
-}
-
-/// A body that may be left out: an empty one (no bytes at all) is `T::default()`, the "no change"
-/// of a PATCH. A body that is present must be a JSON object, so whitespace alone, `null` or `[]`
-/// is a 400, never taken for "no change".
-pub fn parse_optional_body<T: DeserializeOwned + Default>(bytes: &[u8]) -> Result<T, ConfigError> {
-    if bytes.is_empty() {
-        Ok(T::default())
-    } else {
-        parse_body(bytes)
-    }
-}
-
-/// serde_json appends "at line 1 column 42"; the field path already says where.
-fn strip_position(msg: &str) -> String {
-    match msg.rfind(" at line ") {
-        Some(i) => msg[..i].to_owned(),
-        None => msg.to_owned(),
-    }
-}
 
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[derive(Debug, Deserialize)]
@@ -89,6 +53,10 @@ pub struct ModelBody {
     pub output_price_per_mtok: f64,
     #[serde(default)]
     pub cached_input_price_per_mtok: Option<f64>,
+    #[serde(default)]
+    pub cache_write_price_per_mtok: Option<f64>,
+    #[serde(default)]
+    pub cache_write_1h_price_per_mtok: Option<f64>,
     #[serde(default)]
     pub max_output_tokens: Option<u32>,
     #[serde(default)]
@@ -157,6 +125,14 @@ impl ModelBody {
             cached_input_price_per_mtok: self
                 .cached_input_price_per_mtok
                 .map(|p| price("cached_input_price_per_mtok", p))
+                .transpose()?,
+            cache_write_price_per_mtok: self
+                .cache_write_price_per_mtok
+                .map(|p| price("cache_write_price_per_mtok", p))
+                .transpose()?,
+            cache_write_1h_price_per_mtok: self
+                .cache_write_1h_price_per_mtok
+                .map(|p| price("cache_write_1h_price_per_mtok", p))
                 .transpose()?,
             max_output_tokens: self.max_output_tokens,
             fallback_model,

@@ -131,6 +131,46 @@ fn a_cached_input_price_is_kept_and_checked_like_the_other_prices() {
 }
 
 #[test]
+fn cache_write_prices_are_checked_like_the_other_prices_and_default_to_1_25_and_2_times_input() {
+    let model = |body: &str| {
+        parse_body::<ModelBody>(body.as_bytes()).and_then(|b| {
+            b.validate(ModelId::parse("m").map_err(|_| ConfigError::invalid("", ""))?)
+        })
+    };
+    let m = model(r#"{"provider":"p","context_window":8000,"input_price_per_mtok":4}"#).unwrap();
+    assert_eq!(
+        (
+            m.cache_write_price_per_mtok,
+            m.cache_write_1h_price_per_mtok
+        ),
+        (None, None),
+        "unset stays unset: the default follows the input price"
+    );
+    assert_eq!(
+        (m.cache_write_price(), m.cache_write_1h_price()),
+        (5.0, 8.0)
+    );
+    let m = model(
+        r#"{"provider":"p","context_window":8000,"input_price_per_mtok":4,"cache_write_price_per_mtok":4.5,"cache_write_1h_price_per_mtok":6}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        (m.cache_write_price(), m.cache_write_1h_price()),
+        (4.5, 6.0)
+    );
+    for field in [
+        "cache_write_price_per_mtok",
+        "cache_write_1h_price_per_mtok",
+    ] {
+        let body = format!(r#"{{"provider":"p","context_window":8000,"{field}":-1}}"#);
+        assert_eq!(
+            err_of(model(&body)),
+            format!("{field}: must be a price from 0 to 1000000")
+        );
+    }
+}
+
+#[test]
 fn upstream_model_and_key_lengths_count_characters_as_their_messages_say() {
     let model = |upstream: &str| {
         let body =

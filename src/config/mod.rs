@@ -6,6 +6,7 @@ pub mod alerts;
 pub mod alias;
 pub mod base64;
 pub mod base_url;
+mod body_reader;
 pub mod caller_key;
 pub mod capabilities;
 pub mod chain_entry;

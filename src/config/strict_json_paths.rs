@@ -99,6 +99,7 @@ fn paths_and_messages_are_serde_path_to_error_s() {
         + check::<ModelBody>(json!({"provider": "a", "upstream_model": "a",
             "capabilities": ["tools"], "context_window": 1, "input_price_per_mtok": 1.5,
             "output_price_per_mtok": 1.5, "cached_input_price_per_mtok": 1.5,
+            "cache_write_price_per_mtok": 1.5, "cache_write_1h_price_per_mtok": 1.5,
             "max_output_tokens": 1, "fallback_model": "b"}))
         + check::<AliasBody>(json!({"pin": "a", "capabilities": ["tools"],
             "min_context_window": 1, "provider_preference": ["a"], "cost_tier": "cheapest",

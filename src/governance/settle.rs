@@ -81,6 +81,7 @@ impl Ledger {
                 Rollup::Difference(Box::new(UsageRecord {
                     tokens: Some(tokens),
                     cost_usd: Some(usd),
+                    cache_savings_usd: late_savings(record, &tokens),
                     ..record.clone()
                 })),
             ),
@@ -103,5 +104,37 @@ impl Ledger {
             }
         }
         Settled { changed, rollup }
+    }
+}
+
+/// The cache savings a late report's difference adds. The estimate settled first carried the
+/// savings of the cache tokens it knew (a Messages stream's `message_start` reports them): a
+/// difference whose cache tokens are all new adds the report's savings, one that shares any
+/// adds none, so no read or write is counted as saving twice.
+fn late_savings(record: &UsageRecord, delta: &TokenCounts) -> Option<f64> {
+    let reported = record.tokens.unwrap_or_default();
+    let cache = |t: &TokenCounts| (t.cached, t.cache_write, t.cache_write_1h);
+    (cache(delta) == cache(&reported))
+        .then_some(record.cache_savings_usd)
+        .flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_late_report_adds_savings_only_for_cache_tokens_its_estimate_did_not_have() {
+        let tokens = TokenCounts::new(1_310, 4, 1_000).with_writes(100, 200);
+        let record: UsageRecord = serde_json::from_value(serde_json::json!({
+            "at_ms": 1, "tenant": "t", "key_id": "k", "end_user": null, "requested": "m",
+            "served_model": "m", "provider": "p", "tokens": tokens, "cost_usd": 0.1,
+            "outcome": "served", "cache_savings_usd": 0.002}))
+        .unwrap();
+        // The estimate knew nothing of the cache: the whole report's savings are new.
+        assert_eq!(late_savings(&record, &tokens), Some(0.002));
+        // The estimate had the cache tokens (from message_start): their savings were counted.
+        let output_only = TokenCounts::new(0, 3, 0);
+        assert_eq!(late_savings(&record, &output_only), None);
     }
 }

@@ -218,6 +218,7 @@ mod tests {
             outcome: Outcome::Served,
             cache_hit: false,
             saved_usd: None,
+            cache_savings_usd: None,
         }
     }
 

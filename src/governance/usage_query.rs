@@ -10,7 +10,7 @@ use serde::Serialize;
 #[derive(Debug, Serialize)]
 pub struct UsageView {
     pub data: Vec<UsageGroupView>,
-    pub total: UsageSums,
+    pub total: SumsView,
 }
 
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
@@ -19,7 +19,27 @@ pub struct UsageGroupView {
     /// The model, provider, key id, end user or day; `null` for usage without one.
     pub group: Option<String>,
     #[serde(flatten)]
+    pub sums: SumsView,
+}
+
+/// A group's sums as the API shows them: the stored sums, and the prompt cache's reads once
+/// more as `cache_read_tokens`, beside `cache_write_tokens` (`cached_tokens` stays, for the
+/// clients that read it).
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[derive(Debug, Serialize)]
+pub struct SumsView {
+    #[serde(flatten)]
     pub sums: UsageSums,
+    pub cache_read_tokens: u64,
+}
+
+impl From<UsageSums> for SumsView {
+    fn from(sums: UsageSums) -> Self {
+        Self {
+            cache_read_tokens: sums.cached_tokens,
+            sums,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,11 +117,14 @@ pub fn usage_answer(groups: &[(String, UsageSums)]) -> UsageView {
             total.add(s);
             UsageGroupView {
                 group: (!g.is_empty()).then(|| g.clone()),
-                sums: *s,
+                sums: (*s).into(),
             }
         })
         .collect();
-    UsageView { data, total }
+    UsageView {
+        data,
+        total: total.into(),
+    }
 }
 
 #[cfg(test)]
@@ -152,6 +175,8 @@ mod tests {
             cost_usd: c,
             cache_hits: 0,
             saved_usd: 0.0,
+            cache_write_tokens: 2 * r,
+            cache_savings_usd: c - 1.0,
         };
         let v = serde_json::to_value(usage_answer(&[
             ("m".into(), s(2, 0.5)),
@@ -163,5 +188,30 @@ mod tests {
         assert_eq!(v["total"]["requests"], 3);
         assert_eq!(v["total"]["prompt_tokens"], 15);
         assert_eq!(v["total"]["cost_usd"], 0.5);
+    }
+
+    #[test]
+    fn each_group_and_the_total_show_cache_reads_writes_and_net_savings_negative_included() {
+        let s = |reads, writes, savings| UsageSums {
+            cached_tokens: reads,
+            cache_write_tokens: writes,
+            cache_savings_usd: savings,
+            ..UsageSums::default()
+        };
+        let v = serde_json::to_value(usage_answer(&[
+            ("a".into(), s(1000, 100, 0.002)),
+            ("b".into(), s(0, 300, -0.003)),
+        ]))
+        .unwrap();
+        assert_eq!(v["data"][0]["cache_read_tokens"], 1000);
+        assert_eq!(
+            v["data"][0]["cached_tokens"], 1000,
+            "kept for older clients"
+        );
+        assert_eq!(v["data"][1]["cache_write_tokens"], 300);
+        assert_eq!(v["data"][1]["cache_savings_usd"], -0.003);
+        assert_eq!(v["total"]["cache_read_tokens"], 1000);
+        assert_eq!(v["total"]["cache_write_tokens"], 400);
+        assert!((v["total"]["cache_savings_usd"].as_f64().unwrap() + 0.001).abs() < 1e-12);
     }
 }

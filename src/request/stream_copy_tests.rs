@@ -27,11 +27,7 @@ fn chunk(delta: &str, finish: &str) -> String {
     format!("data: {{\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{{\"index\":0,\"delta\":{delta},\"finish_reason\":{finish}}}]}}\n\n")
 }
 
-const TOKENS: TokenCounts = TokenCounts {
-    prompt: 1_000_000,
-    completion: 0,
-    cached: 0,
-};
+const TOKENS: TokenCounts = TokenCounts::new(1_000_000, 0, 0);
 
 #[test]
 fn a_completed_stream_is_stored_whole_with_who_served_it_its_cost_and_its_expiry() {

@@ -50,22 +50,8 @@ fn model() -> CatalogModel {
     m.validate(ModelId::parse("m").unwrap()).unwrap()
 }
 
-const REPORTED: (TokenCounts, UsageSource) = (
-    TokenCounts {
-        prompt: 10,
-        completion: 4,
-        cached: 0,
-    },
-    UsageSource::Reported,
-);
-const ESTIMATED: (TokenCounts, UsageSource) = (
-    TokenCounts {
-        prompt: 10,
-        completion: 2,
-        cached: 0,
-    },
-    UsageSource::Estimated,
-);
+const REPORTED: (TokenCounts, UsageSource) = (TokenCounts::new(10, 4, 0), UsageSource::Reported);
+const ESTIMATED: (TokenCounts, UsageSource) = (TokenCounts::new(10, 2, 0), UsageSource::Estimated);
 
 #[test]
 fn a_stream_ends_once_whichever_way_it_ends() {

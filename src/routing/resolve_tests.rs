@@ -13,6 +13,8 @@ fn model(id: &str, provider: &str, price: f64, ctx: u32, caps: &[&str]) -> Catal
         input_price_per_mtok: price / 2.0,
         output_price_per_mtok: price / 2.0,
         cached_input_price_per_mtok: None,
+        cache_write_price_per_mtok: None,
+        cache_write_1h_price_per_mtok: None,
         max_output_tokens: None,
         fallback_model: None,
         min_cache_tokens: 1_024,

@@ -57,11 +57,7 @@ fn usage_is_read_from_the_upstream_answer_before_the_surface_translation() {
     let a = m
         .read_answer(Dialect::Anthropic, native.as_bytes().to_vec(), 0)
         .unwrap();
-    let want = crate::usage::TokenCounts {
-        prompt: 14,
-        completion: 2,
-        cached: 10,
-    };
+    let want = crate::usage::TokenCounts::new(14, 2, 10);
     assert_eq!(a.usage, Some(want));
     let chat = r#"{"choices":[{"message":{"content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":14,"completion_tokens":2,"prompt_tokens_details":{"cached_tokens":10}}}"#;
     let a = m

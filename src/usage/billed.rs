@@ -5,7 +5,7 @@
 //! every answer, each answer priced at the model that gave it, under the model whose answer the
 //! caller got. Nothing is free and nothing is counted twice; the request counts once.
 
-use super::{cost_usd, PendingUsage, TokenCounts, UsageRecord, UsageSource};
+use super::{cache_savings_usd, cost_usd, PendingUsage, TokenCounts, UsageRecord, UsageSource};
 use crate::config::CatalogModel;
 
 /// One generated answer's model and tokens (reported or estimated).
@@ -26,6 +26,11 @@ impl PendingUsage {
             let sum = record.tokens.unwrap_or_default();
             record.tokens = Some(sum.zip(*tokens, u64::saturating_add));
             record.cost_usd = Some(record.cost_usd.unwrap_or(0.0) + cost_usd(tokens, model));
+            record.cache_savings_usd =
+                match (record.cache_savings_usd, cache_savings_usd(tokens, model)) {
+                    (Some(a), Some(b)) => Some(a + b),
+                    (a, b) => a.or(b),
+                };
             if *source == UsageSource::Estimated {
                 record.usage_source = UsageSource::Estimated;
             }
@@ -74,6 +79,27 @@ mod tests {
         assert!((r.cost_usd.unwrap() - 6.5).abs() < 1e-9, "{:?}", r.cost_usd);
         assert_eq!(r.usage_source, REPORTED);
         assert_eq!(r.request_id, "req_1");
+    }
+
+    #[test]
+    fn each_answers_cache_savings_are_priced_at_its_own_model_and_summed() {
+        let cheap = model("m1", "p1", 1.0);
+        let dear = model("m2", "p2", 10.0);
+        // Reads cost the input price without a cached price: only the writes' premium counts.
+        let written = (
+            TokenCounts::new(1_000, 0, 0).with_writes(1_000, 0),
+            REPORTED,
+        );
+        let plain = (TokenCounts::new(1_000, 0, 0), REPORTED);
+        let r = pending().served(1, &cheap, plain);
+        assert_eq!(r.cache_savings_usd, None, "no cache tokens, no savings");
+        let r = pending().served_with(1, (&dear, written), &[(&cheap, written)]);
+        // 1000 × 0.25 × 10 + 1000 × 0.25 × 1 = 2750 per million, lost.
+        assert!(
+            (r.cache_savings_usd.unwrap() + 0.00275).abs() < 1e-12,
+            "{r:?}"
+        );
+        assert_eq!(r.tokens.map(|t| t.cache_write), Some(2_000));
     }
 
     #[test]

@@ -1,20 +1,49 @@
-//! What an answer cost, from the serving model's catalog prices (USD per million tokens).
+//! What an answer cost, from the serving model's catalog prices (USD per million tokens), and
+//! what the provider's prompt cache saved it.
 
 use super::TokenCounts;
 use crate::config::CatalogModel;
 
-/// (prompt − cached) × input + cached × cached input (else input) + completion × output, per
-/// million tokens.
+/// The prompt's parts, each at most what is left of the prompt: (uncached, cache reads,
+/// 5-minute writes, 1-hour writes). Reported counts are the answer's data, never trusted to add
+/// up.
+fn parts(tokens: &TokenCounts) -> (u64, u64, u64, u64) {
+    let read = tokens.cached.min(tokens.prompt);
+    let w1h = tokens.cache_write_1h.min(tokens.prompt - read);
+    let w5 = tokens.cache_write.min(tokens.prompt - read - w1h);
+    (tokens.prompt - read - w1h - w5, read, w5, w1h)
+}
+
+/// (prompt − cached − writes) × input + cached × cached input (else input) + 5-minute writes ×
+/// the write price (else 1.25 × input) + 1-hour writes × the 1-hour write price (else 2 ×
+/// input) + completion × output, per million tokens. An answer without cache writes costs what
+/// it did before write prices existed.
 pub fn cost_usd(tokens: &TokenCounts, model: &CatalogModel) -> f64 {
-    let cached = tokens.cached.min(tokens.prompt);
-    let uncached = tokens.prompt - cached;
-    let cached_price = model
-        .cached_input_price_per_mtok
-        .unwrap_or(model.input_price_per_mtok);
+    let (uncached, read, w5, w1h) = parts(tokens);
     (uncached as f64 * model.input_price_per_mtok
-        + cached as f64 * cached_price
+        + read as f64 * model.cache_read_price()
+        + w5 as f64 * model.cache_write_price()
+        + w1h as f64 * model.cache_write_1h_price()
         + tokens.completion as f64 * model.output_price_per_mtok)
         / 1_000_000.0
+}
+
+/// What the prompt cache saved an answer, net: its reads at the input price minus their cached
+/// price, minus what its writes cost above the input price. Negative when the writes cost more
+/// than the reads saved (a prefix written and never read again). `None` when the answer
+/// neither read nor wrote the cache, so such an answer carries no savings at all.
+pub fn cache_savings_usd(tokens: &TokenCounts, model: &CatalogModel) -> Option<f64> {
+    let (_, read, w5, w1h) = parts(tokens);
+    if read == 0 && w5 == 0 && w1h == 0 {
+        return None;
+    }
+    let input = model.input_price_per_mtok;
+    Some(
+        (read as f64 * (input - model.cache_read_price())
+            - w5 as f64 * (model.cache_write_price() - input)
+            - w1h as f64 * (model.cache_write_1h_price() - input))
+            / 1_000_000.0,
+    )
 }
 
 /// Digits kept after the point: a token at $0.01 per million is $0.00000001, and a
@@ -37,68 +66,5 @@ pub fn usd_decimal(cost: f64) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::config::admin_body::{parse_body, ModelBody};
-    use crate::config::ModelId;
-
-    fn model(prices: &str) -> CatalogModel {
-        let m: ModelBody =
-            parse_body(format!(r#"{{"provider":"p","context_window":8000{prices}}}"#).as_bytes())
-                .unwrap();
-        m.validate(ModelId::parse("m").unwrap()).unwrap()
-    }
-
-    fn t(prompt: u64, completion: u64, cached: u64) -> TokenCounts {
-        TokenCounts {
-            prompt,
-            completion,
-            cached,
-        }
-    }
-
-    #[test]
-    fn cost_is_uncached_input_plus_cached_input_plus_output_per_million_tokens() {
-        let m = model(
-            r#","input_price_per_mtok":2.5,"output_price_per_mtok":10,"cached_input_price_per_mtok":1.25"#,
-        );
-        // 900 × 2.5 + 100 × 1.25 + 50 × 10 = 2250 + 125 + 500 = 2875 per million.
-        assert!((cost_usd(&t(1_000, 50, 100), &m) - 0.002875).abs() < 1e-12);
-    }
-
-    #[test]
-    fn without_a_cached_input_price_cached_input_costs_the_input_price() {
-        let m = model(r#","input_price_per_mtok":2,"output_price_per_mtok":8"#);
-        assert_eq!(
-            cost_usd(&t(1_000, 0, 400), &m),
-            cost_usd(&t(1_000, 0, 0), &m)
-        );
-        assert!((cost_usd(&t(1_000, 0, 400), &m) - 0.002).abs() < 1e-12);
-    }
-
-    #[test]
-    fn a_free_model_costs_zero() {
-        assert_eq!(cost_usd(&t(10, 10, 0), &model("")), 0.0);
-    }
-
-    #[test]
-    fn the_cost_header_is_a_decimal_without_exponent_and_without_trailing_zeros() {
-        assert_eq!(usd_decimal(0.000002), "0.000002");
-        assert_eq!(usd_decimal(2e-6), "0.000002");
-        assert_eq!(usd_decimal(0.002875), "0.002875");
-        assert_eq!(usd_decimal(1.5), "1.5");
-        assert_eq!(usd_decimal(12.0), "12");
-        assert_eq!(usd_decimal(0.0), "0");
-        assert_eq!(usd_decimal(1.5e-7), "0.00000015");
-        assert_eq!(usd_decimal(1e-12), "0", "below the last kept digit");
-        // A sum with float noise shows the cost, not the noise.
-        assert_eq!(usd_decimal(0.1 + 0.2), "0.3");
-        assert!(!usd_decimal(123_456.789).contains('e'));
-    }
-
-    #[test]
-    fn one_token_at_the_smallest_prices_still_shows_a_cost() {
-        let m = model(r#","input_price_per_mtok":0.02"#);
-        assert_eq!(usd_decimal(cost_usd(&t(1, 0, 0), &m)), "0.00000002");
-    }
-}
+#[path = "cost_tests.rs"]
+mod tests;

@@ -73,11 +73,13 @@ pub fn estimated(
     } else {
         prompt_estimate
     };
-    TokenCounts {
+    // The cache reads and writes a Messages stream's `message_start` reported stay as reported.
+    TokenCounts::new(
         prompt,
-        completion: partial.completion.max(tokens_for_bytes(generated_bytes)),
-        cached: partial.cached.min(prompt),
-    }
+        partial.completion.max(tokens_for_bytes(generated_bytes)),
+        partial.cached.min(prompt),
+    )
+    .with_writes(partial.cache_write, partial.cache_write_1h)
 }
 
 /// What a whole answer is charged: the reported usage, or else the estimate with the completion

@@ -20,7 +20,7 @@ pub mod stream;
 pub mod wire;
 
 pub use billed::Billed;
-pub use cost::{cost_usd, usd_decimal};
+pub use cost::{cache_savings_usd, cost_usd, usd_decimal};
 pub use end_user::end_user;
 pub use pending::PendingUsage;
 pub use record::{Outcome, TokenCounts, UsageRecord, UsageSource};

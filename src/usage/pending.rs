@@ -1,7 +1,7 @@
 //! A usage record still waiting for its answer: who asked, and for what, known before the
 //! cascade; what served and what it used, known after.
 
-use super::{cost_usd, Outcome, TokenCounts, UsageRecord, UsageSource};
+use super::{cache_savings_usd, cost_usd, Outcome, TokenCounts, UsageRecord, UsageSource};
 use crate::config::{CatalogModel, ModelId, ProviderName, TenantId};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -27,6 +27,7 @@ impl PendingUsage {
     ) -> UsageRecord {
         UsageRecord {
             cost_usd: Some(cost_usd(&tokens, model)),
+            cache_savings_usd: cache_savings_usd(&tokens, model),
             served_model: Some(model.id.clone()),
             provider: Some(model.provider.clone()),
             tokens: Some(tokens),
@@ -85,6 +86,7 @@ impl PendingUsage {
             outcome: Outcome::Exhausted,
             cache_hit: false,
             saved_usd: None,
+            cache_savings_usd: None,
         }
     }
 }
@@ -117,11 +119,7 @@ mod tests {
 
     #[test]
     fn a_served_answer_is_charged_to_the_model_that_served_it() {
-        let tokens = TokenCounts {
-            prompt: 1_000_000,
-            completion: 0,
-            cached: 0,
-        };
+        let tokens = TokenCounts::new(1_000_000, 0, 0);
         let r = pending().served(9, &model("fallback", 3.0), (tokens, UsageSource::Reported));
         assert_eq!(
             r.served_model.as_ref().map(|m| m.as_str()),

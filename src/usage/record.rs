@@ -5,21 +5,53 @@ use serde::{Deserialize, Serialize};
 
 /// Tokens as the serving upstream reported them. `cached` is the part of `prompt` served from
 /// the provider's prompt cache (OpenAI `prompt_tokens_details.cached_tokens`, Anthropic
-/// `cache_read_input_tokens`).
+/// `cache_read_input_tokens`); `cache_write` and `cache_write_1h` the parts written to it with
+/// the 5-minute and the 1-hour TTL (Anthropic `cache_creation`, Bedrock `cacheDetails`; a write
+/// without a TTL breakdown is a 5-minute one). Each is charged at its own price (`usage::cost`).
+///
+/// The writes are kept in stored values (settled ids, records in flight) and absent when zero,
+/// so a value stored before they existed reads as no writes, and one without writes is stored
+/// as before.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct TokenCounts {
     pub prompt: u64,
     pub completion: u64,
     pub cached: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_write: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_write_1h: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl TokenCounts {
-    pub fn new(prompt: u64, completion: u64, cached: u64) -> Self {
+    /// Counts without cache writes.
+    pub const fn new(prompt: u64, completion: u64, cached: u64) -> Self {
         Self {
             prompt,
             completion,
             cached,
+            cache_write: 0,
+            cache_write_1h: 0,
         }
+    }
+
+    /// These counts with `cache_write` 5-minute and `cache_write_1h` 1-hour cache writes (parts
+    /// of `prompt`).
+    pub const fn with_writes(self, cache_write: u64, cache_write_1h: u64) -> Self {
+        Self {
+            cache_write,
+            cache_write_1h,
+            ..self
+        }
+    }
+
+    /// Every cache write, whatever its TTL.
+    pub fn cache_writes(&self) -> u64 {
+        self.cache_write.saturating_add(self.cache_write_1h)
     }
 
     pub fn total(&self) -> u64 {
@@ -32,6 +64,10 @@ impl TokenCounts {
             f(self.prompt, other.prompt),
             f(self.completion, other.completion),
             f(self.cached, other.cached),
+        )
+        .with_writes(
+            f(self.cache_write, other.cache_write),
+            f(self.cache_write_1h, other.cache_write_1h),
         )
     }
 }
@@ -93,4 +129,54 @@ pub struct UsageRecord {
     /// What a cache hit saved: the original answer's cost at its serving model's prices.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub saved_usd: Option<f64>,
+    /// What the provider's prompt cache saved this answer, net of what its writes cost above
+    /// the input price (`usage::cost::cache_savings_usd`); negative when the writes cost more
+    /// than the reads saved. Absent when the answer neither read nor wrote the cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_savings_usd: Option<f64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_token_count_stored_before_cache_writes_reads_as_none_and_one_without_writes_stores_as_before(
+    ) {
+        let old: TokenCounts =
+            serde_json::from_str(r#"{"prompt":5,"completion":7,"cached":2}"#).unwrap();
+        assert_eq!(old, TokenCounts::new(5, 7, 2));
+        assert_eq!(old.cache_writes(), 0);
+        assert_eq!(
+            serde_json::to_string(&old).unwrap(),
+            r#"{"prompt":5,"completion":7,"cached":2}"#
+        );
+        let written = TokenCounts::new(305, 7, 0).with_writes(100, 200);
+        let json = serde_json::to_string(&written).unwrap();
+        assert_eq!(
+            json,
+            r#"{"prompt":305,"completion":7,"cached":0,"cache_write":100,"cache_write_1h":200}"#
+        );
+        assert_eq!(serde_json::from_str::<TokenCounts>(&json).unwrap(), written);
+    }
+
+    #[test]
+    fn a_usage_record_stored_before_cache_savings_reads_without_them() {
+        let stored = r#"{"at_ms":1,"tenant":"t","key_id":"k","end_user":null,"requested":"m",
+            "served_model":"m","provider":"p","tokens":{"prompt":5,"completion":7,"cached":2},
+            "cost_usd":0.1,"outcome":"served"}"#;
+        let r: UsageRecord = serde_json::from_str(stored).unwrap();
+        assert_eq!(r.tokens, Some(TokenCounts::new(5, 7, 2)));
+        assert_eq!(r.cache_savings_usd, None);
+    }
+
+    #[test]
+    fn token_counts_combine_their_writes_like_every_other_count() {
+        let a = TokenCounts::new(10, 1, 2).with_writes(3, 4);
+        let b = TokenCounts::new(1, 1, 1).with_writes(1, 5);
+        assert_eq!(
+            a.zip(b, u64::saturating_sub),
+            TokenCounts::new(9, 0, 1).with_writes(2, 0)
+        );
+    }
 }

@@ -69,7 +69,51 @@ impl UsageSums {
                 .saved_usd
                 .filter(|s| s.is_finite() && *s > 0.0)
                 .unwrap_or(0.0),
+            cache_write_tokens: tokens.cache_writes(),
+            // Savings may be negative (writes never read); an exhausted request has none.
+            cache_savings_usd: match record.outcome {
+                Outcome::Served => record.cache_savings_usd.filter(|s| s.is_finite()),
+                Outcome::Exhausted => None,
+            }
+            .unwrap_or(0.0),
         }
+    }
+}
+
+/// One group of the usage API's read as D1 answers it: the group and each column's sum, a
+/// number or `null` (D1 numbers are doubles; a sum over no rows is `null`). Counts read as 0
+/// when absent or negative; money keeps its sign (cache savings may be negative).
+#[derive(Debug, Default, Deserialize)]
+pub struct SummedRow {
+    grp: Option<String>,
+    requests: Option<f64>,
+    prompt_tokens: Option<f64>,
+    completion_tokens: Option<f64>,
+    cached_tokens: Option<f64>,
+    cost_usd: Option<f64>,
+    cache_hits: Option<f64>,
+    saved_usd: Option<f64>,
+    cache_write_tokens: Option<f64>,
+    cache_savings_usd: Option<f64>,
+}
+
+impl SummedRow {
+    /// The group's name (empty: none) and its sums.
+    pub fn into_group(self) -> (String, UsageSums) {
+        let n = |v: Option<f64>| v.unwrap_or(0.0).max(0.0) as u64;
+        let usd = |v: Option<f64>| v.filter(|v| v.is_finite()).unwrap_or(0.0);
+        let sums = UsageSums {
+            requests: n(self.requests),
+            prompt_tokens: n(self.prompt_tokens),
+            completion_tokens: n(self.completion_tokens),
+            cached_tokens: n(self.cached_tokens),
+            cost_usd: usd(self.cost_usd),
+            cache_hits: n(self.cache_hits),
+            saved_usd: usd(self.saved_usd),
+            cache_write_tokens: n(self.cache_write_tokens),
+            cache_savings_usd: usd(self.cache_savings_usd),
+        };
+        (self.grp.unwrap_or_default(), sums)
     }
 }
 
@@ -149,17 +193,14 @@ mod tests {
             requested: "fast".into(),
             served_model: model.map(|m| ModelId::parse(m).unwrap()),
             provider: model.map(|_| ProviderName::parse("p").unwrap()),
-            tokens: Some(TokenCounts {
-                prompt: 5,
-                completion: 7,
-                cached: 2,
-            }),
+            tokens: Some(TokenCounts::new(5, 7, 2)),
             cost_usd: cost,
             usage_source: Default::default(),
             generation: 0,
             outcome,
             cache_hit: false,
             saved_usd: None,
+            cache_savings_usd: None,
         }
     }
 
@@ -211,6 +252,59 @@ mod tests {
         let rows = p.take(10);
         assert_eq!(rows.len(), 1);
         assert_eq!((rows[0].1.requests, rows[0].1.cost_usd), (2, 3.0));
+    }
+
+    #[test]
+    fn cache_writes_and_net_savings_roll_up_and_negative_savings_are_kept() {
+        let mut saving = record(0, Some("m"), Some(1.0), Outcome::Served);
+        saving.tokens = Some(TokenCounts::new(1_310, 4, 1_000).with_writes(100, 200));
+        saving.cache_savings_usd = Some(0.002);
+        let mut losing = saving.clone();
+        losing.tokens = Some(TokenCounts::new(1_000, 4, 0).with_writes(1_000, 0));
+        losing.cache_savings_usd = Some(-0.003);
+        let mut p = PendingRollups::default();
+        p.add(&saving);
+        p.add(&losing);
+        let rows = p.take(10);
+        let sums = rows[0].1;
+        assert_eq!(
+            (sums.cached_tokens, sums.cache_write_tokens),
+            (1_000, 1_300)
+        );
+        assert!((sums.cache_savings_usd + 0.001).abs() < 1e-12, "{sums:?}");
+        let mut exhausted = saving;
+        exhausted.outcome = Outcome::Exhausted;
+        assert_eq!(UsageSums::of(&exhausted).cache_savings_usd, 0.0);
+    }
+
+    #[test]
+    fn a_summed_row_reads_nulls_as_zero_and_keeps_the_sign_of_savings() {
+        let row: SummedRow = serde_json::from_str(
+            r#"{"grp":"m","requests":2,"prompt_tokens":null,"cached_tokens":1000,
+                "cache_write_tokens":1300,"cache_savings_usd":-0.001}"#,
+        )
+        .unwrap();
+        let (group, sums) = row.into_group();
+        assert_eq!(group, "m");
+        assert_eq!((sums.requests, sums.prompt_tokens), (2, 0));
+        assert_eq!(
+            (sums.cached_tokens, sums.cache_write_tokens),
+            (1_000, 1_300)
+        );
+        assert_eq!(sums.cache_savings_usd, -0.001);
+        let (group, sums) = serde_json::from_str::<SummedRow>(r#"{"grp":null}"#)
+            .unwrap()
+            .into_group();
+        assert_eq!((group.as_str(), sums), ("", UsageSums::default()));
+    }
+
+    #[test]
+    fn sums_stored_before_cache_writes_read_as_none() {
+        let old: UsageSums = serde_json::from_str(
+            r#"{"requests":1,"prompt_tokens":5,"completion_tokens":7,"cached_tokens":2,"cost_usd":0.5}"#,
+        )
+        .unwrap();
+        assert_eq!((old.cache_write_tokens, old.cache_savings_usd), (0, 0.0));
     }
 
     #[test]

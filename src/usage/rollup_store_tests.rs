@@ -24,6 +24,7 @@ fn record(at_ms: u64, end_user: &str, model: &str) -> UsageRecord {
         outcome: Outcome::Served,
         cache_hit: false,
         saved_usd: None,
+        cache_savings_usd: None,
     }
 }
 

@@ -212,6 +212,20 @@ mod tests {
     }
 
     #[test]
+    fn a_native_messages_stream_reads_its_cache_writes_by_ttl_from_message_start() {
+        let mut u = StreamUsage::messages();
+        u.observe(r#"{"type":"message_start","message":{"usage":{"input_tokens":5,"cache_creation_input_tokens":300,"cache_creation":{"ephemeral_5m_input_tokens":100,"ephemeral_1h_input_tokens":200},"output_tokens":1}}}"#);
+        u.observe(r#"{"type":"message_delta","delta":{},"usage":{"output_tokens":7}}"#);
+        assert_eq!(
+            u.final_tokens(0),
+            (
+                TokenCounts::new(305, 7, 0).with_writes(100, 200),
+                UsageSource::Reported
+            )
+        );
+    }
+
+    #[test]
     fn a_chat_stream_cut_before_its_usage_chunk_is_charged_an_estimate() {
         let mut u = StreamUsage::chat(true);
         u.observe(CONTENT);

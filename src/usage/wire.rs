@@ -2,12 +2,16 @@
 //!
 //! One struct takes both shapes: OpenAI-compatible chat and embeddings (`prompt_tokens`,
 //! `completion_tokens`, `prompt_tokens_details.cached_tokens`) and Anthropic's Messages
-//! (`input_tokens`, `output_tokens`, `cache_read_input_tokens`, `cache_creation_input_tokens`).
+//! (`input_tokens`, `output_tokens`, `cache_read_input_tokens`, `cache_creation_input_tokens`
+//! and its TTL breakdown `cache_creation`).
 //!
 //! Anthropic's `input_tokens` counts only the input after the last cache breakpoint: reads from
 //! and writes to the prompt cache are reported beside it. So `prompt` = input + cache reads +
-//! cache writes (the whole prompt, as OpenAI counts it) and `cached` = cache reads. Cache writes
-//! are charged at the input price (the catalog has no separate write price).
+//! cache writes (the whole prompt, as OpenAI counts it), `cached` = cache reads, and the writes
+//! are split by TTL (`write_split`). A chat-shaped usage carries the writes under the same
+//! names: the gateway's translation of an Anthropic or Bedrock answer writes them there
+//! (`providers::anthropic::response::usage`), so a chat caller's answer is charged for its
+//! writes as a Messages caller's is.
 
 use super::TokenCounts;
 use serde::de::IgnoredAny;
@@ -23,6 +27,7 @@ pub struct WireUsage {
     pub output_tokens: Option<u64>,
     pub cache_read_input_tokens: Option<u64>,
     pub cache_creation_input_tokens: Option<u64>,
+    pub cache_creation: Option<CacheCreation>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -30,33 +35,63 @@ pub struct PromptDetails {
     pub cached_tokens: Option<u64>,
 }
 
+/// Anthropic's breakdown of `cache_creation_input_tokens` by the TTL of the write.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+pub struct CacheCreation {
+    pub ephemeral_5m_input_tokens: Option<u64>,
+    pub ephemeral_1h_input_tokens: Option<u64>,
+}
+
+/// The cache writes as (5-minute, 1-hour), from a reported total and a TTL breakdown (either may
+/// be missing). The total is the larger of the two reports; whatever the breakdown does not
+/// put in the 1-hour tier is a 5-minute write, as a write without a breakdown is.
+pub fn write_split(total: Option<u64>, five_minutes: u64, one_hour: u64) -> (u64, u64) {
+    let total = total
+        .unwrap_or(0)
+        .max(five_minutes.saturating_add(one_hour));
+    let one_hour = one_hour.min(total);
+    (total - one_hour, one_hour)
+}
+
 impl WireUsage {
+    /// The cache writes as (5-minute, 1-hour).
+    fn writes(&self) -> (u64, u64) {
+        let b = self.cache_creation.unwrap_or_default();
+        write_split(
+            self.cache_creation_input_tokens,
+            b.ephemeral_5m_input_tokens.unwrap_or(0),
+            b.ephemeral_1h_input_tokens.unwrap_or(0),
+        )
+    }
+
     /// The counts, or `None` when the object names no tokens at all (unknown, never zero).
     pub fn counts(&self) -> Option<TokenCounts> {
+        let (w5, w1h) = self.writes();
         if self.input_tokens.is_some() || self.output_tokens.is_some() {
             let read = self.cache_read_input_tokens.unwrap_or(0);
             let prompt = self
                 .input_tokens
                 .unwrap_or(0)
                 .saturating_add(read)
-                .saturating_add(self.cache_creation_input_tokens.unwrap_or(0));
-            return Some(TokenCounts {
-                prompt,
-                completion: self.output_tokens.unwrap_or(0),
-                cached: read,
-            });
+                .saturating_add(w5)
+                .saturating_add(w1h);
+            return Some(
+                TokenCounts::new(prompt, self.output_tokens.unwrap_or(0), read)
+                    .with_writes(w5, w1h),
+            );
         }
         let prompt = self.prompt_tokens?;
         let cached = self
             .prompt_tokens_details
             .and_then(|d| d.cached_tokens)
-            .unwrap_or(0);
-        Some(TokenCounts {
-            prompt,
-            // Embeddings have no completion.
-            completion: self.completion_tokens.unwrap_or(0),
-            cached: cached.min(prompt),
-        })
+            .unwrap_or(0)
+            .min(prompt);
+        // `prompt_tokens` already counts the writes: they are parts of it, never beyond it.
+        let w1h = w1h.min(prompt - cached);
+        let w5 = w5.min(prompt - cached - w1h);
+        // Embeddings have no completion.
+        let completion = self.completion_tokens.unwrap_or(0);
+        Some(TokenCounts::new(prompt, completion, cached).with_writes(w5, w1h))
     }
 
     /// Fields a later report carries replace the earlier ones (Anthropic's `message_delta`
@@ -81,6 +116,9 @@ impl WireUsage {
         );
         if later.prompt_tokens_details.is_some() {
             self.prompt_tokens_details = later.prompt_tokens_details;
+        }
+        if later.cache_creation.is_some() {
+            self.cache_creation = later.cache_creation;
         }
     }
 }
@@ -113,89 +151,5 @@ pub fn usage_counts(raw: &RawValue) -> Option<TokenCounts> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn counts(json: &str) -> Option<TokenCounts> {
-        answer_usage(json.as_bytes()).unwrap()
-    }
-
-    fn t(prompt: u64, completion: u64, cached: u64) -> Option<TokenCounts> {
-        Some(TokenCounts::new(prompt, completion, cached))
-    }
-
-    #[test]
-    fn openai_chat_usage_reads_prompt_completion_and_cached_tokens() {
-        assert_eq!(
-            counts(
-                r#"{"id":"c","choices":[{"message":{"content":"hi"}}],"usage":{"prompt_tokens":120,"completion_tokens":8,"total_tokens":128,"prompt_tokens_details":{"cached_tokens":100}}}"#
-            ),
-            t(120, 8, 100)
-        );
-        assert_eq!(
-            counts(r#"{"usage":{"prompt_tokens":5,"completion_tokens":7}}"#),
-            t(5, 7, 0)
-        );
-    }
-
-    #[test]
-    fn embeddings_usage_has_prompt_tokens_and_no_completion() {
-        assert_eq!(
-            counts(
-                r#"{"data":[{"embedding":[0.1,0.2]}],"usage":{"prompt_tokens":3,"total_tokens":3}}"#
-            ),
-            t(3, 0, 0)
-        );
-    }
-
-    #[test]
-    fn anthropic_prompt_is_input_plus_cache_reads_plus_cache_writes_and_cached_is_cache_reads() {
-        assert_eq!(
-            counts(
-                r#"{"type":"message","usage":{"input_tokens":12,"cache_read_input_tokens":100,"cache_creation_input_tokens":30,"output_tokens":58}}"#
-            ),
-            t(142, 58, 100)
-        );
-    }
-
-    #[test]
-    fn an_answer_without_usage_or_with_an_empty_one_has_unknown_tokens_never_zero() {
-        assert_eq!(counts(r#"{"choices":[]}"#), None);
-        assert_eq!(counts(r#"{"usage":null}"#), None);
-        assert_eq!(counts(r#"{"usage":{}}"#), None);
-    }
-
-    #[test]
-    fn cached_tokens_never_exceed_the_prompt() {
-        assert_eq!(
-            counts(r#"{"usage":{"prompt_tokens":5,"prompt_tokens_details":{"cached_tokens":9}}}"#),
-            t(5, 0, 5)
-        );
-    }
-
-    #[test]
-    fn a_usage_object_of_an_unexpected_shape_makes_tokens_unknown_not_the_answer_broken() {
-        assert_eq!(
-            counts(r#"{"usage":{"prompt_tokens":"five"},"choices":[{}]}"#),
-            None
-        );
-        assert_eq!(counts(r#"{"usage":[1,2]}"#), None);
-        assert_eq!(counts("[1]"), None);
-    }
-
-    #[test]
-    fn a_body_that_is_not_json_is_refused_while_reading_usage() {
-        assert!(answer_usage(b"<html>").is_err());
-        assert!(answer_usage(br#"{"usage":{"prompt_tokens":1}"#).is_err());
-    }
-
-    #[test]
-    fn a_later_report_replaces_only_the_fields_it_carries() {
-        let mut a: WireUsage = serde_json::from_str(
-            r#"{"input_tokens":5,"cache_read_input_tokens":2,"output_tokens":1}"#,
-        )
-        .unwrap();
-        a.merge(&serde_json::from_str(r#"{"output_tokens":7}"#).unwrap());
-        assert_eq!(a.counts(), t(7, 7, 2));
-    }
-}
+#[path = "wire_tests.rs"]
+mod tests;

@@ -155,6 +155,13 @@ pub struct ModelView<'a> {
     pub output_price_per_mtok: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cached_input_price_per_mtok: Option<f64>,
+    /// Absent when unset (then 1.25× input): what was set, never the derived default, so a
+    /// GET put back unchanged keeps following the input price.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_write_price_per_mtok: Option<f64>,
+    /// Absent when unset (then 2× input).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_write_1h_price_per_mtok: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_output_tokens: Option<u32>,
     /// The model tried when this one fails over; absent when it has no link.
@@ -181,6 +188,8 @@ impl<'a> ModelView<'a> {
             input_price_per_mtok: m.input_price_per_mtok,
             output_price_per_mtok: m.output_price_per_mtok,
             cached_input_price_per_mtok: m.cached_input_price_per_mtok,
+            cache_write_price_per_mtok: m.cache_write_price_per_mtok,
+            cache_write_1h_price_per_mtok: m.cache_write_1h_price_per_mtok,
             max_output_tokens: m.max_output_tokens,
             fallback_model: m.fallback_model.as_ref(),
             fallback_model_missing: m.fallback_model.as_ref().map(|l| !exists(l)),

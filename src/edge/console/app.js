@@ -75,6 +75,8 @@ const usd = (v) => {
   const n = Number(v || 0);
   return n >= 1 ? `$${n.toFixed(2)}` : `$${Number(n.toPrecision(3))}`;
 };
+// Money that may be negative (cache savings when writes cost more than reads saved).
+const signedUsd = (v) => (Number(v || 0) < 0 ? `−${usd(-Number(v))}` : usd(v));
 
 // ---- the admin API ----
 class Refused extends Error {}
@@ -330,7 +332,8 @@ function usage(days, byModel) {
     const h = (d.cost_usd / max) * (H - 20);
     const x = pad + i * bw;
     const bar = svg('rect', { x: x + 2, y: H - h, width: Math.max(1, bw - 4), height: h, class: 'bar' });
-    bar.append(svg('title', {}, `${d.group}: ${usd(d.cost_usd)}, ${d.requests} requests`));
+    bar.append(svg('title', {}, `${d.group}: ${usd(d.cost_usd)}, ${d.requests} requests, ` +
+      `cache ${d.cache_read_tokens || 0} read / ${d.cache_write_tokens || 0} written, saved ${signedUsd(d.cache_savings_usd)}`));
     chart.append(bar);
     const ry = H - (d.requests / maxReq) * (H - 20);
     chart.append(svg('circle', { cx: x + bw / 2, cy: ry, r: 3, class: 'dot' }));
@@ -342,12 +345,15 @@ function usage(days, byModel) {
   const t = days.total;
   fill('usage',
     el('p', {}, `Last 14 days: ${t.requests} requests, ${t.prompt_tokens} prompt and ${t.completion_tokens} completion tokens, ${usd(t.cost_usd)}.`),
+    el('p', { class: 'cache-savings' }, `Prompt cache: ${t.cache_read_tokens} tokens read, ${t.cache_write_tokens} written, ` +
+      `net saving ${signedUsd(t.cache_savings_usd)} (reads' discount minus writes' premium).`),
     t.requests ? chart : el('p', { class: 'muted' }, 'No usage recorded in the last 14 days.'),
     el('p', { class: 'legend muted' }, 'Bars: cost per UTC day. Dots: requests.'),
-    table(['Model (30 days)', 'Requests', 'Tokens in', 'Tokens out', 'Cost'], byModel.data.map((g) =>
+    table(['Model (30 days)', 'Requests', 'Tokens in', 'Tokens out', 'Cache read', 'Cache written', 'Cost', 'Cache saved'], byModel.data.map((g) =>
       el('tr', {}, el('td', {}, g.group === null ? '(nothing served)' : g.group), el('td', { class: 'n' }, g.requests),
         el('td', { class: 'n' }, g.prompt_tokens), el('td', { class: 'n' }, g.completion_tokens),
-        el('td', { class: 'n' }, usd(g.cost_usd)))), 'No usage by model.'));
+        el('td', { class: 'n' }, g.cache_read_tokens), el('td', { class: 'n' }, g.cache_write_tokens),
+        el('td', { class: 'n' }, usd(g.cost_usd)), el('td', { class: 'n' }, signedUsd(g.cache_savings_usd)))), 'No usage by model.'));
 }
 
 function catalog(models, aliases) {

@@ -2,11 +2,11 @@
 //! usage API's read, grouped in SQL.
 
 use super::{js, num, Db};
-use crate::admin::store::{StoreError, Stored, UsageStore};
+use crate::admin::store::{Stored, UsageStore};
 use crate::config::TenantId;
 use crate::governance::usage_query::{GroupBy, UsageQuery};
+use crate::usage::rollup::SummedRow;
 use crate::usage::{RollupKey, UsageSums};
-use serde::Deserialize;
 use worker::wasm_bindgen::JsValue;
 
 /// Rows one flush writes at most (one statement each, in one batch): D1 counts every statement
@@ -18,8 +18,9 @@ pub const MAX_ROWS_PER_FLUSH: usize = 500;
 /// this flush was not applied before (`usage_flushes`: a flush sent again after a restart adds
 /// nothing). SQLite needs the `WHERE` on an `INSERT … SELECT` that has an upsert clause.
 const UPSERT: &str = "INSERT INTO usage_rollups (tenant_id, minute, model, provider, key_id, \
-     end_user, requests, prompt_tokens, completion_tokens, cached_tokens, cost_usd, cache_hits, saved_usd) \
-     SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?14, ?15 \
+     end_user, requests, prompt_tokens, completion_tokens, cached_tokens, cost_usd, cache_hits, saved_usd, \
+     cache_write_tokens, cache_savings_usd) \
+     SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?14, ?15, ?16, ?17 \
      WHERE EXISTS (SELECT 1 FROM tenants WHERE id = ?1 AND generation = ?12) \
      AND NOT EXISTS (SELECT 1 FROM usage_flushes \
        WHERE tenant_id = ?1 AND generation = ?12 AND last_flush >= ?13) \
@@ -29,7 +30,9 @@ const UPSERT: &str = "INSERT INTO usage_rollups (tenant_id, minute, model, provi
      completion_tokens = completion_tokens + excluded.completion_tokens, \
      cached_tokens = cached_tokens + excluded.cached_tokens, \
      cost_usd = cost_usd + excluded.cost_usd, \
-     cache_hits = cache_hits + excluded.cache_hits, saved_usd = saved_usd + excluded.saved_usd";
+     cache_hits = cache_hits + excluded.cache_hits, saved_usd = saved_usd + excluded.saved_usd, \
+     cache_write_tokens = cache_write_tokens + excluded.cache_write_tokens, \
+     cache_savings_usd = cache_savings_usd + excluded.cache_savings_usd";
 
 /// The flush's number, recorded in the same batch after its rows (which read the old value).
 const FLUSH_APPLIED: &str = "INSERT INTO usage_flushes (tenant_id, generation, last_flush) \
@@ -54,7 +57,8 @@ macro_rules! usage_by {
             " AS grp, SUM(requests) AS requests, SUM(prompt_tokens) AS prompt_tokens, \
              SUM(completion_tokens) AS completion_tokens, SUM(cached_tokens) AS cached_tokens, \
              SUM(cost_usd) AS cost_usd, SUM(cache_hits) AS cache_hits, \
-             SUM(saved_usd) AS saved_usd FROM usage_rollups \
+             SUM(saved_usd) AS saved_usd, SUM(cache_write_tokens) AS cache_write_tokens, \
+             SUM(cache_savings_usd) AS cache_savings_usd FROM usage_rollups \
              WHERE tenant_id = ?1 AND minute >= ?2 AND minute < ?3 GROUP BY grp ORDER BY grp"
         )
     };
@@ -101,6 +105,8 @@ impl Db {
                         num(flush.seq),
                         count(s.cache_hits),
                         JsValue::from_f64(s.saved_usd),
+                        count(s.cache_write_tokens),
+                        JsValue::from_f64(s.cache_savings_usd),
                     ],
                 )
             })
@@ -119,38 +125,12 @@ impl Db {
 impl UsageStore for Db {
     /// Sums of every minute overlapping `[from, to)`, per group, in group order.
     async fn usage(&self, tenant: &TenantId, q: &UsageQuery) -> Stored<Vec<(String, UsageSums)>> {
-        #[derive(Deserialize)]
-        struct Row {
-            grp: Option<String>,
-            requests: Option<f64>,
-            prompt_tokens: Option<f64>,
-            completion_tokens: Option<f64>,
-            cached_tokens: Option<f64>,
-            cost_usd: Option<f64>,
-            cache_hits: Option<f64>,
-            saved_usd: Option<f64>,
-        }
-        let found: Vec<Row> = self
+        let found: Vec<SummedRow> = self
             .all(
                 sql_for(q.group_by),
                 &[js(tenant.as_str()), num(q.first_minute()), num(q.to_ms)],
             )
             .await?;
-        let n = |v: Option<f64>| v.unwrap_or(0.0).max(0.0) as u64;
-        found
-            .into_iter()
-            .map(|r| {
-                let sums = UsageSums {
-                    requests: n(r.requests),
-                    prompt_tokens: n(r.prompt_tokens),
-                    completion_tokens: n(r.completion_tokens),
-                    cached_tokens: n(r.cached_tokens),
-                    cost_usd: r.cost_usd.unwrap_or(0.0),
-                    cache_hits: n(r.cache_hits),
-                    saved_usd: r.saved_usd.unwrap_or(0.0),
-                };
-                Ok((r.grp.unwrap_or_default(), sums))
-            })
-            .collect::<Result<_, StoreError>>()
+        Ok(found.into_iter().map(SummedRow::into_group).collect())
     }
 }

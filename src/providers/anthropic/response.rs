@@ -1,18 +1,30 @@
 //! Messages response → `chat.completion`.
 
 use super::finish_reason;
-use crate::usage::wire::WireUsage;
+use crate::usage::wire::{write_split, WireUsage};
 use crate::usage::TokenCounts;
 use serde_json::{json, Value};
 
 /// Messages usage in chat terms: the prompt counts cache reads and writes too (Anthropic's
-/// `input_tokens` leaves them out), and cache reads show as `prompt_tokens_details.cached_tokens`
-/// when the answer reported them (`usage::wire` reads it back the same way).
+/// `input_tokens` leaves them out), cache reads show as `prompt_tokens_details.cached_tokens`
+/// when the answer reported them, and cache writes keep Anthropic's names (`chat_writes`), so
+/// `usage::wire` reads the same counts back from the chat shape.
 pub fn usage(u: &Value, output_tokens: u64) -> Value {
     let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
+    let tier = |k: &str| {
+        u.get("cache_creation")
+            .and_then(|c| c.get(k))
+            .and_then(Value::as_u64)
+    };
+    let (w5, w1h) = write_split(
+        u.get("cache_creation_input_tokens").and_then(Value::as_u64),
+        tier("ephemeral_5m_input_tokens").unwrap_or(0),
+        tier("ephemeral_1h_input_tokens").unwrap_or(0),
+    );
     // Saturating: the counts are the answer's (or a stored answer's) data, never trusted.
     let prompt = n("input_tokens")
-        .saturating_add(n("cache_creation_input_tokens"))
+        .saturating_add(w5)
+        .saturating_add(w1h)
         .saturating_add(n("cache_read_input_tokens"));
     let total = prompt.saturating_add(output_tokens);
     let mut out =
@@ -20,7 +32,20 @@ pub fn usage(u: &Value, output_tokens: u64) -> Value {
     if u.get("cache_read_input_tokens").is_some_and(Value::is_u64) {
         out["prompt_tokens_details"] = json!({"cached_tokens": n("cache_read_input_tokens")});
     }
+    chat_writes(&mut out, (w5, w1h));
     out
+}
+
+/// The cache writes (5-minute, 1-hour) of a chat-shaped usage, under Anthropic's names:
+/// `cache_creation_input_tokens` and its `cache_creation` breakdown. Written only when there
+/// are writes, so an answer without any translates as it always did.
+pub fn chat_writes(out: &mut Value, (w5, w1h): (u64, u64)) {
+    if w5.saturating_add(w1h) == 0 {
+        return;
+    }
+    out["cache_creation_input_tokens"] = w5.saturating_add(w1h).into();
+    out["cache_creation"] =
+        json!({"ephemeral_5m_input_tokens": w5, "ephemeral_1h_input_tokens": w1h});
 }
 
 /// `created` is the epoch second to stamp (Messages responses carry none).

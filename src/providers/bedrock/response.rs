@@ -1,6 +1,8 @@
 //! Converse response → `chat.completion`.
 
 use super::finish_reason;
+use crate::providers::anthropic::response::chat_writes;
+use crate::usage::wire::write_split;
 use crate::usage::TokenCounts;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -8,21 +10,45 @@ use sha2::{Digest, Sha256};
 use std::borrow::Cow;
 
 /// Converse usage in chat terms: the prompt counts cache reads and writes too (`inputTokens`
-/// leaves them out, as Anthropic's `input_tokens` does), and cache reads show as
-/// `prompt_tokens_details.cached_tokens` when the answer reported them.
+/// leaves them out, as Anthropic's `input_tokens` does), cache reads show as
+/// `prompt_tokens_details.cached_tokens` when the answer reported them, and cache writes as an
+/// Anthropic answer's do (`anthropic::response::chat_writes`).
 pub fn usage(u: &Value) -> Value {
     let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
+    let (w5, w1h) = writes(u);
     // Saturating: the counts are the answer's data, never trusted.
     let prompt = n("inputTokens")
         .saturating_add(n("cacheReadInputTokens"))
-        .saturating_add(n("cacheWriteInputTokens"));
+        .saturating_add(w5)
+        .saturating_add(w1h);
     let completion = n("outputTokens");
     let mut out = json!({"prompt_tokens": prompt, "completion_tokens": completion,
         "total_tokens": prompt.saturating_add(completion)});
     if u.get("cacheReadInputTokens").is_some_and(Value::is_u64) {
         out["prompt_tokens_details"] = json!({"cached_tokens": n("cacheReadInputTokens")});
     }
+    chat_writes(&mut out, (w5, w1h));
     out
+}
+
+/// The cache writes as (5-minute, 1-hour): `cacheWriteInputTokens`, split by the `cacheDetails`
+/// entries (`{"inputTokens", "ttl": "5m" | "1h"}`); without them, every write is 5-minute.
+fn writes(u: &Value) -> (u64, u64) {
+    let (mut five, mut hour) = (0u64, 0u64);
+    for d in u
+        .get("cacheDetails")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let n = d.get("inputTokens").and_then(Value::as_u64).unwrap_or(0);
+        match d.get("ttl").and_then(Value::as_str) {
+            Some("1h") => hour = hour.saturating_add(n),
+            _ => five = five.saturating_add(n),
+        }
+    }
+    let total = u.get("cacheWriteInputTokens").and_then(Value::as_u64);
+    write_split(total, five, hour)
 }
 
 /// The counts for metering, or `None` when the answer named no tokens (unknown, never zero).
@@ -32,15 +58,13 @@ pub fn counts(u: &Value) -> Option<TokenCounts> {
         return None;
     }
     let read = n("cacheReadInputTokens").unwrap_or(0);
+    let (w5, w1h) = writes(u);
     let prompt = n("inputTokens")
         .unwrap_or(0)
         .saturating_add(read)
-        .saturating_add(n("cacheWriteInputTokens").unwrap_or(0));
-    Some(TokenCounts::new(
-        prompt,
-        n("outputTokens").unwrap_or(0),
-        read,
-    ))
+        .saturating_add(w5)
+        .saturating_add(w1h);
+    Some(TokenCounts::new(prompt, n("outputTokens").unwrap_or(0), read).with_writes(w5, w1h))
 }
 
 /// The chat completion and the tokens the answer reported. A Converse answer carries no id and

@@ -74,9 +74,37 @@ fn cache_reads_and_writes_count_in_the_prompt_and_reads_show_as_cached() {
     assert_eq!(
         c["usage"],
         json!({"prompt_tokens": 40, "completion_tokens": 5, "total_tokens": 45,
-            "prompt_tokens_details": {"cached_tokens": 20}})
+            "prompt_tokens_details": {"cached_tokens": 20},
+            "cache_creation_input_tokens": 10,
+            "cache_creation": {"ephemeral_5m_input_tokens": 10, "ephemeral_1h_input_tokens": 0}})
     );
-    assert_eq!(tokens, Some(TokenCounts::new(40, 5, 20)));
+    assert_eq!(
+        tokens,
+        Some(TokenCounts::new(40, 5, 20).with_writes(10, 0)),
+        "a write without cacheDetails is a 5-minute one"
+    );
+}
+
+#[test]
+fn cache_details_split_the_writes_by_ttl_and_the_chat_usage_reads_back_the_same_counts() {
+    let u = json!({"inputTokens": 10, "outputTokens": 5, "totalTokens": 345,
+        "cacheWriteInputTokens": 300,
+        "cacheDetails": [{"inputTokens": 200, "ttl": "1h"}, {"inputTokens": 100, "ttl": "5m"}]});
+    let (c, tokens) = chat(&answer(json!([{"text": "x"}]), "end_turn", u));
+    let want = Some(TokenCounts::new(310, 5, 0).with_writes(100, 200));
+    assert_eq!(tokens, want);
+    let read_back = crate::usage::answer_usage(&serde_json::to_vec(&c).unwrap()).unwrap();
+    assert_eq!(read_back, want, "{}", c["usage"]);
+}
+
+#[test]
+fn an_answer_without_cache_writes_translates_its_usage_as_before() {
+    let u = json!({"inputTokens": 10, "outputTokens": 5, "totalTokens": 15});
+    let (c, _) = chat(&answer(json!([{"text": "x"}]), "end_turn", u));
+    assert_eq!(
+        c["usage"],
+        json!({"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15})
+    );
 }
 
 #[test]

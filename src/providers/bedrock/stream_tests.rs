@@ -110,6 +110,31 @@ fn a_text_answer_becomes_role_content_finish_usage_and_done() {
 }
 
 #[test]
+fn a_streams_metadata_cache_details_reach_the_metered_usage_split_by_ttl() {
+    let mut s = event("messageStart", json!({"role": "assistant"}));
+    s.extend(event(
+        "contentBlockDelta",
+        json!({"contentBlockIndex": 0, "delta": {"text": "hi"}}),
+    ));
+    s.extend(event("messageStop", json!({"stopReason": "end_turn"})));
+    s.extend(event(
+        "metadata",
+        json!({"usage": {"inputTokens": 7, "outputTokens": 2, "totalTokens": 319,
+            "cacheWriteInputTokens": 300,
+            "cacheDetails": [{"inputTokens": 250, "ttl": "1h"}, {"inputTokens": 50, "ttl": "5m"}]}}),
+    ));
+    let e = translate(&s);
+    let mut metered = crate::usage::StreamUsage::chat(true);
+    for data in &e {
+        metered.observe(data);
+    }
+    assert_eq!(
+        metered.tokens(),
+        Some(crate::usage::TokenCounts::new(307, 2, 0).with_writes(50, 250))
+    );
+}
+
+#[test]
 fn tool_use_streams_as_openai_tool_call_deltas_and_reasoning_as_reasoning_content() {
     let e = translate(&tool_answer());
     let deltas: Vec<Value> = e

@@ -2,6 +2,7 @@
 //! estimates and the ledger.
 
 mod budgets;
+mod cache_pricing;
 mod estimates;
 mod governance;
 mod governance_hardening;

@@ -236,8 +236,9 @@ fn an_anthropic_upstreams_cache_reads_are_counted_and_charged_at_the_cached_pric
     ));
     let r = t.post_with("/v1/chat/completions", &chat_body("m"), &[]);
     assert_eq!(r.status, 200, "{}", r.text);
-    // Prompt 1300 of which 1000 cached: 300 × 3 + 1000 × 0.3 + 10 × 15 = 1350 per million.
-    assert_eq!(r.header("x-cognigate-cost-usd"), Some("0.00135"));
+    // Prompt 1300 of which 1000 cached and 200 written (a 5-minute write at the default 1.25 ×
+    // input): 100 × 3 + 1000 × 0.3 + 200 × 3.75 + 10 × 15 = 1500 per million.
+    assert_eq!(r.header("x-cognigate-cost-usd"), Some("0.0015"));
     assert_eq!(
         r.json()["usage"]["prompt_tokens_details"]["cached_tokens"],
         1000
@@ -247,12 +248,12 @@ fn an_anthropic_upstreams_cache_reads_are_counted_and_charged_at_the_cached_pric
         json!({"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]});
     let r = t.post_with("/v1/messages", &body, &[]);
     assert_eq!(r.status, 200, "{}", r.text);
-    assert_eq!(r.header("x-cognigate-cost-usd"), Some("0.00135"));
+    assert_eq!(r.header("x-cognigate-cost-usd"), Some("0.0015"));
     let recs = gw.usage_records(&t.id, 2, Duration::from_secs(10));
     for rec in &recs {
         assert_eq!(
             rec["tokens"],
-            json!({"prompt": 1300, "completion": 10, "cached": 1000})
+            json!({"prompt": 1300, "completion": 10, "cached": 1000, "cache_write": 200})
         );
     }
 }

@@ -60,6 +60,8 @@ fn tenant(models: &[(String, usize, u32)]) -> TenantConfig {
                 input_price_per_mtok: f64::from(*price),
                 output_price_per_mtok: 0.0,
                 cached_input_price_per_mtok: None,
+                cache_write_price_per_mtok: None,
+                cache_write_1h_price_per_mtok: None,
                 max_output_tokens: None,
                 fallback_model: None,
                 min_cache_tokens: 1_024,

@@ -133,6 +133,33 @@ fn without_include_usage_the_relay_strips_the_usage_chunk_and_still_meters_its_t
 }
 
 #[test]
+fn a_translated_streams_cache_writes_keep_their_ttl_split_for_the_cost() {
+    let events = [
+        r#"{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[],"usage":{"input_tokens":10,"cache_read_input_tokens":1000,"cache_creation_input_tokens":300,"cache_creation":{"ephemeral_5m_input_tokens":100,"ephemeral_1h_input_tokens":200},"output_tokens":1}}}"#,
+        r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"hi"}}"#,
+        r#"{"type":"content_block_stop","index":0}"#,
+        r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":4}}"#,
+        r#"{"type":"message_stop"}"#,
+    ];
+    let sse: String = events
+        .iter()
+        .map(|e| {
+            let kind = serde_json::from_str::<Value>(e).unwrap()["type"].clone();
+            format!("event: {}\ndata: {e}\n\n", kind.as_str().unwrap())
+        })
+        .collect();
+    let mut decoder = StreamDecoder::new(Dialect::Anthropic, "m", 0);
+    let mut relay = Relay::metering(StreamUsage::chat(true));
+    let RelayStep::Finish { bytes, .. } = relay.on_chunk(&decoder.decode(sse.into_bytes())) else {
+        panic!("the stream ends")
+    };
+    assert!(!String::from_utf8(bytes).unwrap().contains("\"usage\""));
+    let want = cognigate::usage::TokenCounts::new(1310, 4, 1000).with_writes(100, 200);
+    assert_eq!(relay.tokens(), Some(want));
+}
+
+#[test]
 fn an_anthropic_error_event_becomes_an_error_the_relay_recognises() {
     let mut decoder = StreamDecoder::new(Dialect::Anthropic, "m", 0);
     let out = decoder.decode(
