@@ -74,7 +74,7 @@ impl Db {
                     &t,
                 )?,
                 self.stmt(
-                    "SELECT name, match_name, priority, when_json, on_refusal, chain, cache_affinity_s, cache_ttl_s, prompt_cache, updated_at \
+                    "SELECT name, match_name, priority, when_json, on_refusal, chain, cache_affinity_s, cache_ttl_s, prompt_cache, prefer_platforms, updated_at \
                      FROM routing_rules WHERE tenant_id = ?1",
                     &t,
                 )?,

@@ -12,6 +12,7 @@ mod lease;
 mod live_stats;
 mod park_lengths;
 mod park_state;
+mod prefer_platforms;
 mod presets;
 mod ranking;
 mod refusals;
