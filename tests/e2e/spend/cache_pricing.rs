@@ -74,9 +74,9 @@ fn cache_writes_are_charged_at_their_ttls_write_price_in_the_cost_header_of_chat
             rec["tokens"],
             json!({"prompt": 1310, "completion": 4, "cached": 1000, "cache_write": 100, "cache_write_1h": 200})
         );
-        assert_usd(&rec, "cost_usd", 0.001965);
+        assert_usd(rec, "cost_usd", 0.001965);
         // Reads: 1000 × 2.7 = 2700; the writes' premium: 100 × 0.75 + 200 × 3 = 675.
-        assert_usd(&rec, "cache_savings_usd", 0.002025);
+        assert_usd(rec, "cache_savings_usd", 0.002025);
     }
 }
 
@@ -154,7 +154,7 @@ fn a_streamed_chat_answer_from_anthropic_is_charged_for_its_cache_writes_by_ttl(
         (Some(100), Some(200)),
         "{rec}"
     );
-    assert_usd(&rec, "cost_usd", 0.001965);
+    assert_usd(rec, "cost_usd", 0.001965);
 }
 
 #[test]
