@@ -11,7 +11,8 @@ use crate::admin::views::{
 use crate::config::admin_body::{parse_body, AliasBody, ModelBody, ProviderBody, RuleBody};
 use crate::config::rule::MAX_RULES;
 use crate::config::{
-    AliasName, CatalogModel, ConfigError, ModelId, ProviderName, RouteName, TenantConfig, TenantId,
+    Alias, AliasName, CatalogModel, ConfigError, ModelId, ProviderName, RouteName, Rule, Settings,
+    TenantConfig, TenantId,
 };
 use crate::routing::dead_entries;
 
@@ -172,25 +173,25 @@ impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
         let rule =
             parse_body::<RuleBody>(body).and_then(|b| b.validate(settings.max_fallback_depth))?;
         let snapshot = self.store.catalog(t).await?;
-        let mut cfg = TenantConfig::empty(t.clone(), settings);
-        cfg.models = snapshot
-            .models
-            .into_iter()
-            .map(|m| (m.id.clone(), m))
-            .collect();
-        cfg.aliases = snapshot.aliases.into_iter().collect();
+        let cfg = catalog_config(t, settings, snapshot.models, snapshot.aliases);
         let warnings = dead_entries(&cfg, rule.chain.entries(), |p| {
             snapshot.provider_names.contains(p)
         });
+        self.write_rule(t, &rule).await?;
+        json(200, &WrittenRuleView::new(&rule, warnings))
+    }
+
+    /// Stores `rule` as its PUT does: refused when the tenant already holds the most rules, or
+    /// when the chain is longer than the tenant's depth (checked in the write, which a PUT's
+    /// validation or a sort's unchanged length may have passed before a lower depth was written).
+    pub(super) async fn write_rule(&self, t: &TenantId, rule: &Rule) -> Result<(), CommandError> {
         let default_depth = self.cx.defaults.settings.max_fallback_depth;
-        let written = self.store.put_rule(t, &rule, default_depth, self.cx.now);
+        let written = self.store.put_rule(t, rule, default_depth, self.cx.now);
         match written.await? {
-            DepthWrite::Written => {}
-            DepthWrite::TooManyRules => {
-                return Err(conflict(format!(
+            DepthWrite::Written => Ok(()),
+            DepthWrite::TooManyRules => Err(conflict(format!(
                 "The tenant has {MAX_RULES} routing rules, the most it may have; delete one first."
-            )))
-            }
+            ))),
             DepthWrite::DepthExceeded => {
                 // Refused in the write: say why only while it is still true.
                 let max = self.settings(t).await?.max_fallback_depth;
@@ -198,10 +199,9 @@ impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
                 if len > max as usize {
                     return Err(ConfigError::ChainTooLong { len, max }.into());
                 }
-                return Err(depth_changed());
+                Err(depth_changed())
             }
         }
-        json(200, &WrittenRuleView::new(&rule, warnings))
     }
 
     /// By the rule's name (a rule written without one is named after its match).
@@ -226,4 +226,18 @@ impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
         let record = found.ok_or_else(|| not_found(&format!("Tenant '{t}'")))?;
         Ok(self.cx.defaults.effective(&record.settings))
     }
+}
+
+/// The tenant's config as its catalog holds it: `models` and `aliases` under `settings`, as a
+/// request would resolve them.
+pub(super) fn catalog_config(
+    t: &TenantId,
+    settings: Settings,
+    models: Vec<CatalogModel>,
+    aliases: Vec<(AliasName, Alias)>,
+) -> TenantConfig {
+    let mut cfg = TenantConfig::empty(t.clone(), settings);
+    cfg.models = models.into_iter().map(|m| (m.id.clone(), m)).collect();
+    cfg.aliases = aliases.into_iter().collect();
+    cfg
 }

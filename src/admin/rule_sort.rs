@@ -3,14 +3,13 @@
 //! The positions resolve as a request would now: aliases at the live stats' cached shares and
 //! latencies, read from the routing objects as the stats route reads them.
 
+use super::catalog::catalog_config;
 use super::stats::SnapshotView;
-use super::store::DepthWrite;
-use super::{conflict, depth_changed, json, not_found, Admin, AdminStore, Answer, ObjectControl};
+use super::{json, not_found, Admin, AdminStore, Answer, ObjectControl};
 use crate::admin::views::RuleView;
 use crate::config::admin_body::parse_body;
 use crate::config::chain_preset::{ChainPreset, SortBody};
-use crate::config::rule::MAX_RULES;
-use crate::config::{ConfigError, RouteName, Rule, TenantConfig, TenantId};
+use crate::config::{RouteName, Rule, TenantId};
 use crate::routing::presets::sorted_chain;
 use crate::routing::resolve::resolve_aliases_with;
 use crate::routing::RouteInput;
@@ -28,13 +27,8 @@ impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
             .find(|r| r.name == *name)
             .ok_or_else(|| not_found(&format!("The routing rule '{name}'")))?;
         let snapshot = self.store.catalog(t).await?;
-        let mut cfg = TenantConfig::empty(t.clone(), self.settings(t).await?);
-        cfg.models = snapshot
-            .models
-            .into_iter()
-            .map(|m| (m.id.clone(), m))
-            .collect();
-        cfg.aliases = snapshot.aliases.into_iter().collect();
+        let settings = self.settings(t).await?;
+        let cfg = catalog_config(t, settings, snapshot.models, snapshot.aliases);
         // `fastest` needs the stats; the other presets read them for aliases only, at best effort.
         let stats = self.routing.stats(t, &snapshot.provider_names).await;
         let stats = match preset {
@@ -53,22 +47,7 @@ impl<S: AdminStore, R: ObjectControl> Admin<'_, S, R> {
             chain: sorted_chain(&cfg, &rule.chain, preset, &input),
             ..rule
         };
-        let default_depth = self.cx.defaults.settings.max_fallback_depth;
-        let written = self.store.put_rule(t, &sorted, default_depth, self.cx.now);
-        match written.await? {
-            DepthWrite::Written => json(200, &RuleView::new(&sorted)),
-            DepthWrite::TooManyRules => Err(conflict(format!(
-                "The tenant has {MAX_RULES} routing rules, the most it may have; delete one first."
-            ))),
-            DepthWrite::DepthExceeded => {
-                // The chain is as long as it was: only a depth lowered since refuses it.
-                let max = self.settings(t).await?.max_fallback_depth;
-                let len = sorted.chain.len();
-                if len > max as usize {
-                    return Err(ConfigError::ChainTooLong { len, max }.into());
-                }
-                Err(depth_changed())
-            }
-        }
+        self.write_rule(t, &sorted).await?;
+        json(200, &RuleView::new(&sorted))
     }
 }

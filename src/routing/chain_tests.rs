@@ -13,6 +13,26 @@ fn add_model(cfg: &mut TenantConfig, id: &str, provider: &str, price: f64, ctx: 
     cfg.models.insert(id.clone(), body.validate(id).unwrap());
 }
 
+/// A tenant whose models are on `openai` with an 8000-token context, at the given list prices.
+fn on_openai(models: &[(&str, f64)]) -> TenantConfig {
+    let mut c = cfg();
+    for &(id, price) in models {
+        add_model(&mut c, id, "openai", price, 8000);
+    }
+    c
+}
+
+/// Model `small` (8000 tokens) and alias `long`, which asks for 128000: it matches nothing.
+fn small_and_long() -> TenantConfig {
+    let mut c = on_openai(&[("small", 1.0)]);
+    add_alias(
+        &mut c,
+        "long",
+        r#"{"capabilities":["chat"],"min_context_window":128000}"#,
+    );
+    c
+}
+
 fn add_alias(cfg: &mut TenantConfig, name: &str, json: &str) {
     let body: AliasBody = parse_body(json.as_bytes()).unwrap();
     cfg.aliases
@@ -60,10 +80,7 @@ fn rule_chain_is_tried_left_to_right() {
 
 #[test]
 fn alias_in_a_chain_yields_one_candidate_not_all_of_its_matches() {
-    let mut c = cfg();
-    for (id, price) in [("a", 1.0), ("b", 2.0), ("c", 3.0)] {
-        add_model(&mut c, id, "openai", price, 8000);
-    }
+    let mut c = on_openai(&[("a", 1.0), ("b", 2.0), ("c", 3.0)]);
     add_alias(
         &mut c,
         "fast",
@@ -75,22 +92,14 @@ fn alias_in_a_chain_yields_one_candidate_not_all_of_its_matches() {
 
 #[test]
 fn position_that_resolves_to_nothing_is_dropped() {
-    let mut c = cfg();
-    add_model(&mut c, "small", "openai", 1.0, 8000);
-    add_alias(
-        &mut c,
-        "long",
-        r#"{"capabilities":["chat"],"min_context_window":128000}"#,
-    );
+    let mut c = small_and_long();
     add_rule(&mut c, "x", &["retired-model", "long", "small"]);
     assert_eq!(ids(build_chain(&c, "x")), ["small"]);
 }
 
 #[test]
 fn model_already_in_the_chain_is_not_tried_twice() {
-    let mut c = cfg();
-    add_model(&mut c, "a", "openai", 1.0, 8000);
-    add_model(&mut c, "b", "openai", 2.0, 8000);
+    let mut c = on_openai(&[("a", 1.0), ("b", 2.0)]);
     add_alias(&mut c, "fast", r#"{"cost_tier":"cheapest"}"#);
     add_rule(&mut c, "x", &["a", "fast", "b", "a"]);
     assert_eq!(ids(build_chain(&c, "x")), ["a", "b"]);
@@ -98,9 +107,7 @@ fn model_already_in_the_chain_is_not_tried_twice() {
 
 #[test]
 fn rule_wins_over_a_model_of_the_same_name() {
-    let mut c = cfg();
-    add_model(&mut c, "a", "openai", 1.0, 8000);
-    add_model(&mut c, "b", "openai", 1.0, 8000);
+    let mut c = on_openai(&[("a", 1.0), ("b", 1.0)]);
     add_rule(&mut c, "a", &["b", "a"]);
     assert_eq!(ids(build_chain(&c, "a")), ["b", "a"]);
 }
@@ -116,13 +123,7 @@ fn unknown_name_is_model_not_found() {
 
 #[test]
 fn known_name_with_no_candidate_names_what_could_not_be_satisfied() {
-    let mut c = cfg();
-    add_model(&mut c, "small", "openai", 1.0, 8000);
-    add_alias(
-        &mut c,
-        "long",
-        r#"{"capabilities":["chat"],"min_context_window":128000}"#,
-    );
+    let c = small_and_long();
     let err = build_chain(&c, "long").err().map(|e| e.to_string());
     assert_eq!(
         err.as_deref(),
@@ -132,8 +133,7 @@ fn known_name_with_no_candidate_names_what_could_not_be_satisfied() {
 
 #[test]
 fn rule_matching_a_virtual_name_is_known() {
-    let mut c = cfg();
-    add_model(&mut c, "a", "openai", 1.0, 8000);
+    let mut c = on_openai(&[("a", 1.0)]);
     add_rule(&mut c, "my-app", &["gone", "a"]);
     assert_eq!(ids(build_chain(&c, "my-app")), ["a"]);
 }

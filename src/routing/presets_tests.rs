@@ -44,6 +44,11 @@ fn sorted(c: &TenantConfig, entries: &str, preset: ChainPreset, observed: &Table
     serde_json::to_string(&out).unwrap()
 }
 
+/// `entries` sorted by `preset` in `tenant()`, with no stats.
+fn unmeasured(entries: &str, preset: ChainPreset) -> String {
+    sorted(&tenant(), entries, preset, &Table::default())
+}
+
 fn latency(ms: f64) -> ModelHealth {
     ModelHealth {
         latency_ms: Some(ms),
@@ -53,13 +58,7 @@ fn latency(ms: f64) -> ModelHealth {
 
 #[test]
 fn smartest_sorts_by_quality_rank_then_unranked_positions_by_list_price_descending() {
-    let c = tenant();
-    let out = sorted(
-        &c,
-        r#"["e","a","c","f","d","b"]"#,
-        ChainPreset::Smartest,
-        &Table::default(),
-    );
+    let out = unmeasured(r#"["e","a","c","f","d","b"]"#, ChainPreset::Smartest);
     assert_eq!(
         out, r#"["f","b","a","d","c","e"]"#,
         "f and b tie at rank 1: kept in order"
@@ -83,13 +82,7 @@ fn fastest_sorts_by_measured_latency_and_positions_without_stats_follow_in_order
 
 #[test]
 fn budget_sorts_by_list_price_ascending_with_ties_in_their_current_order() {
-    let c = tenant();
-    let out = sorted(
-        &c,
-        r#"["d","e","b","a","c","f"]"#,
-        ChainPreset::Budget,
-        &Table::default(),
-    );
+    let out = unmeasured(r#"["d","e","b","a","c","f"]"#, ChainPreset::Budget);
     assert_eq!(out, r#"["e","a","c","b","f","d"]"#);
 }
 

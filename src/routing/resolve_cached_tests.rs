@@ -28,22 +28,21 @@ fn resolved_with(c: &TenantConfig, observed: &dyn Observed) -> String {
     r.aliases[&name].as_ref().unwrap().to_string()
 }
 
+/// `fast` resolved with `model` measured at a cached share of `share`.
+fn resolved_at(c: &TenantConfig, model: &str, share: f64) -> String {
+    resolved_with(c, &Table::of([(model, cached(share))]))
+}
+
 #[test]
 fn a_price_alias_orders_by_effective_price_once_a_cached_share_is_measured() {
     // 3 × (1 − 0.8) + 0.3 × 0.8 + 0.5 = 1.34 < 2.
     let c = tenant("cheapest");
-    assert_eq!(
-        resolved_with(&c, &Table::of([("cacheable", cached(0.8))])),
-        "cacheable"
-    );
+    assert_eq!(resolved_at(&c, "cacheable", 0.8), "cacheable");
     let shares = &c.resolved.get().unwrap().cached_shares;
     assert_eq!(shares.get("cacheable"), Some(&0.8));
     // 3 × 0.8 + 0.3 × 0.2 + 0.5 = 2.96 > 2.
     let c = tenant("balanced");
-    assert_eq!(
-        resolved_with(&c, &Table::of([("cacheable", cached(0.2))])),
-        "list"
-    );
+    assert_eq!(resolved_at(&c, "cacheable", 0.2), "list");
 }
 
 #[test]
@@ -62,10 +61,7 @@ fn the_share_is_0_until_measured_or_without_a_cached_price_so_the_seed_order_is_
     );
     // A share measured on a model without a cached price moves nothing, and is not kept.
     let c = tenant("cheapest");
-    assert_eq!(
-        resolved_with(&c, &Table::of([("list", cached(1.0))])),
-        "list"
-    );
+    assert_eq!(resolved_at(&c, "list", 1.0), "list");
     assert!(c.resolved.get().unwrap().cached_shares.is_empty());
     // Resolved on first use, without the config's load: nothing measured.
     let c = tenant("cheapest");
@@ -81,10 +77,7 @@ fn the_share_is_0_until_measured_or_without_a_cached_price_so_the_seed_order_is_
 #[test]
 fn best_orders_by_list_price_since_a_cache_read_changes_the_cost_not_the_quality() {
     let c = tenant("best");
-    assert_eq!(
-        resolved_with(&c, &Table::of([("cacheable", cached(1.0))])),
-        "cacheable"
-    );
+    assert_eq!(resolved_at(&c, "cacheable", 1.0), "cacheable");
     let mut c = tenant("best");
     add_model_json(
         &mut c,
@@ -92,10 +85,7 @@ fn best_orders_by_list_price_since_a_cache_read_changes_the_cost_not_the_quality
         "openai",
         r#""input_price_per_mtok":3,"output_price_per_mtok":0.6"#,
     );
-    assert_eq!(
-        resolved_with(&c, &Table::of([("cacheable", cached(0.0))])),
-        "dear"
-    );
+    assert_eq!(resolved_at(&c, "cacheable", 0.0), "dear");
 }
 
 #[test]

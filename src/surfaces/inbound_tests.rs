@@ -54,29 +54,34 @@ fn usage_is_read_from_the_upstream_answer_before_the_surface_translation() {
         r#"{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"x"}]}"#,
     );
     let native = r#"{"type":"message","content":[],"usage":{"input_tokens":4,"cache_read_input_tokens":10,"output_tokens":2}}"#;
-    let a = m
-        .read_answer(Dialect::Anthropic, native.as_bytes().to_vec(), 0)
-        .unwrap();
-    let want = crate::usage::TokenCounts::new(14, 2, 10);
-    assert_eq!(a.usage, Some(want));
     let chat = r#"{"choices":[{"message":{"content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":14,"completion_tokens":2,"prompt_tokens_details":{"cached_tokens":10}}}"#;
-    let a = m
-        .read_answer(Dialect::Openai, chat.as_bytes().to_vec(), 0)
-        .unwrap();
-    assert_eq!(
-        a.usage,
-        Some(want),
-        "the Messages surface from a chat answer"
-    );
     let r = parse(Surface::Responses, r#"{"model":"m","input":"x"}"#);
-    let a = r
-        .read_answer(Dialect::Anthropic, native.as_bytes().to_vec(), 0)
-        .unwrap();
-    assert_eq!(
-        a.usage,
-        Some(want),
-        "the Responses surface from a Messages answer"
-    );
+    let want = crate::usage::TokenCounts::new(14, 2, 10);
+    for (inbound, dialect, answer, what) in [
+        (
+            &m,
+            Dialect::Anthropic,
+            native,
+            "the Messages surface from a Messages answer",
+        ),
+        (
+            &m,
+            Dialect::Openai,
+            chat,
+            "the Messages surface from a chat answer",
+        ),
+        (
+            &r,
+            Dialect::Anthropic,
+            native,
+            "the Responses surface from a Messages answer",
+        ),
+    ] {
+        let a = inbound
+            .read_answer(dialect, answer.as_bytes().to_vec(), 0)
+            .unwrap();
+        assert_eq!(a.usage, Some(want), "{what}");
+    }
     let e = parse(Surface::Embeddings, r#"{"model":"m","input":"x"}"#);
     let a = e
         .read_answer(

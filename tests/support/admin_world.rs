@@ -31,6 +31,17 @@ impl AdminWorld {
         }
     }
 
+    /// A world holding tenant `acme`, the tenant most admin host tests work in.
+    pub fn with_acme() -> Self {
+        let w = Self::new();
+        w.ok(
+            Verb::Post,
+            "/admin/v1/tenants",
+            r#"{"id":"acme","name":"Acme"}"#,
+        );
+        w
+    }
+
     /// The status and JSON body of an answer, or of a refusal in the error shape.
     pub fn call(&self, verb: Verb, path: &str, body: &str) -> Result<(u16, Value), (u16, Value)> {
         let (path, query) = match path.split_once('?') {

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Receiver};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 pub use super::tenant::Tenant;
@@ -78,6 +78,36 @@ pub fn agent() -> ureq::Agent {
         .max_idle_connections(0)
         .build()
         .into()
+}
+
+/// A module's own gateway, for a module whose tests read what the gateway holds for every tenant
+/// (a scheduled pass visits every watched tenant and probes their due breakers, so another
+/// module's tenants would be probed by these passes or crowd these out), and the lock its tests
+/// take to run one at a time, so one test's pass (and its clock) never moves another's tenant.
+/// Each module holds one in a `static`.
+pub struct OwnGateway {
+    gw: OnceLock<Gateway>,
+    lock: Mutex<()>,
+}
+
+impl OwnGateway {
+    pub const fn new() -> Self {
+        Self {
+            gw: OnceLock::new(),
+            lock: Mutex::new(()),
+        }
+    }
+
+    /// The gateway, started on first use.
+    pub fn get(&'static self) -> &'static Gateway {
+        self.gw.get_or_init(|| Gateway::start(&[]))
+    }
+
+    /// The gateway, with this module's other tests held off while the guard lives.
+    pub fn alone(&'static self) -> (&'static Gateway, MutexGuard<'static, ()>) {
+        let guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        (self.get(), guard)
+    }
 }
 
 impl Gateway {

@@ -134,6 +134,28 @@ impl Tenant<'_> {
         assert_eq!(r.status, 200, "model: {}", r.text);
     }
 
+    /// Provider `anthropic` (the Anthropic kind, key `sk-ant-1`) at `base_url`, and `claude` on
+    /// it (`put_claude`).
+    pub fn anthropic_claude(&self, base_url: &str, extra: Value) {
+        self.put_ok(
+            "/providers/anthropic",
+            json!({"kind": "anthropic", "base_url": base_url, "keys": ["sk-ant-1"], "timeout_ms": 5000}),
+        );
+        self.put_claude(extra);
+    }
+
+    /// Model `claude` on provider `anthropic`: upstream `claude-sonnet-4-5`, a 200k context, 1024
+    /// output tokens, list prices 3 and 15, and the fields of `extra` on top.
+    pub fn put_claude(&self, extra: Value) {
+        let mut body = json!({"provider": "anthropic", "upstream_model": "claude-sonnet-4-5",
+            "context_window": 200000, "max_output_tokens": 1024,
+            "input_price_per_mtok": 3, "output_price_per_mtok": 15});
+        if let (Some(body), Value::Object(extra)) = (body.as_object_mut(), extra) {
+            body.extend(extra);
+        }
+        self.put_ok("/models/claude", body);
+    }
+
     pub fn rule(&self, matches: &str, chain: &[&str]) -> Resp {
         self.put("/routing-rules", json!({"match": matches, "chain": chain}))
     }
@@ -195,5 +217,25 @@ impl Tenant<'_> {
             Some(&self.key),
             Some(&body.to_string()),
         )
+    }
+}
+
+/// Puts models on provider `p` (8000 tokens, one list price both ways), each with its
+/// `quality_rank` when given, through `put` (a path below the tenant and a body, answering the
+/// stored view): the chain presets' catalog, in the e2e and the host tests alike. Each view shows
+/// the rank as written.
+pub fn put_ranked_models(models: &[(&str, u32, Option<u32>)], put: impl Fn(&str, &Value) -> Value) {
+    for &(id, price, rank) in models {
+        let mut body = json!({"provider": "p", "context_window": 8000,
+            "input_price_per_mtok": price, "output_price_per_mtok": price});
+        if let Some(r) = rank {
+            body["quality_rank"] = r.into();
+        }
+        let shown = put(&format!("/models/{id}"), &body);
+        assert_eq!(
+            shown.get("quality_rank"),
+            body.get("quality_rank"),
+            "{shown}"
+        );
     }
 }

@@ -3,8 +3,8 @@
 //! mark is `cache_control` on the block that closes its prefix; a string system prompt or user
 //! content that gets one becomes one text block of the same text. Nothing else changes.
 
-use super::layout::{elements, fields, with_element, write, Layout};
-use super::{choose, Minimum, Place};
+use super::layout::{elements, with_element, Marking};
+use super::{Minimum, Place};
 use crate::config::CacheTtl;
 use serde_json::{json, Value};
 
@@ -19,36 +19,25 @@ pub fn mark(ttl: CacheTtl) -> Value {
 /// The body with its marks, or `None` when no place reaches `min` tokens (or the body is not a
 /// Messages object): the body is then sent as built.
 pub fn inject(body: &[u8], ttl: CacheTtl, min: u64) -> Option<Vec<u8>> {
-    let fields = fields(body)?;
-    let raw = |name: &str| fields.iter().find(|(k, _)| k == name).map(|(_, v)| v.get());
-    let layout = Layout {
-        tools: raw("tools").and_then(elements).unwrap_or_default(),
-        system: raw("system"),
-        messages: raw("messages").and_then(elements).unwrap_or_default(),
-    };
-    let places = choose(&layout.spots(), min, Minimum::Prefix);
-    if places.is_empty() {
-        return None;
-    }
+    let mut body = Marking::read(body)?;
+    let tools = body.raw("tools").and_then(elements).unwrap_or_default();
+    let last_tool = tools.len().saturating_sub(1);
+    let places = body.places(tools, min, Minimum::Prefix)?;
     let mark = mark(ttl);
-    let mut replaced = Vec::new();
-    let mut messages: Option<String> = None;
     for place in places {
         match place {
             Place::LastTool => {
-                let last = layout.tools.len().saturating_sub(1);
-                let tools = with_element(raw("tools")?, last, |t| set_mark(t, &mark))?;
-                replaced.push(("tools", tools));
+                let tools = with_element(body.raw("tools")?, last_tool, |t| set_mark(t, &mark))?;
+                body.replace("tools", tools);
             }
-            Place::System => replaced.push(("system", marked_system(raw("system")?, &mark)?)),
-            Place::Message(i) => {
-                let current = messages.as_deref().or(raw("messages"))?;
-                messages = Some(with_element(current, i, |m| mark_content(m, &mark))?);
+            Place::System => {
+                let system = marked_system(body.raw("system")?, &mark)?;
+                body.replace("system", system);
             }
+            Place::Message(i) => body.edit_message(i, |m| mark_content(m, &mark))?,
         }
     }
-    replaced.extend(messages.map(|m| ("messages", m)));
-    Some(write(&fields, &replaced))
+    Some(body.write())
 }
 
 fn set_mark(block: &mut Value, mark: &Value) {

@@ -4,8 +4,8 @@
 //! TTLs that never increase along the request (tools, then system, then messages): every
 //! checkpoint of one request carries the same TTL, so they never do.
 
-use super::layout::{elements, fields, with_element, write, Layout};
-use super::{choose, Minimum, Place};
+use super::layout::Marking;
+use super::{Minimum, Place};
 use crate::config::CacheTtl;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
@@ -34,50 +34,36 @@ struct ToolConfig<'a> {
 
 /// The body with its checkpoints, or `None` when none holds `min` tokens beyond the previous.
 pub fn inject(body: &[u8], ttl: CacheTtl, min: u64) -> Option<Vec<u8>> {
-    let fields = fields(body)?;
-    let raw = |name: &str| fields.iter().find(|(k, _)| k == name).map(|(_, v)| v.get());
-    let tool_config: Option<ToolConfig<'_>> =
-        raw("toolConfig").and_then(|t| serde_json::from_str(t).ok());
-    let layout = Layout {
-        tools: tool_config.map(|t| t.tools).unwrap_or_default(),
-        system: raw("system"),
-        messages: raw("messages").and_then(elements).unwrap_or_default(),
-    };
-    let places = choose(&layout.spots(), min, Minimum::SincePrevious);
-    if places.is_empty() {
-        return None;
-    }
+    let mut body = Marking::read(body)?;
+    let tool_config: Option<ToolConfig<'_>> = body
+        .raw("toolConfig")
+        .and_then(|t| serde_json::from_str(t).ok());
+    let tools = tool_config.map(|t| t.tools).unwrap_or_default();
+    let places = body.places(tools, min, Minimum::SincePrevious)?;
     let point = cache_point(ttl);
     let append = |list: &mut Value| {
         if let Some(list) = list.as_array_mut() {
             list.push(point.clone());
         }
     };
-    let mut replaced = Vec::new();
-    let mut messages: Option<String> = None;
     for place in places {
         match place {
             Place::LastTool => {
-                let mut config: Value = serde_json::from_str(raw("toolConfig")?).ok()?;
+                let mut config: Value = serde_json::from_str(body.raw("toolConfig")?).ok()?;
                 append(config.get_mut("tools")?);
-                replaced.push(("toolConfig", config.to_string()));
+                body.replace("toolConfig", config.to_string());
             }
             Place::System => {
-                let mut system: Value = serde_json::from_str(raw("system")?).ok()?;
+                let mut system: Value = serde_json::from_str(body.raw("system")?).ok()?;
                 append(&mut system);
-                replaced.push(("system", system.to_string()));
+                body.replace("system", system.to_string());
             }
-            Place::Message(i) => {
-                let current = messages.as_deref().or(raw("messages"))?;
-                let edited = with_element(current, i, |m| {
-                    if let Some(content) = m.get_mut("content") {
-                        append(content);
-                    }
-                });
-                messages = Some(edited?);
-            }
+            Place::Message(i) => body.edit_message(i, |m| {
+                if let Some(content) = m.get_mut("content") {
+                    append(content);
+                }
+            })?,
         }
     }
-    replaced.extend(messages.map(|m| ("messages", m)));
-    Some(write(&fields, &replaced))
+    Some(body.write())
 }

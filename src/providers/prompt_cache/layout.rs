@@ -2,7 +2,7 @@
 //! a list field's elements likewise. Only the few elements a mark lands on are parsed, so an
 //! injected body costs one more copy of the body, never a tree of the conversation.
 
-use super::{Place, Spot};
+use super::{choose, Minimum, Place, Spot};
 use crate::api::raw_json::ObjectWriter;
 use crate::usage::estimate::{prompt_bytes, tokens_for_bytes};
 use serde::de::{Deserializer, MapAccess, Visitor};
@@ -11,7 +11,7 @@ use serde_json::Value;
 use std::borrow::Cow;
 
 /// An object's fields in order, each value as its raw JSON text.
-pub fn fields(body: &[u8]) -> Option<Vec<(String, &RawValue)>> {
+fn fields(body: &[u8]) -> Option<Vec<(String, &RawValue)>> {
     struct Fields;
     impl<'de> Visitor<'de> for Fields {
         type Value = Vec<(String, &'de RawValue)>;
@@ -119,7 +119,7 @@ pub fn with_element(raw: &str, index: usize, edit: impl FnOnce(&mut Value)) -> O
 }
 
 /// The body's fields in order, each replaced where `replaced` has a new text for it.
-pub fn write(fields: &[(String, &RawValue)], replaced: &[(&str, String)]) -> Vec<u8> {
+fn write(fields: &[(String, &RawValue)], replaced: &[(&str, String)]) -> Vec<u8> {
     let size = fields
         .iter()
         .map(|(k, v)| k.len() + v.get().len() + 4)
@@ -135,4 +135,58 @@ pub fn write(fields: &[(String, &RawValue)], replaced: &[(&str, String)]) -> Vec
     }
     object.close();
     out
+}
+
+/// A body being marked: its fields as read, the fields a mark replaces whole, and the messages
+/// list, edited one element at a time (each edit on the list the one before left).
+pub struct Marking<'b> {
+    fields: Vec<(String, &'b RawValue)>,
+    replaced: Vec<(&'static str, String)>,
+    messages: Option<String>,
+}
+
+impl<'b> Marking<'b> {
+    /// `None` when the body is not an object.
+    pub fn read(body: &'b [u8]) -> Option<Self> {
+        Some(Self {
+            fields: fields(body)?,
+            replaced: Vec::new(),
+            messages: None,
+        })
+    }
+
+    /// A top-level field's raw JSON text, as read.
+    pub fn raw(&self, name: &str) -> Option<&'b str> {
+        let found = self.fields.iter().find(|(k, _)| k == name);
+        found.map(|(_, v)| v.get())
+    }
+
+    /// The places to mark, by `rule` at `min` tokens, with the tools read as the dialect keeps
+    /// them; `None` when no place qualifies.
+    pub fn places(&self, tools: Vec<&'b RawValue>, min: u64, rule: Minimum) -> Option<Vec<Place>> {
+        let layout = Layout {
+            tools,
+            system: self.raw("system"),
+            messages: self.raw("messages").and_then(elements).unwrap_or_default(),
+        };
+        Some(choose(&layout.spots(), min, rule)).filter(|p| !p.is_empty())
+    }
+
+    pub fn replace(&mut self, name: &'static str, text: String) {
+        self.replaced.push((name, text));
+    }
+
+    /// Edits the message at `index`; `None` when the messages are not a list.
+    pub fn edit_message(&mut self, index: usize, edit: impl FnOnce(&mut Value)) -> Option<()> {
+        let current = self.messages.as_deref().or(self.raw("messages"))?;
+        self.messages = Some(with_element(current, index, edit)?);
+        Some(())
+    }
+
+    /// The body with every replacement in place.
+    pub fn write(mut self) -> Vec<u8> {
+        self.replaced
+            .extend(self.messages.take().map(|m| ("messages", m)));
+        write(&self.fields, &self.replaced)
+    }
 }

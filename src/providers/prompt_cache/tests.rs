@@ -293,18 +293,16 @@ fn only_claude_models_on_bedrock_get_checkpoints() {
     assert!(bedrock::is_claude("eu.anthropic.claude-sonnet-4-5"));
     assert!(!bedrock::is_claude("amazon.nova-pro-v1:0"));
     let sent = converse().to_string().into_bytes();
-    let nova = inject(
-        Dialect::Bedrock,
-        &model("amazon.nova-pro-v1:0", 0),
-        CacheTtl::FiveMinutes,
-        sent.clone(),
-    );
-    assert_eq!(nova, sent);
-    let openai = inject(
-        Dialect::Openai,
-        &model("gpt", 0),
-        CacheTtl::FiveMinutes,
-        sent.clone(),
-    );
-    assert_eq!(openai, sent);
+    for (dialect, upstream) in [
+        (Dialect::Bedrock, "amazon.nova-pro-v1:0"),
+        (Dialect::Openai, "gpt"),
+    ] {
+        let out = inject(
+            dialect,
+            &model(upstream, 0),
+            CacheTtl::FiveMinutes,
+            sent.clone(),
+        );
+        assert_eq!(out, sent, "{upstream}");
+    }
 }

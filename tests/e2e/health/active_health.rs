@@ -2,34 +2,18 @@
 //! recovered breaker with one probe, a tripped breaker reaches a webhook signed with the secret
 //! the settings PUT showed, and degraded mode enters and leaves across passes.
 
-use crate::support::gateway::{eventually, Gateway, Tenant};
+use crate::support::gateway::{eventually, OwnGateway, Tenant};
+use crate::support::resilience::now_ms;
 use crate::support::webhook::{webhook, webhook_answering};
 use cognigate::mock::{MockProvider, Reply, Rule};
 use hmac::{Mac, SimpleHmac};
 use serde_json::{json, Value};
-use std::sync::{Mutex, MutexGuard, OnceLock};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 /// This module's own gateway, as when each file was a test binary: each scheduled pass visits every
 /// watched tenant (50 at most) and probes their due breakers, so another module's tenants would be
-/// probed by these passes or crowd these out.
-fn gateway() -> &'static Gateway {
-    static GW: OnceLock<Gateway> = OnceLock::new();
-    GW.get_or_init(|| Gateway::start(&[]))
-}
-
-/// Each scheduled pass visits every watched tenant: the tests run one at a time so one test's
-/// pass (and its clock) never moves another's tenant.
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
-}
+/// probed by these passes or crowd these out. Its tests run one at a time.
+static OWN: OwnGateway = OwnGateway::new();
 
 fn health(t: &Tenant<'_>) -> Value {
     t.gw.request("GET", "/v1/health", Some(&t.key), None).json()
@@ -58,8 +42,7 @@ fn trip(t: &Tenant<'_>, mock: &MockProvider, model: &str, n: usize) {
 
 #[test]
 fn a_breaker_whose_upstream_recovered_is_closed_by_one_scheduled_probe_of_max_tokens_1() {
-    let _one = serial();
-    let gw = gateway();
+    let (gw, _one) = OWN.alone();
     let mock = MockProvider::start("probe").unwrap();
     let t = gw.tenant("probe");
     t.put_ok(
@@ -94,8 +77,7 @@ fn a_breaker_whose_upstream_recovered_is_closed_by_one_scheduled_probe_of_max_to
 
 #[test]
 fn with_probes_false_the_scheduled_pass_leaves_the_breaker_to_user_traffic() {
-    let _one = serial();
-    let gw = gateway();
+    let (gw, _one) = OWN.alone();
     let mock = MockProvider::start("noprobe").unwrap();
     let t = gw.tenant("noprobe");
     t.put_ok(
@@ -114,8 +96,7 @@ fn with_probes_false_the_scheduled_pass_leaves_the_breaker_to_user_traffic() {
 
 #[test]
 fn a_tripped_breaker_reaches_the_webhook_within_10_s_signed_with_the_secret_shown_once() {
-    let _one = serial();
-    let gw = gateway();
+    let (gw, _one) = OWN.alone();
     let (url, got) = webhook();
     let mock = MockProvider::start("alert").unwrap();
     let t = gw.tenant("alert");
@@ -179,8 +160,7 @@ fn a_tripped_breaker_reaches_the_webhook_within_10_s_signed_with_the_secret_show
 
 #[test]
 fn degraded_mode_enters_and_exits_across_passes_with_its_events_and_health() {
-    let _one = serial();
-    let gw = gateway();
+    let (gw, _one) = OWN.alone();
     let mock = MockProvider::start("degraded").unwrap();
     let t = gw.tenant("degraded");
     t.put_ok(
@@ -221,8 +201,7 @@ fn degraded_mode_enters_and_exits_across_passes_with_its_events_and_health() {
 
 #[test]
 fn a_tenant_with_fewer_than_min_providers_is_never_degraded() {
-    let _one = serial();
-    let gw = gateway();
+    let (gw, _one) = OWN.alone();
     let mock = MockProvider::start("few").unwrap();
     let t = gw.tenant("few");
     t.put_ok(
@@ -241,8 +220,7 @@ fn a_tenant_with_fewer_than_min_providers_is_never_degraded() {
 
 #[test]
 fn a_spent_budget_is_one_budget_exceeded_event_and_alert_not_one_per_refused_request() {
-    let _one = serial();
-    let gw = gateway();
+    let (gw, _one) = OWN.alone();
     let (url, got) = webhook();
     let (t, _mock) = gw.tenant_with_mock("budget", &["sk-1"], "round_robin");
     t.model("priced", "p", 100.0, 8000);
@@ -283,8 +261,7 @@ fn a_spent_budget_is_one_budget_exceeded_event_and_alert_not_one_per_refused_req
 
 #[test]
 fn a_redirecting_webhook_is_not_followed_and_the_failure_is_in_the_events_list() {
-    let _one = serial();
-    let gw = gateway();
+    let (gw, _one) = OWN.alone();
     let (elsewhere, followed) = webhook();
     let (url, got) = webhook_answering("302 Found", format!("location: {elsewhere}\r\n"));
     let mock = MockProvider::start("redirect").unwrap();
@@ -316,8 +293,7 @@ fn a_redirecting_webhook_is_not_followed_and_the_failure_is_in_the_events_list()
 
 #[test]
 fn the_pass_deletes_events_older_than_30_days_and_roll_ups_older_than_400_days() {
-    let _one = serial();
-    let gw = gateway();
+    let (gw, _one) = OWN.alone();
     let t = gw.tenant("retention");
     let now = now_ms();
     let day = 86_400_000;
@@ -357,8 +333,7 @@ fn the_pass_deletes_events_older_than_30_days_and_roll_ups_older_than_400_days()
 
 #[test]
 fn while_degraded_a_request_skips_a_due_breaker_and_leaves_its_probe_to_the_pass() {
-    let _one = serial();
-    let gw = gateway();
+    let (gw, _one) = OWN.alone();
     let mock = MockProvider::start("leave").unwrap();
     let t = gw.tenant("leave");
     let settings = json!({"breaker": {"error_threshold": 1, "open_duration_ms": 1000},

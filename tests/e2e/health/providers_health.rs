@@ -1,29 +1,15 @@
 //! `/v1/providers/health` on workerd: each provider's last scheduled probe, its open breakers and
 //! a count of its parked keys, for the providers a caller key's names reach.
 
-use crate::support::gateway::{eventually, Gateway, Tenant};
+use crate::support::gateway::{eventually, Gateway, OwnGateway, Tenant};
+use crate::support::resilience::now_ms;
 use cognigate::mock::{MockProvider, Reply, Rule};
 use serde_json::{json, Value};
-use std::sync::{Mutex, MutexGuard, OnceLock};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 /// This module's own gateway: a scheduled pass probes every watched tenant's due breakers, so
 /// another module's tenants would be probed by these passes.
-fn gateway() -> &'static Gateway {
-    static GW: OnceLock<Gateway> = OnceLock::new();
-    GW.get_or_init(|| Gateway::start(&[]))
-}
-
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
-}
+static OWN: OwnGateway = OwnGateway::new();
 
 fn providers_health(t: &Tenant<'_>, key: &str) -> Value {
     let r = t.gw.request("GET", "/v1/providers/health", Some(key), None);
@@ -68,17 +54,18 @@ fn half_open(t: &Tenant<'_>) {
 
 #[test]
 fn without_credentials_providers_health_is_401_in_the_openai_error_shape() {
-    let r = gateway().request("GET", "/v1/providers/health", None, None);
+    let r = OWN.get().request("GET", "/v1/providers/health", None, None);
     assert_eq!(r.status, 401, "{}", r.text);
     assert!(r.json()["error"]["message"].is_string(), "{}", r.text);
-    let forged = gateway().request("GET", "/v1/providers/health", Some("sk-nope"), None);
+    let forged = OWN
+        .get()
+        .request("GET", "/v1/providers/health", Some("sk-nope"), None);
     assert_eq!(forged.status, 401);
 }
 
 #[test]
 fn reachable_is_the_last_scheduled_probes_verdict_with_its_time_duration_and_failures_in_a_row() {
-    let _one = serial();
-    let gw = gateway();
+    let (gw, _one) = OWN.alone();
     let mock = MockProvider::start("ph-probe").unwrap();
     let t = two_providers(gw, &mock, "ph-probe");
     let before = providers_health(&t, &t.key);
@@ -123,8 +110,7 @@ fn reachable_is_the_last_scheduled_probes_verdict_with_its_time_duration_and_fai
 
 #[test]
 fn parked_keys_are_a_count_and_never_key_ids() {
-    let _one = serial();
-    let gw = gateway();
+    let (gw, _one) = OWN.alone();
     let mock = MockProvider::start("ph-park").unwrap();
     let t = two_providers(gw, &mock, "ph-park");
     mock.push(
@@ -140,7 +126,7 @@ fn parked_keys_are_a_count_and_never_key_ids() {
 
 #[test]
 fn a_scoped_key_sees_only_the_providers_its_names_reach() {
-    let gw = gateway();
+    let gw = OWN.get();
     let mock = MockProvider::start("ph-scope").unwrap();
     let t = two_providers(gw, &mock, "ph-scope");
     let (_, scoped) = t.key_with(json!({"models": ["n"]}));
@@ -158,7 +144,7 @@ fn a_scoped_key_sees_only_the_providers_its_names_reach() {
 
 #[test]
 fn each_call_counts_against_the_keys_rpm() {
-    let gw = gateway();
+    let gw = OWN.get();
     let mock = MockProvider::start("ph-rpm").unwrap();
     let t = two_providers(gw, &mock, "ph-rpm");
     let (_, key) = t.key_with(json!({"rpm": 2}));

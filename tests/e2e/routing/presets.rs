@@ -3,6 +3,7 @@
 //! and the next request routes by the new order; an unknown preset is 400, an unknown rule 404.
 
 use crate::support::gateway::{Gateway, Resp, Tenant, ADMIN_KEY};
+use crate::support::tenant::put_ranked_models;
 use cognigate::mock::{MockProvider, Reply, Rule};
 use serde_json::{json, Value};
 
@@ -12,19 +13,14 @@ use serde_json::{json, Value};
 fn tenant<'g>(gw: &'g Gateway, mock: &MockProvider) -> Tenant<'g> {
     let t = gw.tenant("presets");
     t.provider("p", &mock.url(), &["sk-1"], "failover");
-    for (id, price, rank) in [
-        ("cheap", 1, Some(2)),
-        ("mid", 3, Some(1)),
-        ("dear", 5, None),
-    ] {
-        let mut body = json!({"provider": "p", "context_window": 8000,
-            "input_price_per_mtok": price, "output_price_per_mtok": price});
-        if let Some(r) = rank {
-            body["quality_rank"] = r.into();
-        }
-        let shown = t.put_ok(&format!("/models/{id}"), body.clone()).json();
-        assert_eq!(shown.get("quality_rank"), body.get("quality_rank"));
-    }
+    put_ranked_models(
+        &[
+            ("cheap", 1, Some(2)),
+            ("mid", 3, Some(1)),
+            ("dear", 5, None),
+        ],
+        |path, body| t.put_ok(path, body.clone()).json(),
+    );
     mock.push(Rule::any(Reply::ok().delay(300)).model("dear"));
     mock.push(Rule::any(Reply::ok().delay(10)).model("mid"));
     t.put_ok(

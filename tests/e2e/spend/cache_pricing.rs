@@ -3,6 +3,7 @@
 //! API charge each part at its own price and report the net savings.
 
 use crate::support::gateway::{eventually, Gateway, Tenant};
+use crate::support::spend::priced;
 use cognigate::mock::{MockProvider, Reply, Rule, Step};
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -29,22 +30,20 @@ fn message(usage: &str) -> Reply {
 /// A tenant with Anthropic provider `p` on a fresh mock answering with `USAGE`, and model `m` at
 /// `PRICES` with `extra` fields.
 fn anthropic<'g>(gw: &'g Gateway, hint: &str, extra: Value) -> (Tenant<'g>, MockProvider) {
-    let mock = MockProvider::start(hint).unwrap();
-    mock.set_default(message(USAGE));
-    let t = gw.tenant(hint);
-    t.put_ok(
-        "/providers/p",
-        json!({"kind": "anthropic", "base_url": mock.url(), "keys": ["sk-1"], "timeout_ms": 5000}),
-    );
     let mut model: Value = serde_json::from_str(PRICES).unwrap();
-    model["provider"] = json!("p");
-    model["context_window"] = json!(100000);
     model
         .as_object_mut()
         .unwrap()
         .extend(extra.as_object().unwrap().clone());
-    t.put_ok("/models/m", model);
+    let (t, mock) = priced(gw, hint, "anthropic", model);
+    mock.set_default(message(USAGE));
     (t, mock)
+}
+
+/// `rec[field]` is `want` dollars, to the float's rounding.
+fn assert_usd(rec: &Value, field: &str, want: f64) {
+    let got = rec[field].as_f64().unwrap();
+    assert!((got - want).abs() < 1e-12, "{field}: {rec}");
 }
 
 fn chat(stream: bool) -> Value {
@@ -75,15 +74,9 @@ fn cache_writes_are_charged_at_their_ttls_write_price_in_the_cost_header_of_chat
             rec["tokens"],
             json!({"prompt": 1310, "completion": 4, "cached": 1000, "cache_write": 100, "cache_write_1h": 200})
         );
-        assert!(
-            (rec["cost_usd"].as_f64().unwrap() - 0.001965).abs() < 1e-12,
-            "{rec}"
-        );
+        assert_usd(rec, "cost_usd", 0.001965);
         // Reads: 1000 × 2.7 = 2700; the writes' premium: 100 × 0.75 + 200 × 3 = 675.
-        assert!(
-            (rec["cache_savings_usd"].as_f64().unwrap() - 0.002025).abs() < 1e-12,
-            "{rec}"
-        );
+        assert_usd(rec, "cache_savings_usd", 0.002025);
     }
 }
 
@@ -161,10 +154,7 @@ fn a_streamed_chat_answer_from_anthropic_is_charged_for_its_cache_writes_by_ttl(
         (Some(100), Some(200)),
         "{rec}"
     );
-    assert!(
-        (rec["cost_usd"].as_f64().unwrap() - 0.001965).abs() < 1e-12,
-        "{rec}"
-    );
+    assert_usd(rec, "cost_usd", 0.001965);
 }
 
 #[test]

@@ -2,36 +2,15 @@
 //! serving model's prices in `X-CogniGate-Cost-Usd`, and one usage record per request, read here
 //! from the worker's log (`"msg":"usage"`), which is where the request path hands it over.
 
-use crate::support::gateway::{Gateway, Tenant};
+use crate::support::gateway::Gateway;
 use crate::support::sdk::openai_sdk;
+use crate::support::spend::priced;
 use cognigate::mock::{MockProvider, Reply, Step};
 use serde_json::{json, Value};
 use std::time::Duration;
 
 fn chat_body(model: &str) -> Value {
     json!({"model": model, "messages": [{"role": "user", "content": "hi"}]})
-}
-
-/// A tenant with provider `p` (of `kind`) on a fresh mock and model `m` at these prices.
-fn priced<'g>(
-    gw: &'g Gateway,
-    hint: &str,
-    kind: &str,
-    prices: Value,
-) -> (Tenant<'g>, MockProvider) {
-    let mock = MockProvider::start(hint).unwrap();
-    let t = gw.tenant(hint);
-    t.put_ok(
-        "/providers/p",
-        json!({"kind": kind, "base_url": mock.url(), "keys": ["sk-1"], "timeout_ms": 5000}),
-    );
-    let mut model = json!({"provider": "p", "context_window": 100000});
-    model
-        .as_object_mut()
-        .unwrap()
-        .extend(prices.as_object().unwrap().clone());
-    t.put_ok("/models/m", model);
-    (t, mock)
 }
 
 #[test]

@@ -8,15 +8,7 @@ use serde_json::{json, Value};
 fn anthropic<'g>(gw: &'g Gateway, hint: &str) -> (Tenant<'g>, MockProvider) {
     let mock = MockProvider::start(hint).unwrap();
     let t = gw.tenant(hint);
-    t.put_ok(
-        "/providers/anthropic",
-        json!({"kind": "anthropic", "base_url": mock.url(), "keys": ["sk-ant-1"], "timeout_ms": 5000}),
-    );
-    t.put_ok(
-        "/models/claude",
-        json!({"provider": "anthropic", "upstream_model": "claude-sonnet-4-5", "context_window": 200000,
-               "max_output_tokens": 1024, "input_price_per_mtok": 3, "output_price_per_mtok": 15}),
-    );
+    t.anthropic_claude(&mock.url(), json!({}));
     (t, mock)
 }
 

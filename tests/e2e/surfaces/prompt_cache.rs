@@ -4,10 +4,11 @@
 //! `cache_control` reaches Anthropic. The mock answers with cache tokens, as Anthropic does.
 
 use crate::support::gateway::{Gateway, Resp, Tenant};
-use cognigate::mock::{MockProvider, Reply};
+use cognigate::mock::{Call, MockProvider, Reply};
 use serde_json::{json, Value};
 
 const BETA_1H: &str = "extended-cache-ttl-2025-04-11";
+const FILES_BETA: &str = "files-api-2025-04-14";
 
 /// A Messages answer that read 900 prompt tokens from the cache and wrote 300.
 fn cached_answer() -> Reply {
@@ -18,20 +19,13 @@ fn cached_answer() -> Reply {
     Reply::json(200, &body.to_string())
 }
 
-fn setup<'g>(gw: &'g Gateway, hint: &str) -> (Tenant<'g>, MockProvider) {
+/// A tenant of the shared gateway with `claude` on a fresh Anthropic mock that answers with cache
+/// tokens, and aliases `cached` (injecting at the 5-minute tier) and `plain` pinning it.
+fn setup(hint: &str) -> (Tenant<'static>, MockProvider) {
     let mock = MockProvider::start(hint).unwrap();
     mock.set_default(cached_answer());
-    let t = gw.tenant(hint);
-    t.put_ok(
-        "/providers/anthropic",
-        json!({"kind": "anthropic", "base_url": mock.url(), "keys": ["sk-ant-1"], "timeout_ms": 5000}),
-    );
-    t.put_ok(
-        "/models/claude",
-        json!({"provider": "anthropic", "upstream_model": "claude-sonnet-4-5", "context_window": 200000,
-               "max_output_tokens": 1024, "input_price_per_mtok": 3, "output_price_per_mtok": 15,
-               "min_cache_tokens": 1}),
-    );
+    let t = Gateway::shared().tenant(hint);
+    t.anthropic_claude(&mock.url(), json!({"min_cache_tokens": 1}));
     t.put_ok(
         "/aliases/cached",
         json!({"pin": "claude", "prompt_cache": {"inject": true}}),
@@ -55,26 +49,32 @@ fn chat(t: &Tenant<'_>, body: &Value) -> Resp {
     r
 }
 
+/// One text block of `text` closed by the mark `cc`, as a marked string prompt becomes.
+fn marked_text(text: &str, cc: &Value) -> Value {
+    json!([{"type": "text", "text": text, "cache_control": cc}])
+}
+
+/// `sent` on the Messages surface with the caller's own `anthropic-beta` (`FILES_BETA`): the
+/// answer, and the call the mock recorded.
+fn messages_with_beta(t: &Tenant<'_>, mock: &MockProvider, sent: &Value) -> (Resp, Call) {
+    let r = t.post_with("/v1/messages", sent, &[("anthropic-beta", FILES_BETA)]);
+    assert_eq!(r.status, 200, "{}", r.text);
+    (r, mock.calls().last().cloned().unwrap())
+}
+
 fn last_body(mock: &MockProvider) -> Value {
     mock.calls().last().unwrap().body.clone()
 }
 
 #[test]
 fn an_alias_with_prompt_cache_inject_has_its_marks_land_in_the_upstream_body() {
-    let gw = Gateway::shared();
-    let (t, mock) = setup(gw, "pc-alias");
+    let (t, mock) = setup("pc-alias");
     let r = chat(&t, &conversation("cached"));
     let eph = json!({"type": "ephemeral"});
     let body = last_body(&mock);
     assert_eq!(body["tools"][0]["cache_control"], eph, "{body}");
-    assert_eq!(
-        body["system"],
-        json!([{"type": "text", "text": "Be brief.", "cache_control": eph}])
-    );
-    assert_eq!(
-        body["messages"][0]["content"],
-        json!([{"type": "text", "text": "first", "cache_control": eph}])
-    );
+    assert_eq!(body["system"], marked_text("Be brief.", &eph));
+    assert_eq!(body["messages"][0]["content"], marked_text("first", &eph));
     assert_eq!(body["messages"][2]["content"][0]["cache_control"], eph);
     assert_eq!(body.to_string().matches("cache_control").count(), 4);
     assert_eq!(mock.calls().last().unwrap().header("anthropic-beta"), None);
@@ -88,19 +88,14 @@ fn an_alias_with_prompt_cache_inject_has_its_marks_land_in_the_upstream_body() {
     assert_eq!(body["system"], "Be brief.");
     assert!(!body.to_string().contains("cache_control"), "{body}");
     // A model whose minimum no prefix reaches gets no mark either.
-    t.put_ok(
-        "/models/claude",
-        json!({"provider": "anthropic", "upstream_model": "claude-sonnet-4-5", "context_window": 200000,
-               "max_output_tokens": 1024, "min_cache_tokens": 4096}),
-    );
+    t.put_claude(json!({"min_cache_tokens": 4096}));
     chat(&t, &conversation("cached"));
     assert!(!last_body(&mock).to_string().contains("cache_control"));
 }
 
 #[test]
 fn a_matched_rules_prompt_cache_overrides_the_alias_it_lists() {
-    let gw = Gateway::shared();
-    let (t, mock) = setup(gw, "pc-rule");
+    let (t, mock) = setup("pc-rule");
     t.put_ok(
         "/routing-rules",
         json!({"match": "app", "chain": ["plain"], "prompt_cache": {"inject": true, "ttl": "1h"}}),
@@ -138,82 +133,57 @@ fn a_matched_rules_prompt_cache_overrides_the_alias_it_lists() {
 
 #[test]
 fn a_messages_request_that_marks_its_own_blocks_reaches_the_upstream_exactly_as_sent() {
-    let gw = Gateway::shared();
-    let (t, mock) = setup(gw, "pc-own");
+    let (t, mock) = setup("pc-own");
     let sent = json!({"model": "cached", "max_tokens": 10, "system": "Be brief.",
         "messages": [{"role": "user", "content": [
             {"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}]},
             {"role": "assistant", "content": "ok"}, {"role": "user", "content": "again"}]});
-    let r = t.post_with(
-        "/v1/messages",
-        &sent,
-        &[("anthropic-beta", "files-api-2025-04-14")],
-    );
-    assert_eq!(r.status, 200, "{}", r.text);
-    let call = mock.calls().last().cloned().unwrap();
+    let (r, call) = messages_with_beta(&t, &mock, &sent);
     let mut want = sent.clone();
     want["model"] = json!("claude-sonnet-4-5");
     assert_eq!(call.body, want);
-    assert_eq!(call.header("anthropic-beta"), Some("files-api-2025-04-14"));
+    assert_eq!(call.header("anthropic-beta"), Some(FILES_BETA));
     assert_eq!(r.json()["usage"]["cache_read_input_tokens"], 900);
 }
 
 #[test]
 fn ttl_1h_merges_its_beta_into_the_callers_anthropic_beta_on_the_messages_surface() {
-    let gw = Gateway::shared();
-    let (t, mock) = setup(gw, "pc-beta");
+    let (t, mock) = setup("pc-beta");
     t.put_ok(
         "/aliases/hour",
         json!({"pin": "claude", "prompt_cache": {"inject": true, "ttl": "1h"}}),
     );
     let sent = json!({"model": "hour", "max_tokens": 10, "system": "Be brief.",
         "messages": [{"role": "user", "content": "hi"}]});
-    let r = t.post_with(
-        "/v1/messages",
-        &sent,
-        &[("anthropic-beta", "files-api-2025-04-14")],
-    );
-    assert_eq!(r.status, 200, "{}", r.text);
-    let call = mock.calls().last().cloned().unwrap();
+    let (_, call) = messages_with_beta(&t, &mock, &sent);
     let hour = json!({"type": "ephemeral", "ttl": "1h"});
-    assert_eq!(
-        call.body["system"],
-        json!([{"type": "text", "text": "Be brief.", "cache_control": hour}])
-    );
+    assert_eq!(call.body["system"], marked_text("Be brief.", &hour));
     assert_eq!(
         call.body["messages"][0]["content"],
-        json!([{"type": "text", "text": "hi", "cache_control": hour}])
+        marked_text("hi", &hour)
     );
     assert_eq!(
         call.header("anthropic-beta"),
-        Some(format!("files-api-2025-04-14,{BETA_1H}").as_str())
+        Some(format!("{FILES_BETA},{BETA_1H}").as_str())
     );
 }
 
 #[test]
 fn a_chat_content_parts_own_cache_control_is_carried_to_anthropic() {
-    let gw = Gateway::shared();
-    let (t, mock) = setup(gw, "pc-carry");
+    let (t, mock) = setup("pc-carry");
     let cc = json!({"type": "ephemeral"});
     let body = json!({"model": "plain", "messages": [
         {"role": "system", "content": [{"type": "text", "text": "rules", "cache_control": cc}]},
         {"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": cc}]}]});
     chat(&t, &body);
     let sent = last_body(&mock);
-    assert_eq!(
-        sent["system"],
-        json!([{"type": "text", "text": "rules", "cache_control": cc}])
-    );
-    assert_eq!(
-        sent["messages"][0]["content"],
-        json!([{"type": "text", "text": "hi", "cache_control": cc}])
-    );
+    assert_eq!(sent["system"], marked_text("rules", &cc));
+    assert_eq!(sent["messages"][0]["content"], marked_text("hi", &cc));
 }
 
 #[test]
 fn prompt_cache_and_min_cache_tokens_are_shown_and_a_bad_one_is_a_400_naming_the_field() {
-    let gw = Gateway::shared();
-    let (t, _mock) = setup(gw, "pc-admin");
+    let (t, _mock) = setup("pc-admin");
     let alias = t.gw.admin("GET", &t.path("/aliases/cached"), None).json();
     assert_eq!(alias["prompt_cache"], json!({"inject": true}));
     let model = t.gw.admin("GET", &t.path("/models/claude"), None).json();

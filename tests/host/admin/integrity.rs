@@ -21,16 +21,6 @@ fn acme() -> TenantId {
     TenantId::parse("acme").unwrap()
 }
 
-fn world() -> World {
-    let w = World::new();
-    w.ok(
-        Verb::Post,
-        "/admin/v1/tenants",
-        r#"{"id":"acme","name":"Acme"}"#,
-    );
-    w
-}
-
 /// A fresh key of `acme` with this POST body: (id, key).
 fn mint(w: &World, body: &str) -> (String, String) {
     let v = w.ok(Verb::Post, KEYS, body);
@@ -64,7 +54,7 @@ fn chain(len: usize) -> Chain {
 
 #[test]
 fn a_minted_caller_key_carries_a_mac_under_the_deployment_secret() {
-    let w = world();
+    let w = World::with_acme();
     let (id, key) = mint(&w, "");
     let mac = w.kek.caller_key_mac();
     assert!(may_be_caller_key(&key, Some(mac)), "{key}");
@@ -79,7 +69,7 @@ fn a_minted_caller_key_carries_a_mac_under_the_deployment_secret() {
 
 #[test]
 fn a_tampered_key_or_one_of_another_deployment_fails_its_mac() {
-    let w = world();
+    let w = World::with_acme();
     let (_, key) = mint(&w, "");
     let mac = w.kek.caller_key_mac();
     let mut tampered = key.clone().into_bytes();
@@ -98,7 +88,7 @@ fn a_tampered_key_or_one_of_another_deployment_fails_its_mac() {
 
 #[test]
 fn a_present_body_that_is_not_a_json_object_is_400_whitespace_alone_included() {
-    let w = world();
+    let w = World::with_acme();
     let (id, _) = mint(&w, r#"{"rpm":60}"#);
     let key = format!("{KEYS}/{id}");
     for body in [" ", "\n", "\t \r\n", "null", "[]", "5", "\"x\"", "true"] {
@@ -122,7 +112,7 @@ fn a_present_body_that_is_not_a_json_object_is_400_whitespace_alone_included() {
 
 #[test]
 fn concurrent_patches_of_different_fields_both_land() {
-    let w = world();
+    let w = World::with_acme();
     let (id, _) = mint(&w, r#"{"name":"bot"}"#);
     let raced = id.clone();
     w.store.before_next_write(move |d| {
@@ -142,7 +132,7 @@ fn concurrent_patches_of_different_fields_both_land() {
 
 #[test]
 fn of_two_racing_writes_of_one_field_the_later_wins_and_the_others_stay() {
-    let w = world();
+    let w = World::with_acme();
     let (id, _) = mint(&w, "");
     let raced = id.clone();
     w.store.before_next_write(move |d| {
@@ -167,7 +157,7 @@ fn of_two_racing_writes_of_one_field_the_later_wins_and_the_others_stay() {
 
 #[test]
 fn a_rule_write_racing_a_lowered_depth_is_refused_and_not_stored() {
-    let w = world();
+    let w = World::with_acme();
     w.store.before_next_write(|d| {
         d.record.as_mut().unwrap().settings.max_fallback_depth = Some(2);
     });
@@ -183,7 +173,7 @@ fn a_rule_write_racing_a_lowered_depth_is_refused_and_not_stored() {
 
 #[test]
 fn a_depth_lowered_while_a_longer_chain_was_written_is_refused() {
-    let w = world();
+    let w = World::with_acme();
     w.store.before_next_write(|d| {
         d.rules.insert(RouteName::parse("r").unwrap(), chain(4));
     });
@@ -200,7 +190,7 @@ fn a_depth_lowered_while_a_longer_chain_was_written_is_refused() {
 
 #[test]
 fn the_store_writes_a_rule_only_within_the_depth_it_holds_at_that_moment() {
-    let w = world();
+    let w = World::with_acme();
     let store = &w.store;
     let (t, r) = (acme(), RouteName::parse("r").unwrap());
     assert_eq!(

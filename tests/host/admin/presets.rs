@@ -2,6 +2,7 @@
 //! route the worker runs on D1, its refusals, and that only the order of a rule changes.
 
 use crate::support::admin_world::AdminWorld as World;
+use crate::support::tenant::put_ranked_models;
 use cognigate::admin::Verb;
 use cognigate::config::TenantId;
 use cognigate::routing::stats::model_stats::{OutcomeBatch, Sample};
@@ -13,31 +14,17 @@ const T: &str = "/admin/v1/tenants/acme";
 /// Tenant `acme` on provider `p`: models (list price, quality rank) cheap (2, 3), mid (6, 1),
 /// dear (10, -), plus a rule `coding` (chain dear, cheap, mid; a `when`; a cache TTL).
 fn world() -> World {
-    let w = World::new();
-    w.ok(
-        Verb::Post,
-        "/admin/v1/tenants",
-        r#"{"id":"acme","name":"Acme"}"#,
-    );
+    let w = World::with_acme();
     let provider = r#"{"kind":"openai","base_url":"https://api.openai.com/v1","keys":["sk-live-abcdefgh1234"]}"#;
     w.ok(Verb::Put, &format!("{T}/providers/p"), provider);
-    for (id, price, rank) in [
-        ("cheap", 1, Some(3)),
-        ("mid", 3, Some(1)),
-        ("dear", 5, None),
-    ] {
-        let mut body = json!({"provider": "p", "context_window": 8000,
-            "input_price_per_mtok": price, "output_price_per_mtok": price});
-        if let Some(r) = rank {
-            body["quality_rank"] = r.into();
-        }
-        let shown = w.ok(Verb::Put, &format!("{T}/models/{id}"), &body.to_string());
-        assert_eq!(
-            shown.get("quality_rank"),
-            body.get("quality_rank"),
-            "{shown}"
-        );
-    }
+    put_ranked_models(
+        &[
+            ("cheap", 1, Some(3)),
+            ("mid", 3, Some(1)),
+            ("dear", 5, None),
+        ],
+        |path, body| w.ok(Verb::Put, &format!("{T}{path}"), &body.to_string()),
+    );
     let rule = json!({"name": "coding", "match": "smart", "when": {"params.stream": true},
         "chain": ["dear", "cheap", "mid"], "cache_ttl_s": 60});
     w.ok(Verb::Put, &format!("{T}/routing-rules"), &rule.to_string());
@@ -128,18 +115,13 @@ fn an_unknown_preset_or_a_malformed_body_is_400_and_an_unknown_rule_is_404() {
 #[test]
 fn a_quality_rank_of_0_is_400_naming_the_field() {
     let w = world();
-    let body = r#"{"provider":"p","context_window":8000,"quality_rank":0}"#;
-    let (status, e) = w.refused(Verb::Put, &format!("{T}/models/x"), body);
-    assert_eq!(
-        (status, e["error"]["param"].as_str()),
-        (400, Some("quality_rank")),
-        "{e}"
-    );
-    let negative = r#"{"provider":"p","context_window":8000,"quality_rank":-1}"#;
-    let (status, e) = w.refused(Verb::Put, &format!("{T}/models/x"), negative);
-    assert_eq!(
-        (status, e["error"]["param"].as_str()),
-        (400, Some("quality_rank")),
-        "{e}"
-    );
+    for rank in ["0", "-1"] {
+        let body = format!(r#"{{"provider":"p","context_window":8000,"quality_rank":{rank}}}"#);
+        let (status, e) = w.refused(Verb::Put, &format!("{T}/models/x"), &body);
+        assert_eq!(
+            (status, e["error"]["param"].as_str()),
+            (400, Some("quality_rank")),
+            "{rank}: {e}"
+        );
+    }
 }

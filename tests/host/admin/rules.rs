@@ -12,12 +12,7 @@ impl World {
 
     /// Tenant `acme`, provider `openai`, models `a` and `b` on it.
     fn with_catalog() -> Self {
-        let w = Self::new();
-        w.ok(
-            Verb::Post,
-            "/admin/v1/tenants",
-            r#"{"id":"acme","name":"Acme"}"#,
-        );
+        let w = Self::with_acme();
         w.ok(
             Verb::Put,
             "/admin/v1/tenants/acme/providers/openai",

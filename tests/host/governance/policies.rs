@@ -9,17 +9,6 @@ use cognigate::usage::{RollupKey, UsageSums};
 use serde_json::{json, Value};
 
 impl World {
-    /// The admin core with tenant `acme` created.
-    fn with_tenant() -> Self {
-        let w = Self::new();
-        w.ok(
-            Verb::Post,
-            "/admin/v1/tenants",
-            r#"{"id":"acme","name":"Acme"}"#,
-        );
-        w
-    }
-
     fn acme() -> TenantId {
         TenantId::parse("acme").unwrap()
     }
@@ -29,7 +18,7 @@ const KEYS: &str = "/admin/v1/tenants/acme/api-keys";
 
 #[test]
 fn a_key_is_created_with_a_policy_and_listed_with_its_spend_never_the_key() {
-    let w = World::with_tenant();
+    let w = World::with_acme();
     let created = w.ok(
         Verb::Post,
         KEYS,
@@ -59,7 +48,7 @@ fn a_key_is_created_with_a_policy_and_listed_with_its_spend_never_the_key() {
 
 #[test]
 fn a_key_created_without_a_body_is_unrestricted_and_its_spend_is_all_time() {
-    let w = World::with_tenant();
+    let w = World::with_acme();
     let created = w.ok(Verb::Post, KEYS, "");
     assert!(created.get("models").is_none() && created.get("rpm").is_none());
     let listed = w.ok(Verb::Get, KEYS, "");
@@ -71,7 +60,7 @@ fn a_key_created_without_a_body_is_unrestricted_and_its_spend_is_all_time() {
 
 #[test]
 fn a_patch_changes_only_what_it_names_and_null_clears_a_field() {
-    let w = World::with_tenant();
+    let w = World::with_acme();
     let id = w.ok(
         Verb::Post,
         KEYS,
@@ -96,7 +85,7 @@ fn a_patch_changes_only_what_it_names_and_null_clears_a_field() {
 
 #[test]
 fn a_bad_policy_is_refused_with_the_field_named_and_changes_nothing() {
-    let w = World::with_tenant();
+    let w = World::with_acme();
     let id = w.ok(Verb::Post, KEYS, r#"{"rpm":5}"#)["id"]
         .as_str()
         .unwrap()
@@ -123,7 +112,7 @@ fn a_bad_policy_is_refused_with_the_field_named_and_changes_nothing() {
 
 #[test]
 fn tenant_budget_end_user_limits_and_default_model_are_settings() {
-    let w = World::with_tenant();
+    let w = World::with_acme();
     let body = r#"{"budget":{"usd":100,"period":"month"},"end_user":{"budget":{"usd":1,"period":"day"},"rpm":10},"default_model":"fast"}"#;
     let put = w.ok(Verb::Put, "/admin/v1/tenants/acme/settings", body);
     assert_eq!(put["default_model"], "fast");
@@ -174,7 +163,7 @@ fn rollup(
 
 #[test]
 fn usage_is_grouped_over_the_minutes_overlapping_from_to() {
-    let w = World::with_tenant();
+    let w = World::with_acme();
     let m0 = NOW - NOW % 60_000;
     w.store.add_rollups(
         &World::acme(),
@@ -227,7 +216,7 @@ fn usage_is_grouped_over_the_minutes_overlapping_from_to() {
 
 #[test]
 fn a_bad_usage_query_is_a_400_naming_the_parameter() {
-    let w = World::with_tenant();
+    let w = World::with_acme();
     for (q, param) in [
         ("to=5&group_by=model", "from"),
         ("from=x&to=5&group_by=model", "from"),
@@ -246,7 +235,7 @@ fn a_bad_usage_query_is_a_400_naming_the_parameter() {
 
 #[test]
 fn deleting_a_tenant_wipes_its_ledger() {
-    let w = World::with_tenant();
+    let w = World::with_acme();
     w.ok(Verb::Delete, "/admin/v1/tenants/acme", "");
     assert_eq!(*w.routing.ledgers_wiped.borrow(), vec![World::acme()]);
 }

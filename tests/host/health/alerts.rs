@@ -42,16 +42,6 @@ fn call(
     }
 }
 
-fn world() -> World {
-    let w = World::new();
-    w.ok(
-        Verb::Post,
-        "/admin/v1/tenants",
-        r#"{"id":"acme","name":"Acme"}"#,
-    );
-    w
-}
-
 fn stored_secret(w: &World) -> Option<String> {
     let t = TenantId::parse("acme").unwrap();
     let sealed = w.store.data(&t)?.alert_secret?;
@@ -60,7 +50,7 @@ fn stored_secret(w: &World) -> Option<String> {
 
 #[test]
 fn the_put_that_sets_a_webhook_url_shows_the_secret_once_and_later_reads_never_do() {
-    let w = world();
+    let w = World::with_acme();
     let c = Cell::new(0);
     let body =
         r#"{"alerts":{"webhook_url":"https://hooks.example/cg","events":["breaker.opened"]}}"#;
@@ -100,7 +90,7 @@ fn the_put_that_sets_a_webhook_url_shows_the_secret_once_and_later_reads_never_d
 
 #[test]
 fn setting_a_new_url_rotates_the_secret() {
-    let w = world();
+    let w = World::with_acme();
     let c = Cell::new(0);
     let first = call(
         &w,
@@ -127,7 +117,7 @@ fn setting_a_new_url_rotates_the_secret() {
 
 #[test]
 fn a_plain_http_webhook_is_refused_like_an_upstream_and_nothing_is_stored() {
-    let w = world();
+    let w = World::with_acme();
     let c = Cell::new(0);
     let (status, body) = call(
         &w,

@@ -10,16 +10,6 @@ use serde_json::{json, Value};
 
 const RULES: &str = "/admin/v1/tenants/acme/routing-rules";
 
-fn world() -> World {
-    let w = World::new();
-    w.ok(
-        Verb::Post,
-        "/admin/v1/tenants",
-        r#"{"id":"acme","name":"Acme"}"#,
-    );
-    w
-}
-
 fn put(w: &World, body: Value) -> Value {
     w.ok(Verb::Put, RULES, &body.to_string())
 }
@@ -33,7 +23,7 @@ fn listed(w: &World) -> Vec<Value> {
 
 #[test]
 fn a_rule_written_without_a_name_is_named_after_its_match_and_replaced_by_the_same_match() {
-    let w = world();
+    let w = World::with_acme();
     let v = put(&w, json!({"match": "best", "chain": ["a"]}));
     assert_eq!(
         (
@@ -52,7 +42,7 @@ fn a_rule_written_without_a_name_is_named_after_its_match_and_replaced_by_the_sa
 
 #[test]
 fn several_rules_may_share_a_match_and_are_listed_with_name_priority_and_when() {
-    let w = world();
+    let w = World::with_acme();
     put(
         &w,
         json!({"name": "best-tools", "match": "best", "priority": 1, "when": {"params.tools": true}, "chain": ["a"]}),
@@ -75,7 +65,7 @@ fn several_rules_may_share_a_match_and_are_listed_with_name_priority_and_when() 
 
 #[test]
 fn delete_takes_the_rules_name_and_an_unnamed_rule_still_deletes_by_its_match() {
-    let w = world();
+    let w = World::with_acme();
     put(&w, json!({"match": "best", "chain": ["a"]}));
     put(
         &w,
@@ -96,7 +86,7 @@ fn delete_takes_the_rules_name_and_an_unnamed_rule_still_deletes_by_its_match() 
 
 #[test]
 fn a_bad_when_is_a_400_naming_its_json_path_and_nothing_is_written() {
-    let w = world();
+    let w = World::with_acme();
     for (when, path) in [
         (json!({"$foo": 1}), "when.$foo"),
         (
@@ -121,7 +111,7 @@ fn a_bad_when_is_a_400_naming_its_json_path_and_nothing_is_written() {
 
 #[test]
 fn a_rule_name_may_not_be_an_auto_name() {
-    let w = world();
+    let w = World::with_acme();
     let body = json!({"name": "auto:x", "match": "best", "chain": ["a"]});
     let (status, v) = w.refused(Verb::Put, RULES, &body.to_string());
     assert_eq!((status, v["error"]["param"].as_str()), (400, Some("name")));
@@ -129,7 +119,7 @@ fn a_rule_name_may_not_be_an_auto_name() {
 
 #[test]
 fn a_tenant_holds_at_most_100_rules_and_the_101st_is_a_409_while_rewriting_one_still_works() {
-    let w = world();
+    let w = World::with_acme();
     for i in 0..MAX_RULES {
         put(
             &w,

@@ -9,12 +9,7 @@ use std::rc::Rc;
 
 /// A world whose tenant `acme` exists, with the request path's config of `fakes::tenant`.
 fn world() -> AdminWorld {
-    let w = AdminWorld::new();
-    w.ok(
-        Verb::Post,
-        "/admin/v1/tenants",
-        r#"{"id":"acme","name":"Acme"}"#,
-    );
+    let w = AdminWorld::with_acme();
     w.routing.configs.borrow_mut().insert(
         TenantId::parse("acme").unwrap(),
         Rc::new(tenant(1, "failover")),
