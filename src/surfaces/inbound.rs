@@ -155,14 +155,17 @@ impl Inbound {
 
     /// The request with its route's prompt-cache injection: `None`, or a request that marks
     /// anything of its own (`providers::prompt_cache::carries_marks`), is sent as built.
+    /// The request is read for marks only when the route injects: a route without the setting
+    /// costs no scan of the body.
     pub fn injecting(self, ttl: Option<CacheTtl>) -> Self {
         let own = |r: &ChatRequest| prompt_cache::carries_marks(r.fields());
-        let marked = match &self.sent {
-            Sent::Messages { raw, .. } => own(raw),
-            _ => own(self.chat()),
+        let unmarked = |_: &CacheTtl| match &self.sent {
+            Sent::Messages { raw, .. } => !own(raw),
+            _ => !own(self.chat()),
         };
+        let prompt_cache = ttl.filter(unmarked);
         Self {
-            prompt_cache: ttl.filter(|_| !marked),
+            prompt_cache,
             ..self
         }
     }
