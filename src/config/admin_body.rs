@@ -183,7 +183,8 @@ pub struct AliasBody {
     pub prompt_cache: Option<PromptCache>,
     /// Ties on the alias's whole order sort by this platform order.
     #[serde(default)]
-    pub prefer_platforms: Option<Vec<Platform>>,
+    #[cfg_attr(not(target_arch = "wasm32"), schemars(with = "Option<Vec<Platform>>"))]
+    pub prefer_platforms: Option<Vec<String>>,
 }
 
 impl AliasBody {
@@ -221,7 +222,7 @@ impl AliasBody {
             prefer_newest_version: self.prefer_newest_version,
             on_refusal: self.on_refusal,
             prompt_cache: self.prompt_cache,
-            prefer_platforms: PlatformOrder::checked("prefer_platforms", self.prefer_platforms)?,
+            prefer_platforms: PlatformOrder::from_words("prefer_platforms", self.prefer_platforms)?,
         })
     }
 }
@@ -257,7 +258,8 @@ pub struct RuleBody {
     /// A spread position draws among its members on the first listed platform that has one
     /// that can serve.
     #[serde(default)]
-    pub prefer_platforms: Option<Vec<Platform>>,
+    #[cfg_attr(not(target_arch = "wasm32"), schemars(with = "Option<Vec<Platform>>"))]
+    pub prefer_platforms: Option<Vec<String>>,
 }
 
 impl RuleBody {
@@ -271,7 +273,7 @@ impl RuleBody {
             .with_cache_ttl(check_cache_ttl("cache_ttl_s", self.cache_ttl_s)?)
             .with_on_refusal(self.on_refusal)
             .with_prompt_cache(self.prompt_cache)
-            .with_prefer_platforms(PlatformOrder::checked(
+            .with_prefer_platforms(PlatformOrder::from_words(
                 "prefer_platforms",
                 self.prefer_platforms,
             )?);

@@ -216,7 +216,10 @@ fn prefer_platforms_refuses_an_unknown_platform_a_duplicate_or_an_empty_list_nam
     let alias =
         |json: &str| err_of(parse_body::<AliasBody>(json.as_bytes()).and_then(AliasBody::validate));
     let unknown = alias(r#"{"prefer_platforms":["direct","moon"]}"#);
-    assert!(unknown.starts_with("prefer_platforms[1]"), "{unknown}");
+    assert!(
+        unknown.starts_with("prefer_platforms: unknown platform 'moon'"),
+        "{unknown}"
+    );
     let twice = alias(r#"{"prefer_platforms":["azure","azure"]}"#);
     assert!(
         twice.contains("prefer_platforms") && twice.contains("azure"),
@@ -229,7 +232,7 @@ fn prefer_platforms_refuses_an_unknown_platform_a_duplicate_or_an_empty_list_nam
     };
     assert!(rule(r#","prefer_platforms":[]"#).contains("prefer_platforms"));
     assert!(rule(r#","prefer_platforms":["bedrock","bedrock"]"#).contains("prefer_platforms"));
-    assert!(rule(r#","prefer_platforms":["moon"]"#).starts_with("prefer_platforms[0]"));
+    assert!(rule(r#","prefer_platforms":["moon"]"#).starts_with("prefer_platforms: unknown"));
     let ok = parse_body::<RuleBody>(br#"{"match":"x","chain":["m"],"prefer_platforms":["direct","bedrock","vertex","azure","custom"]}"#);
     assert!(ok.and_then(|b| b.validate(5)).is_ok());
 }

@@ -29,6 +29,26 @@ impl PlatformOrder {
         Ok(Self(platforms))
     }
 
+    /// The order as an admin body writes it, platform names as words: an unknown name is a 400
+    /// naming the field, as a duplicate or an empty list is.
+    pub fn from_words(
+        field: &str,
+        words: Option<Vec<String>>,
+    ) -> Result<Option<Self>, ConfigError> {
+        let Some(words) = words else {
+            return Ok(None);
+        };
+        let known = |w: &String| Platform::ALL.into_iter().find(|p| p.as_str() == w);
+        let platforms = words.iter().map(|w| {
+            known(w).ok_or_else(|| {
+                let why =
+                    format!("unknown platform '{w}' (direct, bedrock, vertex, azure or custom)");
+                ConfigError::invalid(field, why)
+            })
+        });
+        Self::new(field, platforms.collect::<Result<_, _>>()?).map(Some)
+    }
+
     /// `new` over an optional field.
     pub fn checked(
         field: &str,
@@ -51,11 +71,6 @@ impl PlatformOrder {
     }
 }
 
-/// Where `platform` sorts under an optional order: every platform alike without one.
-pub fn platform_rank(order: Option<&PlatformOrder>, platform: Platform) -> usize {
-    order.map_or(0, |o| o.rank(platform))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -67,7 +82,6 @@ mod tests {
         assert_eq!(order.rank(Platform::Direct), 1);
         assert_eq!(order.rank(Platform::Vertex), 2);
         assert_eq!(order.rank(Platform::Custom), 2);
-        assert_eq!(platform_rank(None, Platform::Custom), 0);
     }
 
     #[test]

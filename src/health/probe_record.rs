@@ -17,27 +17,27 @@ pub struct ScheduledProbe {
 /// The provider's probe record, kept by its routing object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProbeRecord {
-    /// Whether the last probe was served.
+    /// Whether the last probe was answered without a failure that counts toward its breaker.
     pub reachable: bool,
     pub last_probe_at: u64,
     pub last_probe_ms: u64,
-    /// Probes not served, in a row, up to the last; a served probe clears it.
+    /// Probes that failed, in a row, up to the last; an answered probe clears it.
     pub consecutive_failures: u32,
 }
 
 impl ProbeRecord {
-    /// The record after `probe` ended, served or not. Reports can arrive out of order across
+    /// The record after `probe` ended, answered or failed. Reports can arrive out of order across
     /// the object's callers: one of a probe sent before the last recorded one changes nothing.
-    pub fn after(previous: Option<Self>, probe: ScheduledProbe, served: bool) -> Self {
+    pub fn after(previous: Option<Self>, probe: ScheduledProbe, answered: bool) -> Self {
         if let Some(p) = previous.filter(|p| p.last_probe_at > probe.at) {
             return p;
         }
         let failures = previous.map_or(0, |p| p.consecutive_failures);
         Self {
-            reachable: served,
+            reachable: answered,
             last_probe_at: probe.at,
             last_probe_ms: probe.ms,
-            consecutive_failures: if served {
+            consecutive_failures: if answered {
                 0
             } else {
                 failures.saturating_add(1)

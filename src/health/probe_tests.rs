@@ -169,3 +169,15 @@ fn only_a_scheduled_probes_report_enters_the_probe_record_and_a_users_probe_does
     assert_eq!((record.last_probe_at, record.last_probe_ms), (1_000, 40));
     assert_eq!(record.consecutive_failures, 1);
 }
+
+#[test]
+fn a_scheduled_probe_answered_429_leaves_the_provider_reachable_and_counts_no_failure() {
+    let mut st = tripped();
+    let lease = st.acquire_probe(&acquire(), 1_000);
+    let mut limited = report(Verdict::Neutral, token(&lease));
+    limited.scheduled = Some(ScheduledProbe { at: 1_000, ms: 12 });
+    st.report(&limited, 1_012);
+    let record = st.pass_view(1_012).probes.expect("recorded");
+    assert!(record.reachable, "the provider answered");
+    assert_eq!(record.consecutive_failures, 0);
+}

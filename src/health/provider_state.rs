@@ -213,8 +213,9 @@ impl ProviderState {
 
     pub fn report(&mut self, req: &ReportRequest, now: u64) -> Vec<ModelTransition> {
         if let Some(probe) = req.scheduled {
-            let served = req.verdict == Verdict::Success;
-            self.probes = Some(ProbeRecord::after(self.probes, probe, served));
+            // A 429 or a request-caused 4xx is an answer: the provider is reachable.
+            let answered = !matches!(req.verdict, Verdict::Failure { .. });
+            self.probes = Some(ProbeRecord::after(self.probes, probe, answered));
         }
         for park in &req.parks {
             self.keys.park(&park.key, park.until, now);

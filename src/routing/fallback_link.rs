@@ -62,6 +62,10 @@ pub fn follow<'c>(
     let Some(first) = route.candidates.first().copied() else {
         return;
     };
+    // Neither a link nor a tenant fallback: the chain stays as built, at no cost.
+    if first.model.fallback_model.is_none() && cfg.settings.fallback_model.is_none() {
+        return;
+    }
     let cap = cap(cfg);
     let usable = |m: &CatalogModel| !scoped || (input.may_use)(&m.id);
     let linked = links(cfg, first, input, cap, &usable);

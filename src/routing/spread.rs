@@ -5,7 +5,6 @@
 use super::chain::Candidate;
 use super::draw::{mix64, GOLDEN};
 use super::observed::Observed;
-use crate::config::platform_order::platform_rank;
 use crate::config::{ModelId, PlatformOrder, SpreadMember};
 
 /// The member a request draws: `draw` picks by weight among the eligible members `(index,
@@ -74,7 +73,11 @@ pub fn pick<'c>(
     if let Some(c) = remembered.filter(|(c, _)| eligible(c)) {
         return Ok(c.0);
     }
-    let rank = |c: &Candidate<'_>| platform_rank(by.platforms, c.provider.platform());
+    // Every member ranks alike without `prefer_platforms`: no platform is read.
+    let rank = |c: &Candidate<'_>| match by.platforms {
+        Some(order) => order.rank(c.provider.platform()),
+        None => 0,
+    };
     let first = usable
         .iter()
         .filter(|(c, _)| eligible(c))
