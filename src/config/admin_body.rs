@@ -3,7 +3,6 @@
 
 use super::alias::{refuse_reserved, RankBy, Weights};
 pub use super::body_reader::{parse_body, parse_optional_body};
-use super::cloud::Platform;
 use super::condition::When;
 use super::names::{Capability, ModelId, ProviderName, RouteName, TenantId};
 use super::platform_order::PlatformOrder;
@@ -183,7 +182,10 @@ pub struct AliasBody {
     pub prompt_cache: Option<PromptCache>,
     /// Ties on the alias's whole order sort by this platform order.
     #[serde(default)]
-    #[cfg_attr(not(target_arch = "wasm32"), schemars(with = "Option<Vec<Platform>>"))]
+    #[cfg_attr(
+        not(target_arch = "wasm32"),
+        schemars(with = "Option<Vec<super::cloud::Platform>>")
+    )]
     pub prefer_platforms: Option<Vec<String>>,
 }
 
@@ -258,7 +260,10 @@ pub struct RuleBody {
     /// A spread position draws among its members on the first listed platform that has one
     /// that can serve.
     #[serde(default)]
-    #[cfg_attr(not(target_arch = "wasm32"), schemars(with = "Option<Vec<Platform>>"))]
+    #[cfg_attr(
+        not(target_arch = "wasm32"),
+        schemars(with = "Option<Vec<super::cloud::Platform>>")
+    )]
     pub prefer_platforms: Option<Vec<String>>,
 }
 
