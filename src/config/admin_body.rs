@@ -5,7 +5,7 @@ use super::alias::{refuse_reserved, RankBy, Weights};
 pub use super::body_reader::{parse_body, parse_optional_body};
 use super::condition::When;
 use super::names::{Capability, ModelId, ProviderName, RouteName, TenantId};
-use super::platform_order::PlatformOrder;
+use super::platform_order::{PlatformOrder, PlatformWords};
 pub use super::provider_body::{KeyInput, ProviderBody, DEFAULT_TIMEOUT_MS, MAX_KEYS};
 use super::response_cache::check_cache_ttl;
 use super::rule::check_cache_affinity;
@@ -182,11 +182,7 @@ pub struct AliasBody {
     pub prompt_cache: Option<PromptCache>,
     /// Ties on the alias's whole order sort by this platform order.
     #[serde(default)]
-    #[cfg_attr(
-        not(target_arch = "wasm32"),
-        schemars(with = "Option<Vec<super::cloud::Platform>>")
-    )]
-    pub prefer_platforms: Option<Vec<String>>,
+    pub prefer_platforms: Option<PlatformWords>,
 }
 
 impl AliasBody {
@@ -260,11 +256,7 @@ pub struct RuleBody {
     /// A spread position draws among its members on the first listed platform that has one
     /// that can serve.
     #[serde(default)]
-    #[cfg_attr(
-        not(target_arch = "wasm32"),
-        schemars(with = "Option<Vec<super::cloud::Platform>>")
-    )]
-    pub prefer_platforms: Option<Vec<String>>,
+    pub prefer_platforms: Option<PlatformWords>,
 }
 
 impl RuleBody {

@@ -11,6 +11,16 @@ use serde::{Deserialize, Serialize};
 #[serde(transparent)]
 pub struct PlatformOrder(Vec<Platform>);
 
+/// `prefer_platforms` as an admin body writes it: platform names read as words, so an unknown
+/// one is refused by `PlatformOrder::from_words` naming the field, as a duplicate or an empty
+/// list is (serde would name the element instead).
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[derive(Debug, Deserialize)]
+#[serde(transparent)]
+pub struct PlatformWords(
+    #[cfg_attr(not(target_arch = "wasm32"), schemars(with = "Vec<Platform>"))] Vec<String>,
+);
+
 impl PlatformOrder {
     /// The order as written, or a 400 naming the field: empty, or a platform listed twice.
     pub fn new(field: &str, platforms: Vec<Platform>) -> Result<Self, ConfigError> {
@@ -33,9 +43,9 @@ impl PlatformOrder {
     /// naming the field, as a duplicate or an empty list is.
     pub fn from_words(
         field: &str,
-        words: Option<Vec<String>>,
+        words: Option<PlatformWords>,
     ) -> Result<Option<Self>, ConfigError> {
-        let Some(words) = words else {
+        let Some(PlatformWords(words)) = words else {
             return Ok(None);
         };
         let known = |w: &String| Platform::ALL.into_iter().find(|p| p.as_str() == w);
