@@ -25,6 +25,12 @@ pub fn on_refusal_column(o: OnRefusal) -> &'static str {
     }
 }
 
+/// A tenant's rule rows, every column `RuleRow` reads: the admin listing and the config load
+/// share it, so a column added to the row is read back by both.
+pub const RULE_ROWS_SQL: &str = "SELECT name, match_name, priority, when_json, on_refusal, chain, \
+     cache_affinity_s, cache_ttl_s, prompt_cache, prefer_platforms, updated_at \
+     FROM routing_rules WHERE tenant_id = ?1 ORDER BY match_name, priority, name";
+
 /// A rule's row as stored (keyed by name, `when_json` and `on_refusal` beside the
 /// chain).
 #[derive(Debug, Clone, serde::Deserialize)]

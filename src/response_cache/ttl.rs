@@ -1,23 +1,19 @@
 //! The requested name's response-cache TTL: the matched rule's `cache_ttl_s` if a
 //! rule matches this request, else the alias's; `None` when the name sets none.
 
-use crate::config::TenantConfig;
+use crate::config::{Chain, TenantConfig};
 use crate::routing::condition::matched_rule;
 use crate::routing::facts::RequestFacts;
-use crate::routing::resolve::{lookup, Target};
+use crate::routing::settings_owner::SettingsOwner;
 
 pub fn name_cache_ttl_s(
     cfg: &TenantConfig,
     requested: &str,
     facts: Option<&RequestFacts>,
 ) -> Option<u32> {
-    match matched_rule(cfg, requested, facts) {
-        Some(rule) => rule.chain.cache_ttl_s(),
-        None => match lookup(cfg, requested) {
-            Some(Target::Alias(_, alias)) => alias.cache_ttl_s,
-            _ => None,
-        },
-    }
+    let rule = matched_rule(cfg, requested, facts).map(|r| &r.chain);
+    let owner = SettingsOwner::of(cfg, requested, rule);
+    owner.read(Chain::cache_ttl_s, |a| a.cache_ttl_s).flatten()
 }
 
 /// Whether any level of this tenant can opt a request in without its header: otherwise the

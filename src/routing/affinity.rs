@@ -11,6 +11,7 @@ use super::chain::{AffinityUse, Candidate, RouteInput};
 use super::condition::matched_rule;
 use super::facts::RequestFacts;
 use super::resolve::{lookup, satisfies, Target};
+use super::settings_owner::SettingsOwner;
 use super::spread::breaker_open;
 use crate::config::tenant_table::TenantTable;
 use crate::config::{Chain, ModelId, TenantConfig};
@@ -29,13 +30,10 @@ pub fn window_s(cfg: &TenantConfig, requested: &str, facts: Option<&RequestFacts
 
 /// `window_s` once the request's rule (`None`: no rule matched) is known.
 fn rule_window_s(cfg: &TenantConfig, requested: &str, rule: Option<&Chain>) -> Option<u32> {
-    match rule {
-        Some(chain) => chain.cache_affinity_s(),
-        None => match lookup(cfg, requested) {
-            Some(Target::Alias(_, alias)) => alias.cache_affinity_s,
-            _ => None,
-        },
-    }
+    let owner = SettingsOwner::of(cfg, requested, rule);
+    owner
+        .read(Chain::cache_affinity_s, |a| a.cache_affinity_s)
+        .flatten()
 }
 
 /// The remembered model, if the name has affinity and the last serve is within its window.

@@ -4,6 +4,7 @@ use super::facts::RequestFacts;
 use super::observed::{NothingObserved, Observed};
 use super::pin::{self, Pin};
 use super::resolve::{alias_model, lookup, lookup_pinned, Target};
+use super::settings_owner::SettingsOwner;
 use super::{affinity, refusal, spread};
 use crate::config::{
     Alias, CatalogModel, Chain, ChainEntry, ModelId, OnRefusal, Provider, ProviderName, RouteName,
@@ -174,14 +175,15 @@ pub(super) fn walk<'c>(
     let resolve = |m: &str| candidate_for(cfg, m, input);
     let affinity = affinity::choose(cfg, requested, rule, input, &mut candidates, resolve);
     let refusal_only = refusal::refusal_only(cfg, requested, rule, input, &candidates);
+    let owner = SettingsOwner::of(cfg, requested, rule);
     Ok(Route {
         candidates,
         affinity,
-        on_refusal: refusal::on_refusal(cfg, requested, rule),
+        on_refusal: refusal::on_refusal(owner),
         refusal_only,
         restrictions: Vec::new(),
         appended: Vec::new(),
-        prompt_cache: super::prompt_cache::injection(cfg, requested, rule),
+        prompt_cache: super::prompt_cache::injection(owner),
     })
 }
 

@@ -23,6 +23,7 @@ pub mod reach;
 pub mod refusal;
 pub mod resolve;
 pub mod restriction;
+pub mod settings_owner;
 pub mod spread;
 #[cfg(test)]
 mod spread_tests;

@@ -1,19 +1,14 @@
-//! Which prompt-cache setting a request's route carries: the matched rule's if a rule matched,
-//! else the requested alias's, the same resolution as `on_refusal`. A rule's chain may list
-//! aliases of their own settings; the rule that gives the chain decides for all of them.
+//! Which prompt-cache setting a request's route carries: its settings' owner's
+//! (`routing::settings_owner`), the same resolution as `on_refusal`.
 
-use super::resolve::{lookup, Target};
-use crate::config::{CacheTtl, Chain, PromptCache, TenantConfig};
+use super::settings_owner::SettingsOwner;
+use crate::config::{CacheTtl, Chain, PromptCache};
 
-/// The TTL breakpoints are injected with for `requested` (`None`: nothing is injected).
-pub fn injection(cfg: &TenantConfig, requested: &str, rule: Option<&Chain>) -> Option<CacheTtl> {
-    let setting = match rule {
-        Some(chain) => chain.prompt_cache(),
-        None => match lookup(cfg, requested) {
-            Some(Target::Alias(_, alias)) => alias.prompt_cache,
-            _ => None,
-        },
-    };
+/// The TTL breakpoints are injected with for the name `owner` holds (`None`: nothing is injected).
+pub fn injection(owner: SettingsOwner<'_>) -> Option<CacheTtl> {
+    let setting = owner
+        .read(Chain::prompt_cache, |a| a.prompt_cache)
+        .flatten();
     PromptCache::injection(setting.as_ref())
 }
 

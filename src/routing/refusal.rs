@@ -5,17 +5,14 @@
 
 use super::chain::{Candidate, RouteInput};
 use super::resolve::{alias_runner_up, lookup, Target};
+use super::settings_owner::SettingsOwner;
 use crate::config::{Chain, OnRefusal, TenantConfig};
 
-/// The requested name's `on_refusal`: the matched rule's if a rule matched, else its alias's.
-pub fn on_refusal(cfg: &TenantConfig, requested: &str, rule: Option<&Chain>) -> OnRefusal {
-    match rule {
-        Some(chain) => chain.on_refusal(),
-        None => match lookup(cfg, requested) {
-            Some(Target::Alias(_, alias)) => alias.on_refusal,
-            _ => OnRefusal::Answer,
-        },
-    }
+/// The requested name's `on_refusal`, from its settings' owner; `answer` for a bare model.
+pub fn on_refusal(owner: SettingsOwner<'_>) -> OnRefusal {
+    owner
+        .read(Chain::on_refusal, |a| a.on_refusal)
+        .unwrap_or_default()
 }
 
 /// The refusal-only candidate: for an alias requested on its own with `on_refusal: fallback`,

@@ -5,7 +5,7 @@ use crate::admin::store::{
     AliasWrite, CatalogSnapshot, CatalogStore, DepthWrite, ModelWrite, ProviderDelete, StoreError,
     Stored,
 };
-use crate::admin::stored_rule::RuleColumns;
+use crate::admin::stored_rule::{RuleColumns, RULE_ROWS_SQL};
 use crate::config::rule::MAX_RULES;
 use crate::config::{
     Alias, AliasName, CatalogModel, ModelId, ProviderName, RouteName, Rule, StoredProvider,
@@ -249,13 +249,7 @@ impl CatalogStore for Db {
     }
 
     async fn list_rules(&self, t: &TenantId) -> Stored<Vec<Rule>> {
-        let found: Vec<RuleRow> = self
-            .all(
-                "SELECT name, match_name, priority, when_json, on_refusal, chain, cache_affinity_s, cache_ttl_s, prompt_cache, prefer_platforms, updated_at \
-                 FROM routing_rules WHERE tenant_id = ?1 ORDER BY match_name, priority, name",
-                &tid(t),
-            )
-            .await?;
+        let found: Vec<RuleRow> = self.all(RULE_ROWS_SQL, &tid(t)).await?;
         found.iter().map(stored_rule).collect()
     }
 

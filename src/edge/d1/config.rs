@@ -63,7 +63,10 @@ impl Db {
         let t = [js(tenant.as_str())];
         let results = self
             .batch(vec![
-                self.stmt("SELECT settings, health_mode FROM tenants WHERE id = ?1", &t)?,
+                self.stmt(
+                    "SELECT settings, health_mode FROM tenants WHERE id = ?1",
+                    &t,
+                )?,
                 self.stmt("SELECT spec FROM providers WHERE tenant_id = ?1", &t)?,
                 self.stmt(
                     "SELECT spec, updated_at FROM models WHERE tenant_id = ?1",
@@ -73,11 +76,7 @@ impl Db {
                     "SELECT name, spec, updated_at FROM aliases WHERE tenant_id = ?1",
                     &t,
                 )?,
-                self.stmt(
-                    "SELECT name, match_name, priority, when_json, on_refusal, chain, cache_affinity_s, cache_ttl_s, prompt_cache, prefer_platforms, updated_at \
-                     FROM routing_rules WHERE tenant_id = ?1",
-                    &t,
-                )?,
+                self.stmt(crate::admin::stored_rule::RULE_ROWS_SQL, &t)?,
             ])
             .await?;
         let [t_rows, p_rows, m_rows, a_rows, r_rows] = results.as_slice() else {

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 /// shared POST, and the 33 lines left are that adapter. The trace export's POST and the
 /// `traceparent` each call carries then came in under it, paid for by decisions moved to the
 /// core (deployment vars, stored rules, admin access, the health answer, the outbox's delivery).
-const EDGE_LINES_CEILING: usize = 7_623;
+const EDGE_LINES_CEILING: usize = 7_616;
 /// The longest a Rust file of `src/` or `tests/` may be.
 const FILE_LINES_CEILING: usize = 400;
 
